@@ -1,0 +1,172 @@
+// kiln/sdk/plugin_support.hpp - what every C++ plugin needs at the ABI boundary:
+// errors (throw inside, convert at the edge), struct_size-aware argument
+// reading and writing, logging through the host, and plugin options.
+//
+// Usage in an exported table function:
+//
+//   kiln_error* my_compile(kiln_compile_args* raw) {
+//     return kiln::sdk::guard([&] {
+//       auto args = kiln::sdk::read_args(raw);      // struct_size-safe copy
+//       ...                                          // may throw PluginError
+//       args.program = ...;
+//       kiln::sdk::write_args(raw, args);           // writes only what fits
+//     });
+//   }
+#pragma once
+
+#include <kiln/plugin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::sdk {
+
+// An error a plugin function reports. Thrown inside the plugin, turned into a
+// host kiln_error by guard().
+class PluginError : public std::runtime_error {
+ public:
+  PluginError(kiln_status status, std::string message, std::int64_t failed_op = -1)
+      : std::runtime_error(std::move(message)), status_(status), failed_op_(failed_op) {}
+  kiln_status status() const { return status_; }
+  std::int64_t failed_op() const { return failed_op_; }
+
+ private:
+  kiln_status status_;
+  std::int64_t failed_op_;
+};
+
+[[noreturn]] inline void fail(kiln_status status, std::string message, std::int64_t failed_op = -1) {
+  throw PluginError(status, std::move(message), failed_op);
+}
+
+// The host table handed to init; kept for error creation and logging.
+// Set once by init (bind) before any other call; read-only afterwards.
+class Host {
+ public:
+  static void bind(const kiln_host_api* host) { host_ = host; }
+  static const kiln_host_api* get() { return host_; }
+
+  // Makes a host error object; returns NULL only if init never bound a host
+  // (which cannot happen for calls made after a successful init).
+  static kiln_error* error(kiln_status status, std::string_view message) {
+    if (host_ == nullptr || host_->error_create == nullptr) return nullptr;
+    return host_->error_create(status, message.data(), message.size());
+  }
+
+  static void log(kiln_log_level level, std::string_view message) {
+    if (host_ != nullptr && host_->log != nullptr) host_->log(host_->context, level, message.data(), message.size());
+  }
+
+ private:
+  static inline const kiln_host_api* host_ = nullptr;
+};
+
+// Runs `body`, converting every exception into a host error. Never throws.
+template <class Body>
+kiln_error* guard(Body&& body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (const PluginError& e) {
+    return Host::error(e.status(), e.what());
+  } catch (const std::bad_alloc&) {
+    return Host::error(KILN_STATUS_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return Host::error(KILN_STATUS_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Host::error(KILN_STATUS_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+// As guard(), for compile: also reports the failing op index in args->failed_op.
+template <class Body>
+kiln_error* guard_compile(kiln_compile_args* raw, Body&& body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (const PluginError& e) {
+    if (raw != nullptr && raw->struct_size >= KILN_STRUCT_SIZE(kiln_compile_args, failed_op))
+      raw->failed_op = e.failed_op();
+    return Host::error(e.status(), e.what());
+  } catch (const std::bad_alloc&) {
+    return Host::error(KILN_STATUS_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return Host::error(KILN_STATUS_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Host::error(KILN_STATUS_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+// Copies an argument struct the host filled, honouring its struct_size:
+// fields the host does not know (an older minor) read as zero.
+template <class T>
+T read_args(const T* raw) {
+  if (raw == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, "argument struct is NULL");
+  if (raw->struct_size < sizeof(std::size_t))
+    fail(KILN_STATUS_INVALID_ARGUMENT, "argument struct_size is " + std::to_string(raw->struct_size));
+  T value{};
+  std::memcpy(static_cast<void*>(&value), raw, std::min(raw->struct_size, sizeof(T)));
+  value.struct_size = raw->struct_size;
+  return value;
+}
+
+// Writes an argument struct back, only the bytes that fit in the caller's
+// struct_size (out-fields of a newer minor are not written for an older host).
+template <class T>
+void write_args(T* raw, const T& value) {
+  const std::size_t n = std::min(raw->struct_size, sizeof(T));
+  std::memcpy(reinterpret_cast<char*>(raw) + sizeof(std::size_t),
+              reinterpret_cast<const char*>(&value) + sizeof(std::size_t), n - sizeof(std::size_t));
+}
+
+// Copies a string into a fixed char array, truncating, always NUL-terminated.
+template <std::size_t N>
+void copy_string(char (&dst)[N], std::string_view src) {
+  const std::size_t n = std::min(src.size(), N - 1);
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+
+// Plugin options: the config's "options" object. Typed getters throw
+// PluginError(INVALID_ARGUMENT) naming the key when a value has the wrong
+// type; keys never read are reported by unknown_keys() so a plugin can warn.
+class Options {
+ public:
+  // Parses JSON text (comments and trailing commas allowed). Empty text = {}.
+  static Options parse(std::string_view json_text);
+
+  Options();
+  ~Options();
+  Options(Options&&) noexcept;
+  Options& operator=(Options&&) noexcept;
+
+  bool has(std::string_view key) const;
+  bool get_bool(std::string_view key, bool fallback) const;
+  std::int64_t get_int(std::string_view key, std::int64_t fallback) const;
+  double get_double(std::string_view key, double fallback) const;
+  std::string get_string(std::string_view key, std::string_view fallback) const;
+  std::vector<std::string> get_string_list(std::string_view key) const;
+  std::vector<std::int64_t> get_int_list(std::string_view key) const;
+  // A nested object, as options of its own.
+  Options get_object(std::string_view key) const;
+
+  // Keys present but never asked for (in document order).
+  std::vector<std::string> unknown_keys() const;
+  // Logs a warning through the host for each unknown key.
+  void warn_unknown_keys(std::string_view plugin_name) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln::sdk

@@ -1,0 +1,146 @@
+// kiln/sdk/wire.hpp - small C++ helpers for reading the IR wire format
+// (kiln/kernel_ir.h): names, dtype properties, operand walking.
+//
+// Header-only, C++20. Shared by the core (printer, parser, verifier) and by
+// plugins (emitters, interpreter), so every place spells an op the same way.
+#pragma once
+
+#include <kiln/kernel_ir.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace kiln::sdk {
+
+// ------------------------------------------------------------------ dtypes --
+
+struct DTypeInfo {
+  std::string_view name;  // as in the text form: "f32", "bf16", "bool", ...
+  std::uint8_t bytes;     // size of one element in memory
+  bool is_float;
+  bool is_signed;         // signed integers and floats
+};
+
+inline constexpr std::array<DTypeInfo, KILN_DTYPE_COUNT> kDTypes = {{
+    {"invalid", 0, false, false},
+    {"bf16", 2, true, true},
+    {"f16", 2, true, true},
+    {"f32", 4, true, true},
+    {"f64", 8, true, true},
+    {"u8", 1, false, false},
+    {"u16", 2, false, false},
+    {"u32", 4, false, false},
+    {"u64", 8, false, false},
+    {"i8", 1, false, true},
+    {"i16", 2, false, true},
+    {"i32", 4, false, true},
+    {"i64", 8, false, true},
+    {"bool", 1, false, false},
+}};
+
+constexpr bool dtype_valid(unsigned dt) { return dt > KILN_DTYPE_INVALID && dt < KILN_DTYPE_COUNT; }
+constexpr const DTypeInfo& dtype_info(unsigned dt) {
+  return kDTypes[dtype_valid(dt) ? dt : KILN_DTYPE_INVALID];
+}
+constexpr std::string_view dtype_name(unsigned dt) { return dtype_info(dt).name; }
+constexpr unsigned dtype_bytes(unsigned dt) { return dtype_info(dt).bytes; }
+constexpr bool dtype_is_float(unsigned dt) { return dtype_info(dt).is_float; }
+constexpr bool dtype_is_int(unsigned dt) {
+  return dtype_valid(dt) && !dtype_info(dt).is_float && dt != KILN_DTYPE_BOOL;
+}
+constexpr bool dtype_is_signed_int(unsigned dt) { return dtype_is_int(dt) && dtype_info(dt).is_signed; }
+
+// --------------------------------------------------------------- op names --
+
+inline constexpr std::array<std::string_view, KILN_OP_KIND_COUNT> kOpKindNames = {{
+    "invalid", "const", "param", "storage", "load", "store", "index", "loop", "endloop", "if",
+    "endif", "barrier", "unary", "binary", "cast", "mad", "select", "broadcast", "insert",
+    "extract",
+}};
+
+inline constexpr std::array<std::string_view, KILN_UNARY_COUNT> kUnaryNames = {{
+    "invalid", "neg", "bitnot", "exp", "exp2", "ln", "log2", "recip", "sqrt", "sin", "cos",
+    "floor", "trunc", "abs",
+}};
+
+inline constexpr std::array<std::string_view, KILN_BINARY_COUNT> kBinaryNames = {{
+    "invalid", "add", "sub", "mul", "div", "pow", "mod", "cmplt", "cmpgt", "max", "min", "or",
+    "and", "bitxor", "bitor", "bitand", "shl", "shr", "noteq", "eq",
+}};
+
+inline constexpr std::array<std::string_view, 4> kParamKindNames = {{"invalid", "global", "global_mut", "var"}};
+inline constexpr std::array<std::string_view, 4> kScopeNames = {{"invalid", "group", "local", "register"}};
+
+template <std::size_t N>
+constexpr std::string_view name_of(const std::array<std::string_view, N>& names, unsigned v) {
+  return v < N ? names[v] : std::string_view("unknown");
+}
+constexpr std::string_view op_kind_name(unsigned k) { return name_of(kOpKindNames, k); }
+constexpr std::string_view unary_name(unsigned u) { return name_of(kUnaryNames, u); }
+constexpr std::string_view binary_name(unsigned b) { return name_of(kBinaryNames, b); }
+constexpr std::string_view param_kind_name(unsigned p) { return name_of(kParamKindNames, p); }
+constexpr std::string_view scope_name(unsigned s) { return name_of(kScopeNames, s); }
+
+constexpr bool binary_is_comparison(unsigned b) {
+  return b == KILN_BINARY_CMPLT || b == KILN_BINARY_CMPGT || b == KILN_BINARY_NOT_EQ ||
+         b == KILN_BINARY_EQ;
+}
+constexpr bool binary_is_commutative(unsigned b) {
+  switch (b) {
+    case KILN_BINARY_ADD: case KILN_BINARY_MUL: case KILN_BINARY_MAX: case KILN_BINARY_MIN:
+    case KILN_BINARY_OR: case KILN_BINARY_AND: case KILN_BINARY_BIT_XOR: case KILN_BINARY_BIT_OR:
+    case KILN_BINARY_BIT_AND: case KILN_BINARY_NOT_EQ: case KILN_BINARY_EQ:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ------------------------------------------------------------ op structure --
+
+// Number of src[] operands an op kind uses (VEC_INSERT: 2, MAD/SELECT/STORE: 3...).
+constexpr unsigned operand_count(unsigned kind) {
+  switch (kind) {
+    case KILN_OP_CONST: case KILN_OP_PARAM: case KILN_OP_STORAGE: case KILN_OP_BARRIER:
+      return 0;
+    case KILN_OP_INDEX: case KILN_OP_LOOP: case KILN_OP_END_LOOP: case KILN_OP_IF:
+    case KILN_OP_END_IF: case KILN_OP_UNARY: case KILN_OP_CAST: case KILN_OP_VEC_BROADCAST:
+    case KILN_OP_VEC_EXTRACT:
+      return 1;
+    case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT:
+      return 2;
+    case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+// Whether the op defines a value other ops may use as an operand.
+constexpr bool has_result(unsigned kind) {
+  switch (kind) {
+    case KILN_OP_STORE: case KILN_OP_END_LOOP: case KILN_OP_END_IF: case KILN_OP_BARRIER:
+    case KILN_OP_IF: case KILN_OP_INVALID:
+      return false;
+    default:
+      return kind < KILN_OP_KIND_COUNT;
+  }
+}
+
+// Whether the op's result is a memory reference (PARAM buffer or STORAGE)
+// rather than a value.
+constexpr bool is_memory(const kiln_op& op) {
+  return op.kind == KILN_OP_STORAGE ||
+         (op.kind == KILN_OP_PARAM && op.code != KILN_PARAM_VARIABLE);
+}
+
+constexpr std::span<const std::uint32_t> operands(const kiln_op& op) {
+  return {op.src, operand_count(op.kind)};
+}
+
+// The host-evaluable expressions allowed as GROUP index lengths (and the
+// evaluation the host and plugins share) live in kiln/sdk/grid.hpp.
+
+}  // namespace kiln::sdk
