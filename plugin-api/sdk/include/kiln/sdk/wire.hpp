@@ -42,7 +42,7 @@ inline constexpr std::array<DTypeInfo, KILN_DTYPE_COUNT> kDTypes = {{
 
 constexpr bool dtype_valid(unsigned dt) { return dt > KILN_DTYPE_INVALID && dt < KILN_DTYPE_COUNT; }
 constexpr const DTypeInfo& dtype_info(unsigned dt) {
-  return kDTypes[dtype_valid(dt) ? dt : KILN_DTYPE_INVALID];
+  return kDTypes[dtype_valid(dt) ? dt : 0u];
 }
 constexpr std::string_view dtype_name(unsigned dt) { return dtype_info(dt).name; }
 constexpr unsigned dtype_bytes(unsigned dt) { return dtype_info(dt).bytes; }
