@@ -131,6 +131,17 @@ struct Op {
   ParamKind param_kind() const { return static_cast<ParamKind>(code); }
   Scope scope() const { return static_cast<Scope>(code); }
 
+  // Whether other ops may name this op's result as an operand (STORE, IF and
+  // the END/BARRIER markers have none).
+  bool has_result() const;
+  // Whether the result is a memory reference (a GLOBAL/GLOBAL_MUT PARAM or a
+  // STORAGE) rather than a value.
+  bool is_memory() const;
+  // The src[] entries this kind uses, in order (the rest are kNoValue).
+  std::span<const ValueId> operands() const { return {src.data(), operand_count()}; }
+  std::span<ValueId> operands() { return {src.data(), operand_count()}; }
+  std::size_t operand_count() const;
+
   bool operator==(const Op&) const = default;
 };
 
@@ -141,6 +152,9 @@ static_assert(offsetof(Op, imm) == offsetof(kiln_op, imm));
 
 struct Kernel {
   std::vector<Op> ops;
+
+  // The id the next appended op will get.
+  ValueId next_id() const { return static_cast<ValueId>(ops.size()); }
 
   std::size_t size() const { return ops.size(); }
   const Op& operator[](ValueId id) const { return ops[id]; }

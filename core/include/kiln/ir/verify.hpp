@@ -1,0 +1,24 @@
+// kiln/ir/verify.hpp - checks a kernel against every rule of kernel_ir.h.
+//
+// The host hands plugins only kernels that pass verify(), so plugins may rely
+// on these rules. Each error is ErrorCode::Verify with Error::op set to the
+// op index and a message naming the rule and showing the op:
+//   "rule binary-type: operands of add must have one type, got f32 and f64:
+//    `%12 = add f32 %10, %11`"
+// The rules and their names are listed in docs/ir.md.
+#pragma once
+
+#include "kiln/ir/kernel.hpp"
+#include "kiln/result.hpp"
+
+#include <vector>
+
+namespace kiln::ir {
+
+// The first violation in op order, or success.
+Result<void> verify(const Kernel& kernel);
+
+// Every violation, at most one per op, in op order (empty when valid).
+std::vector<Error> verify_all(const Kernel& kernel);
+
+}  // namespace kiln::ir

@@ -1,0 +1,86 @@
+// kiln/kernels/library.hpp - the standard kernels: IR builders with size
+// parameters, each with a plain C++ reference. They serve `kiln run`, tests
+// and benchmarks:
+//
+//   auto k = make_standard_kernel("softmax-rows", {.m = 64, .n = 1000}, DType::F32).value();
+//   auto inputs = k.make_inputs(seed);          // random, in each input's range
+//   auto outputs = k.make_outputs();            // NaN-filled until written
+//   ... compile k.kernel on a device, launch with (inputs, outputs, scalars) by slot ...
+//   auto expected = k.make_outputs();
+//   k.reference(inputs, expected);
+//   bool ok = compare(outputs[0], expected[0]) <= k.tolerance;
+//
+// Every kernel is in the canonical unoptimized form (docs/ir.md lists them):
+// one thread per output element through GROUP indices only, inputs at slots
+// 0.., outputs after them, then scalars; reductions loop over a 1-element
+// REGISTER accumulator. f16/bf16 kernels compute reductions and row math in
+// f32 (loads cast up, results cast back); elementwise kernels compute in the
+// dtype itself.
+#pragma once
+
+#include "kiln/ir/kernel.hpp"
+#include "kiln/kernels/host_buffer.hpp"
+#include "kiln/result.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::kernels {
+
+// Elementwise kernels (add, add-dyn, exp-chain) use n; row kernels
+// (sum-rows, max-rows, softmax-rows, layernorm-rows) and transpose use
+// m rows of n columns; matmul and matmul-bt multiply [m,k] by [k,n].
+struct KernelSize {
+  std::int64_t m = 1;
+  std::int64_t n = 1;
+  std::int64_t k = 1;
+};
+
+enum class ArgRole { Input, Output, Scalar };
+
+// One launch argument, in PARAM slot order.
+struct ArgSpec {
+  std::string name;            // "a", "x", "n", ...
+  ArgRole role = ArgRole::Input;
+  ir::DType dtype = ir::DType::F32;
+  std::uint64_t elements = 1;  // buffer elements (1 for a scalar)
+  std::uint64_t scalar_bits = 0;  // Scalar: its value, as CONST bits of dtype
+  double low = -1.0;           // Input: the range make_inputs draws from
+  double high = 1.0;
+};
+
+// inputs and outputs in slot order, one buffer per Input / Output argument.
+using Reference = std::function<void(std::span<const HostBuffer> inputs, std::span<HostBuffer> outputs)>;
+
+struct StandardKernel {
+  std::string name;
+  KernelSize size;
+  ir::DType dtype = ir::DType::F32;
+  ir::Kernel kernel;
+  std::vector<ArgSpec> args;
+  double flops = 0;            // arithmetic ops (exp counts as one), for GFLOP/s
+  double bytes = 0;            // minimal bytes read + written, for GB/s
+  double tolerance = 0;        // compare() error accepted (see host_buffer.hpp)
+  std::vector<ir::DType> dtypes;  // the dtypes this kernel can be made in
+  Reference reference;         // computes in double, stores in the buffer dtype
+
+  // Input buffers filled by fill_random(buffer, seed + slot, low, high).
+  std::vector<HostBuffer> make_inputs(std::uint64_t seed) const;
+  // Output buffers, filled with NaN (integers: 0x5a bytes) so that elements a
+  // kernel fails to write do not pass as results.
+  std::vector<HostBuffer> make_outputs() const;
+};
+
+// The names make_standard_kernel accepts, in a fixed order.
+std::span<const std::string_view> standard_kernel_names();
+
+// Errors: NotFound (unknown name, listing the known ones), InvalidArgument
+// (a size < 1 or too large), Unsupported (a dtype the kernel does not allow).
+Result<StandardKernel> make_standard_kernel(std::string_view name, const KernelSize& size,
+                                            ir::DType dtype = ir::DType::F32);
+
+}  // namespace kiln::kernels

@@ -1,0 +1,56 @@
+// The verifier's shared state, internal to core/ir: verify.cpp walks the
+// kernel and checks structure and operands; verify_ops.cpp checks the rules
+// of each op kind.
+#pragma once
+
+#include "kiln/ir/analysis.hpp"
+#include "kiln/ir/dtype.hpp"
+#include "kiln/ir/kernel.hpp"
+#include "kiln/result.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::ir::verify_detail {
+
+class Verifier {
+ public:
+  explicit Verifier(const Kernel& kernel);
+  std::vector<Error> run();
+
+  // Per-kind rules (verify_ops.cpp); false after reporting a violation.
+  bool check_op(ValueId id);
+
+ private:
+  bool check_fields(ValueId id);
+  bool check_operands(ValueId id);
+  bool check_nesting(ValueId id);
+  void check_param_slots();
+  void check_unclosed_blocks();
+
+  bool check_const(ValueId id, const Op& op);
+  bool check_param(ValueId id, const Op& op);
+  bool check_storage(ValueId id, const Op& op);
+  bool check_memory_access(ValueId id, const Op& op);
+  bool check_index(ValueId id, const Op& op);
+  bool check_barrier(ValueId id, const Op& op);
+  bool check_unary(ValueId id, const Op& op);
+  bool check_binary(ValueId id, const Op& op);
+  bool check_vector(ValueId id, const Op& op);
+  bool check_alignment_and_range(ValueId id, const Op& op, const Op& memory);
+  bool host_evaluable(ValueId id, int depth, std::string& why) const;
+
+  // Records a violation of `rule` at op `id`; returns false for chaining.
+  bool fail(ValueId id, std::string_view rule, const std::string& what);
+  ValueType type(ValueId id) const { return {kernel_[id].dtype, kernel_[id].lanes}; }
+  bool is_i64_scalar(ValueId id) const { return type(id) == ValueType{DType::I64, 1}; }
+
+  const Kernel& kernel_;
+  Blocks blocks_;
+  std::vector<bool> varying_;
+  bool has_local_index_ = false;
+  std::vector<Error> errors_;
+};
+
+}  // namespace kiln::ir::verify_detail

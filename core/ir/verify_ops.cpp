@@ -1,0 +1,303 @@
+// The rules of each op kind: dtypes and lanes as kernel_ir.h defines them,
+// memory targets, index lengths, barriers, and the alignment and range of
+// memory accesses where they can be proven wrong.
+#include "kiln/ir/text.hpp"
+#include "verifier.hpp"
+
+#include <kiln/sdk/wire.hpp>
+
+#include <map>
+
+namespace kiln::ir::verify_detail {
+
+namespace {
+
+std::string tn(ValueType t) { return type_name(t); }
+std::string unary_name(const Op& op) { return std::string(sdk::unary_name(op.code)); }
+std::string binary_name(const Op& op) { return std::string(sdk::binary_name(op.code)); }
+
+bool float_only(UnaryOp u) {
+  switch (u) {
+    case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Ln: case UnaryOp::Log2: case UnaryOp::Recip:
+    case UnaryOp::Sqrt: case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Floor: case UnaryOp::Trunc:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Which operand dtypes a BINARY op accepts ("" when `dtype` is fine).
+std::string binary_dtype_problem(BinaryOp b, DType dtype) {
+  const bool fp = is_float(dtype);
+  const bool integer = is_int(dtype);
+  const bool boolean = dtype == DType::Bool;
+  switch (b) {
+    case BinaryOp::Pow: return fp ? "" : "pow is for floats";
+    case BinaryOp::Shl: case BinaryOp::Shr: return integer ? "" : "shifts are for integers";
+    case BinaryOp::And: case BinaryOp::Or: case BinaryOp::BitAnd: case BinaryOp::BitOr: case BinaryOp::BitXor:
+      return integer || boolean ? "" : "logical and bitwise ops are for integers and bool";
+    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod:
+      return boolean ? "arithmetic is not defined on bool" : "";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+bool Verifier::check_op(ValueId id) {
+  const Op& op = kernel_[id];
+  switch (op.kind) {
+    case OpKind::Const: return check_const(id, op);
+    case OpKind::Param: return check_param(id, op);
+    case OpKind::Storage: return check_storage(id, op);
+    case OpKind::Load: case OpKind::Store: return check_memory_access(id, op);
+    case OpKind::Index: return check_index(id, op);
+    case OpKind::Loop:
+      if (type(id) != ValueType{DType::I64, 1}) return fail(id, "loop-count", "a loop counter is i64, not " + tn(type(id)));
+      if (!is_i64_scalar(op.src[0])) return fail(id, "loop-count", "the trip count must be i64, got " + tn(type(op.src[0])));
+      return true;
+    case OpKind::If:
+      if (type(op.src[0]) != ValueType{DType::Bool, 1})
+        return fail(id, "if-condition", "the condition must be a bool scalar, got " + tn(type(op.src[0])));
+      return true;
+    case OpKind::Barrier: return check_barrier(id, op);
+    case OpKind::Unary: return check_unary(id, op);
+    case OpKind::Binary: return check_binary(id, op);
+    case OpKind::Cast:
+      if (type(op.src[0]).lanes != op.lanes)
+        return fail(id, "cast-type", "cast keeps the lanes of its operand (" + tn(type(op.src[0])) + ")");
+      return true;
+    case OpKind::Mad:
+      if (op.dtype == DType::Bool) return fail(id, "mad-type", "mad is not defined on bool");
+      for (ValueId v : op.operands())
+        if (type(v) != type(id))
+          return fail(id, "mad-type", "mad operands must all be " + tn(type(id)) + ", got " + tn(type(v)));
+      return true;
+    case OpKind::Select: {
+      const ValueType cond = type(op.src[0]);
+      if (cond.dtype != DType::Bool || (cond.lanes != 1 && cond.lanes != op.lanes))
+        return fail(id, "select-type", "the condition must be bool with 1 or " + std::to_string(op.lanes) +
+                                           " lanes, got " + tn(cond));
+      if (type(op.src[1]) != type(id) || type(op.src[2]) != type(id))
+        return fail(id, "select-type", "both choices must be " + tn(type(id)) + ", got " + tn(type(op.src[1])) +
+                                           " and " + tn(type(op.src[2])));
+      return true;
+    }
+    case OpKind::Broadcast: case OpKind::Insert: case OpKind::Extract: return check_vector(id, op);
+    default:
+      return true;  // END markers: nesting already checked
+  }
+}
+
+bool Verifier::check_const(ValueId id, const Op& op) {
+  if (op.lanes != 1) return fail(id, "const-type", "a const is a scalar (use broadcast for vectors)");
+  if (!bits_canonical(op.dtype, op.imm))
+    return fail(id, "const-bits", "imm has bits beyond the " + std::string(dtype_name(op.dtype)) + " value" +
+                                      (op.dtype == DType::Bool ? " (bool is 0 or 1)" : ""));
+  return true;
+}
+
+bool Verifier::check_param(ValueId id, const Op& op) {
+  const auto kind = op.param_kind();
+  if (kind != ParamKind::Global && kind != ParamKind::GlobalMut && kind != ParamKind::Variable)
+    return fail(id, "param-kind", "unknown param kind " + std::to_string(op.code));
+  if (op.lanes != 1) return fail(id, "param-type", "a param's element type is a scalar");
+  if (kind == ParamKind::Variable && op.imm != 0)
+    return fail(id, "param-kind", "a var param has no element count (imm must be 0)");
+  return true;
+}
+
+bool Verifier::check_storage(ValueId id, const Op& op) {
+  if (op.scope() != Scope::Local && op.scope() != Scope::Register)
+    return fail(id, "storage-scope", "storage scope must be local or register, got " +
+                                         std::string(sdk::scope_name(op.code)));
+  if (op.lanes != 1) return fail(id, "storage-type", "a storage's element type is a scalar");
+  if (op.imm == 0) return fail(id, "storage-size", "storage needs at least one element");
+  return true;
+}
+
+bool Verifier::check_memory_access(ValueId id, const Op& op) {
+  const Op& memory = kernel_[op.src[0]];
+  const std::string kind(sdk::op_kind_name(static_cast<unsigned>(op.kind)));
+  if (!is_i64_scalar(op.src[1]))
+    return fail(id, "index-type", "the element index must be i64, got " + tn(type(op.src[1])));
+  if (op.dtype != memory.dtype)
+    return fail(id, kind + "-type", kind + " of " + std::string(dtype_name(op.dtype)) + " from " +
+                                        std::string(dtype_name(memory.dtype)) + " memory");
+  if (op.kind == OpKind::Store) {
+    if (memory.kind == OpKind::Param && memory.param_kind() != ParamKind::GlobalMut)
+      return fail(id, "store-target", "%" + std::to_string(op.src[0]) +
+                                          " is a read-only global param (stores go to global_mut params and storage)");
+    if (type(op.src[2]) != type(id))
+      return fail(id, "store-type", "the stored value is " + tn(type(op.src[2])) + ", the store says " + tn(type(id)));
+  }
+  return check_alignment_and_range(id, op, memory);
+}
+
+bool Verifier::check_alignment_and_range(ValueId id, const Op& op, const Op& memory) {
+  const auto form = affine_form(kernel_, op.src[1]);
+  if (!form) return true;
+  const std::int64_t lanes = op.lanes;
+  if (lanes > 1) {
+    bool residue_known = true;
+    for (const auto& [atom, coefficient] : form->terms) residue_known = residue_known && coefficient % lanes == 0;
+    const std::int64_t residue = ((form->constant % lanes) + lanes) % lanes;
+    if (residue_known && residue != 0)
+      return fail(id, "alignment", "a " + std::to_string(lanes) + "-lane access needs an index that is a multiple of " +
+                                       std::to_string(lanes) + "; this one is always " + std::to_string(residue) +
+                                       " more than one");
+  }
+  // Range: only for accesses that run in every thread and iteration (no
+  // enclosing IF, every enclosing LOOP with a constant positive count), with
+  // an affine index over atoms of known range: then its extremes are reached.
+  const std::uint64_t elements = memory.imm;
+  if (elements == 0) return true;
+  for (ValueId p = blocks_.parent[id]; p != kNoValue; p = blocks_.parent[p])
+    if (kernel_[p].kind != OpKind::Loop || !atom_range(kernel_, p)) return true;
+  __int128 low = form->constant;
+  __int128 high = form->constant;
+  for (const auto& [atom, coefficient] : form->terms) {
+    const auto range = atom_range(kernel_, atom);
+    if (!range) return true;
+    const __int128 a = static_cast<__int128>(coefficient) * range->first;
+    const __int128 b = static_cast<__int128>(coefficient) * range->second;
+    low += std::min(a, b);
+    high += std::max(a, b);
+  }
+  if (low < 0 || high + lanes > static_cast<__int128>(elements))
+    return fail(id, "index-range", "the index reaches [" + std::to_string(static_cast<long long>(low)) + ", " +
+                                       std::to_string(static_cast<long long>(high + lanes - 1)) +
+                                       "] but the memory has " + std::to_string(elements) + " elements");
+  return true;
+}
+
+bool Verifier::check_index(ValueId id, const Op& op) {
+  if (op.scope() != Scope::Group && op.scope() != Scope::Local)
+    return fail(id, "index-scope", "index scope must be group or local, got " + std::string(sdk::scope_name(op.code)));
+  if (op.attr >= KILN_MAX_AXES) return fail(id, "index-axis", "axis " + std::to_string(op.attr) + " is not 0, 1 or 2");
+  if (type(id) != ValueType{DType::I64, 1}) return fail(id, "index-type", "an index is i64, not " + tn(type(id)));
+  if (!is_i64_scalar(op.src[0])) return fail(id, "index-length", "the length must be i64, got " + tn(type(op.src[0])));
+  for (ValueId other = 0; other < id; ++other) {
+    const Op& o = kernel_[other];
+    if (o.kind == OpKind::Index && o.code == op.code && o.attr == op.attr)
+      return fail(id, "index-duplicate", "op " + std::to_string(other) + " already is the " +
+                                             std::string(sdk::scope_name(op.code)) + " index of axis " +
+                                             std::to_string(op.attr));
+  }
+  const auto length = constant_int(kernel_, op.src[0]);
+  if (op.scope() == Scope::Local) {
+    if (kernel_[op.src[0]].kind != OpKind::Const) return fail(id, "local-length", "a local length must be a const");
+    if (*length < 1 || *length > UINT32_MAX)
+      return fail(id, "local-length", "a local length must be in 1..2^32-1, got " + std::to_string(*length));
+    return true;
+  }
+  std::string why;
+  if (!host_evaluable(op.src[0], 0, why))
+    return fail(id, "group-length", "the host must be able to compute a group length before launch: " + why);
+  if (length && *length < 1) return fail(id, "group-length", "the group length is " + std::to_string(*length) + " (must be >= 1)");
+  return true;
+}
+
+// Mirrors the expressions kiln::sdk::eval_host_expr (sdk/grid.cpp) evaluates:
+// CONST, VARIABLE params, CAST, NEG/ABS/BIT_NOT and integer BINARY ops, all
+// integer or bool scalars.
+bool Verifier::host_evaluable(ValueId id, int depth, std::string& why) const {
+  const Op& op = kernel_[id];
+  const std::string at = "op " + std::to_string(id);
+  if (depth > 64) return why = at + ": expression too deep", false;
+  if (op.lanes != 1 || !(is_int(op.dtype) || op.dtype == DType::Bool))
+    return why = at + " is " + tn(type(id)) + ", not an integer scalar", false;
+  auto operands_evaluable = [&] {
+    for (ValueId v : op.operands())
+      if (v >= id || !host_evaluable(v, depth + 1, why)) return false;
+    return true;
+  };
+  switch (op.kind) {
+    case OpKind::Const: return true;
+    case OpKind::Param:
+      if (op.param_kind() == ParamKind::Variable) return true;
+      return why = at + " is a buffer", false;
+    case OpKind::Cast: return operands_evaluable();
+    case OpKind::Unary:
+      if (op.unary() == UnaryOp::Neg || op.unary() == UnaryOp::Abs || op.unary() == UnaryOp::BitNot)
+        return operands_evaluable();
+      return why = at + " is " + unary_name(op), false;
+    case OpKind::Binary:
+      switch (op.binary()) {
+        case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod:
+        case BinaryOp::Max: case BinaryOp::Min: case BinaryOp::And: case BinaryOp::Or: case BinaryOp::BitAnd:
+        case BinaryOp::BitOr: case BinaryOp::BitXor: case BinaryOp::Shl: case BinaryOp::Shr:
+          return operands_evaluable();
+        default:
+          return why = at + " is " + binary_name(op), false;
+      }
+    default:
+      return why = at + " is a " + std::string(sdk::op_kind_name(static_cast<unsigned>(op.kind))) +
+                   " (only consts, var params and integer arithmetic on them)",
+             false;
+  }
+}
+
+bool Verifier::check_barrier(ValueId id, const Op& op) {
+  if (op.scope() != Scope::Local) return fail(id, "barrier-scope", "a barrier's scope is local");
+  if (!has_local_index_)
+    return fail(id, "barrier-local", "a barrier needs local threads, but the kernel has no local index");
+  for (ValueId p = blocks_.parent[id]; p != kNoValue; p = blocks_.parent[p]) {
+    const ValueId controller = kernel_[p].src[0];
+    if (controller < varying_.size() && varying_[controller])
+      return fail(id, "barrier-uniform", "the barrier is inside the " +
+                                             std::string(sdk::op_kind_name(static_cast<unsigned>(kernel_[p].kind))) +
+                                             " at op " + std::to_string(p) +
+                                             ", whose " + (kernel_[p].kind == OpKind::If ? "condition" : "trip count") +
+                                             " may differ between the threads of a group");
+  }
+  return true;
+}
+
+bool Verifier::check_unary(ValueId id, const Op& op) {
+  if (op.code == 0 || op.code >= KILN_UNARY_COUNT) return fail(id, "unary-op", "unknown unary op " + std::to_string(op.code));
+  const ValueType x = type(op.src[0]);
+  if (x != type(id)) return fail(id, "unary-type", unary_name(op) + " of " + tn(x) + " gives " + tn(x) + ", not " + tn(type(id)));
+  const UnaryOp u = op.unary();
+  if (float_only(u) && !is_float(x.dtype)) return fail(id, "unary-type", unary_name(op) + " is for floats, got " + tn(x));
+  if ((u == UnaryOp::Neg || u == UnaryOp::Abs) && x.dtype == DType::Bool)
+    return fail(id, "unary-type", unary_name(op) + " is not defined on bool");
+  if (u == UnaryOp::BitNot && is_float(x.dtype)) return fail(id, "unary-type", "bitnot is for integers and bool");
+  return true;
+}
+
+bool Verifier::check_binary(ValueId id, const Op& op) {
+  if (op.code == 0 || op.code >= KILN_BINARY_COUNT) return fail(id, "binary-op", "unknown binary op " + std::to_string(op.code));
+  const ValueType x = type(op.src[0]);
+  const ValueType y = type(op.src[1]);
+  if (x != y) return fail(id, "binary-type", "operands of " + binary_name(op) + " must have one type, got " + tn(x) + " and " + tn(y));
+  const ValueType result = sdk::binary_is_comparison(op.code) ? ValueType{DType::Bool, x.lanes} : x;
+  if (type(id) != result) return fail(id, "binary-type", binary_name(op) + " of " + tn(x) + " gives " + tn(result) + ", not " + tn(type(id)));
+  const std::string problem = binary_dtype_problem(op.binary(), x.dtype);
+  if (!problem.empty()) return fail(id, "binary-type", problem + ", got " + tn(x));
+  return true;
+}
+
+bool Verifier::check_vector(ValueId id, const Op& op) {
+  const ValueType v = type(op.src[0]);
+  switch (op.kind) {
+    case OpKind::Broadcast:
+      if (v.lanes != 1 || v.dtype != op.dtype)
+        return fail(id, "vector-type", "broadcast to " + tn(type(id)) + " needs a " + std::string(dtype_name(op.dtype)) + " scalar, got " + tn(v));
+      return true;
+    case OpKind::Insert:
+      if (v != type(id)) return fail(id, "vector-type", "insert into " + tn(v) + " gives " + tn(v) + ", not " + tn(type(id)));
+      if (type(op.src[1]) != ValueType{v.dtype, 1})
+        return fail(id, "vector-type", "the inserted value must be a " + std::string(dtype_name(v.dtype)) + " scalar, got " + tn(type(op.src[1])));
+      break;
+    default:
+      if (type(id) != ValueType{v.dtype, 1})
+        return fail(id, "vector-type", "extract from " + tn(v) + " gives a " + std::string(dtype_name(v.dtype)) + " scalar, not " + tn(type(id)));
+      break;
+  }
+  if (op.attr >= v.lanes) return fail(id, "vector-lane", "lane " + std::to_string(op.attr) + " of a " + std::to_string(v.lanes) + "-lane vector");
+  return true;
+}
+
+}  // namespace kiln::ir::verify_detail

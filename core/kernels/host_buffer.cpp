@@ -1,0 +1,95 @@
+#include "kiln/kernels/host_buffer.hpp"
+
+#include "kiln/ir/dtype.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace kiln::kernels {
+
+using ir::DType;
+
+HostBuffer::HostBuffer(DType dtype, std::size_t elements)
+    : dtype_(dtype), elements_(elements), data_(elements * ir::dtype_bytes(dtype)) {}
+
+std::uint64_t HostBuffer::bits(std::size_t i) const {
+  const std::byte* p = data_.data() + i * ir::dtype_bytes(dtype_);
+  switch (ir::dtype_bytes(dtype_)) {
+    case 1: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case 2: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case 4: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+    default: { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
+  }
+}
+
+void HostBuffer::set_bits(std::size_t i, std::uint64_t bits) {
+  std::byte* p = data_.data() + i * ir::dtype_bytes(dtype_);
+  switch (ir::dtype_bytes(dtype_)) {
+    case 1: { const auto v = static_cast<std::uint8_t>(bits); std::memcpy(p, &v, 1); break; }
+    case 2: { const auto v = static_cast<std::uint16_t>(bits); std::memcpy(p, &v, 2); break; }
+    case 4: { const auto v = static_cast<std::uint32_t>(bits); std::memcpy(p, &v, 4); break; }
+    default: std::memcpy(p, &bits, 8); break;
+  }
+}
+
+double HostBuffer::get(std::size_t i) const { return ir::decode_double(dtype_, bits(i)); }
+
+void HostBuffer::set(std::size_t i, double value) { set_bits(i, ir::encode_float(dtype_, value)); }
+
+void fill_random(HostBuffer& buffer, std::uint64_t seed, double low, double high) {
+  // mt19937_64's output is fixed by the standard; the distributions are not,
+  // so the mapping to [low, high] is done here.
+  std::mt19937_64 engine(seed ^ (static_cast<std::uint64_t>(buffer.dtype()) << 56));
+  const bool integral = !ir::is_float(buffer.dtype());
+  const double lo = integral ? std::ceil(low) : low;
+  const double hi = integral ? std::floor(high) : high;
+  for (std::size_t i = 0; i < buffer.size(); ++i) {
+    const double unit = static_cast<double>(engine() >> 11) * 0x1.0p-53;  // [0, 1)
+    double value = lo + unit * (hi - lo + (integral ? 1.0 : 0.0));
+    if (integral) value = std::min(std::floor(value), hi);
+    buffer.set(i, value);
+  }
+}
+
+double compare(const HostBuffer& actual, const HostBuffer& expected) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (actual.dtype() != expected.dtype() || actual.size() != expected.size()) return kInf;
+  double scale = 1e-30;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double e = expected.get(i);
+    if (std::isfinite(e)) scale = std::max(scale, std::fabs(e));
+  }
+  double worst = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double a = actual.get(i);
+    const double e = expected.get(i);
+    if (std::isnan(a) || std::isnan(e) || std::isinf(a) || std::isinf(e)) {
+      const bool same = (std::isnan(a) && std::isnan(e)) || a == e;
+      if (!same) return kInf;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(a - e) / scale);
+  }
+  return worst;
+}
+
+DType accumulator_dtype(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16 ? DType::F32 : dtype; }
+
+double tolerance(DType dtype, std::int64_t reduction_length) {
+  auto unit_roundoff = [](DType d) {
+    switch (d) {
+      case DType::BF16: return 0x1.0p-8;
+      case DType::F16: return 0x1.0p-11;
+      case DType::F32: return 0x1.0p-24;
+      default: return 0x1.0p-53;
+    }
+  };
+  if (!ir::is_float(dtype)) return 0;
+  const double terms = static_cast<double>(std::max<std::int64_t>(reduction_length, 1));
+  return 4 * unit_roundoff(dtype) + 4 * unit_roundoff(accumulator_dtype(dtype)) * (1 + std::sqrt(terms));
+}
+
+}  // namespace kiln::kernels
