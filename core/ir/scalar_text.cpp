@@ -35,10 +35,10 @@ std::string shortest_half(DType dtype, std::uint64_t bits) {
 }
 
 template <class F>
-Result<F> read_float(std::string_view token) {
+Result<F> read_float(std::string_view token, const std::string& type) {
   F value{};
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range) return bad("'" + std::string(token) + "' is out of range");
+  if (ec == std::errc::result_out_of_range) return bad("'" + std::string(token) + "' is out of range for " + type);
   if (ec != std::errc() || ptr != token.data() + token.size()) return bad("'" + std::string(token) + "' is not a number");
   return value;
 }
@@ -99,9 +99,9 @@ Result<std::uint64_t> parse_scalar(DType dtype, std::string_view token) {
       return bad("expected a decimal number, inf, -inf or nan for " + type + ", got '" + std::string(token) + "'");
     double value = 0;
     if (dtype == DType::F64) {
-      KILN_TRY_ASSIGN(value, read_float<double>(body));
+      KILN_TRY_ASSIGN(value, read_float<double>(body, type));
     } else {
-      KILN_TRY_ASSIGN(const float f, read_float<float>(body));
+      KILN_TRY_ASSIGN(const float f, read_float<float>(body, type));
       value = f;
     }
     const std::uint64_t bits = encode_float(dtype, value);

@@ -1,0 +1,61 @@
+// Hand-written kernels in the text form, shared by the IR tests.
+#pragma once
+
+#include <string_view>
+
+namespace kiln::ir::samples {
+
+// A valid kernel with every op kind, both param buffer kinds and var, every
+// storage and index scope, vectors, a loop and an if. Printed exactly like
+// this (it is its own canonical text).
+inline constexpr std::string_view kEveryOpKind = R"(%0 = param 0 global f32[64]
+%1 = param 1 global_mut f32[64]
+%2 = param 2 var i32
+%3 = cast i64 %2
+%4 = index group 0 %3
+%5 = const i64 4
+%6 = index local 0 %5
+%7 = storage local f32[4]
+%8 = storage register f32[4]
+%9 = mul i64 %4, %5
+%10 = add i64 %9, %6
+%11 = load f32 %0[%10]
+store f32 %7[%6], %11
+barrier
+%14 = const i64 0
+%15 = load f32x4 %7[%14]
+%16 = extract f32 %15[2]
+%17 = broadcast f32x4 %16
+%18 = insert f32x4 %17[1], %11
+%19 = const f32 1.5
+%20 = mad f32 %11, %19, %16
+%21 = cmplt bool %20, %19
+%22 = select f32 %21, %20, %19
+%23 = loop %5
+  %24 = cast f32 %23
+  %25 = add f32 %22, %24
+  store f32 %8[%23], %25
+endloop %23
+%28 = extract f32 %18[3]
+%29 = load f32 %8[%14]
+%30 = add f32 %28, %29
+if %21
+  %32 = exp f32 %30
+  store f32 %1[%10], %32
+endif
+store f32x4 %8[%14], %18
+)";
+
+// c[i] = a[i] + b[i] for 8 f32 elements: the smallest useful kernel.
+inline constexpr std::string_view kAdd8 = R"(%0 = param 0 global f32[8]
+%1 = param 1 global f32[8]
+%2 = param 2 global_mut f32[8]
+%3 = const i64 8
+%4 = index group 0 %3
+%5 = load f32 %0[%4]
+%6 = load f32 %1[%4]
+%7 = add f32 %5, %6
+store f32 %2[%4], %7
+)";
+
+}  // namespace kiln::ir::samples
