@@ -4,7 +4,10 @@
 
 #include <kiln/sdk/wire.hpp>
 
+#include <functional>
 #include <map>
+#include <string>
+#include <unordered_map>
 
 namespace kiln::ir {
 
@@ -58,34 +61,73 @@ std::optional<std::int64_t> integer_binary(BinaryOp op, DType dtype, std::int64_
   }
 }
 
-std::optional<std::int64_t> fold(const Kernel& kernel, ValueId id, int depth) {
-  if (id >= kernel.size() || depth > kMaxExpressionDepth) return std::nullopt;
+// Evaluates `compute` on `root` and on every op it reaches through the
+// operands of CAST, UNARY and BINARY ops (the expression ops), each op once
+// and without recursion: shared subexpressions (x1 = x0 + x0, x2 = x1 + x1,
+// ...) cost one visit each, and long chains cannot overflow the stack.
+// `compute(id, operand)` gets a function giving each operand's result
+// (nullptr when the operand does not name an earlier op).
+template <class T, class Compute>
+std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute&& compute) {
+  if (root >= kernel.size()) return std::nullopt;
+  auto expands = [&](ValueId id) {
+    const OpKind kind = kernel[id].kind;
+    return kind == OpKind::Cast || kind == OpKind::Unary || kind == OpKind::Binary;
+  };
+  std::unordered_map<ValueId, std::optional<T>> done;
+  std::vector<std::pair<ValueId, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    auto [id, operands_done] = stack.back();
+    if (done.count(id) != 0) {
+      stack.pop_back();
+      continue;
+    }
+    if (!operands_done && expands(id)) {
+      stack.back().second = true;
+      for (ValueId v : kernel[id].operands())
+        if (valid_operand(kernel, id, v) && done.count(v) == 0) stack.emplace_back(v, false);
+      continue;
+    }
+    stack.pop_back();
+    auto operand = [&](std::size_t i) -> const std::optional<T>* {
+      const ValueId v = kernel[id].src[i];
+      if (!valid_operand(kernel, id, v) || !expands(id)) return nullptr;
+      return &done.at(v);
+    };
+    done.emplace(id, compute(id, operand));
+  }
+  return done.at(root);
+}
+
+std::optional<std::int64_t> fold_one(const Kernel& kernel, ValueId id,
+                                     const std::function<const std::optional<std::int64_t>*(std::size_t)>& operand) {
   const Op& op = kernel[id];
   if (op.lanes != 1 || !(is_int(op.dtype) || op.dtype == DType::Bool)) return std::nullopt;
-  auto operand = [&](std::size_t i) -> std::optional<std::int64_t> {
-    if (!valid_operand(kernel, id, op.src[i])) return std::nullopt;
-    return fold(kernel, op.src[i], depth + 1);
+  auto value = [&](std::size_t i) -> std::optional<std::int64_t> {
+    const auto* v = operand(i);
+    return v != nullptr ? *v : std::nullopt;
   };
   switch (op.kind) {
     case OpKind::Const:
       return decode_int(op.dtype, op.imm);
     case OpKind::Cast: {
-      const auto x = operand(0);  // nullopt for float sources: not an integer expression
+      const auto x = value(0);  // nullopt for float sources: not an integer expression
       return x ? std::optional(wrap(op.dtype, *x)) : std::nullopt;
     }
     case OpKind::Unary: {
-      const auto x = operand(0);
-      if (!x) return std::nullopt;
+      const auto x = value(0);
+      if (!x || op.dtype == DType::Bool) return x && op.unary() == UnaryOp::BitNot ? std::optional<std::int64_t>(*x == 0) : std::nullopt;
+      const auto negated = wrapping(op.dtype, 0 - static_cast<std::uint64_t>(*x));
       switch (op.unary()) {
-        case UnaryOp::Neg: return op.dtype == DType::Bool ? std::nullopt : std::optional(wrapping(op.dtype, 0 - static_cast<std::uint64_t>(*x)));
-        case UnaryOp::Abs: return op.dtype == DType::Bool ? std::nullopt : std::optional(*x < 0 ? wrapping(op.dtype, 0 - static_cast<std::uint64_t>(*x)) : *x);
-        case UnaryOp::BitNot: return op.dtype == DType::Bool ? (*x == 0 ? 1 : 0) : wrap(op.dtype, ~*x);
+        case UnaryOp::Neg: return negated;
+        case UnaryOp::Abs: return *x < 0 ? negated : *x;
+        case UnaryOp::BitNot: return wrap(op.dtype, ~*x);
         default: return std::nullopt;
       }
     }
     case OpKind::Binary: {
-      const auto x = operand(0);
-      const auto y = operand(1);
+      const auto x = value(0);
+      const auto y = value(1);
       if (!x || !y || kernel[op.src[0]].dtype != kernel[op.src[1]].dtype) return std::nullopt;
       return integer_binary(op.binary(), kernel[op.src[0]].dtype, *x, *y);
     }
@@ -112,39 +154,35 @@ bool add_scaled(AffineForm& into, const AffineForm& from, std::int64_t scale) {
   return true;
 }
 
-std::optional<AffineForm> affine(const Kernel& kernel, ValueId id, int depth) {
-  if (id >= kernel.size()) return std::nullopt;
+std::optional<AffineForm> affine_one(const Kernel& kernel, ValueId id,
+                                     const std::function<const std::optional<AffineForm>*(std::size_t)>& operand) {
   const Op& op = kernel[id];
   if (op.dtype != DType::I64 || op.lanes != 1 || !op.has_result()) return std::nullopt;
+  if (op.kind == OpKind::Const) return AffineForm{decode_int(DType::I64, op.imm), {}};
   AffineForm atom;
   atom.terms.emplace_back(id, 1);
-  if (op.kind == OpKind::Const) return AffineForm{decode_int(DType::I64, op.imm), {}};
-  if (depth > kMaxExpressionDepth) return atom;
-  auto sub = [&](std::size_t i) -> std::optional<AffineForm> {
-    if (!valid_operand(kernel, id, op.src[i])) return std::nullopt;
-    return affine(kernel, op.src[i], depth + 1);
-  };
-  auto combine = [&](std::initializer_list<std::pair<std::optional<AffineForm>, std::int64_t>> parts)
-      -> std::optional<AffineForm> {
+  auto combine = [&](std::initializer_list<std::pair<std::size_t, std::int64_t>> parts) -> std::optional<AffineForm> {
     AffineForm sum;
-    for (const auto& [part, scale] : parts)
-      if (!part || !add_scaled(sum, *part, scale)) return std::nullopt;
+    for (const auto& [i, scale] : parts) {
+      const auto* part = operand(i);
+      if (part == nullptr || !*part || !add_scaled(sum, **part, scale)) return std::nullopt;
+    }
     return sum;
   };
-  if (op.kind == OpKind::Unary && op.unary() == UnaryOp::Neg) return combine({{sub(0), -1}});
+  if (op.kind == OpKind::Unary && op.unary() == UnaryOp::Neg) return combine({{0, -1}});
   if (op.kind != OpKind::Binary) return atom;
   switch (op.binary()) {
-    case BinaryOp::Add: return combine({{sub(0), 1}, {sub(1), 1}});
-    case BinaryOp::Sub: return combine({{sub(0), 1}, {sub(1), -1}});
+    case BinaryOp::Add: return combine({{0, 1}, {1, 1}});
+    case BinaryOp::Sub: return combine({{0, 1}, {1, -1}});
     case BinaryOp::Mul: {
       if (!valid_operand(kernel, id, op.src[0]) || !valid_operand(kernel, id, op.src[1])) return std::nullopt;
-      if (auto c = constant_int(kernel, op.src[1])) return combine({{sub(0), *c}});
-      if (auto c = constant_int(kernel, op.src[0])) return combine({{sub(1), *c}});
+      if (auto c = constant_int(kernel, op.src[1])) return combine({{0, *c}});
+      if (auto c = constant_int(kernel, op.src[0])) return combine({{1, *c}});
       return atom;
     }
     case BinaryOp::Shl: {
       const auto s = valid_operand(kernel, id, op.src[1]) ? constant_int(kernel, op.src[1]) : std::nullopt;
-      if (s && *s >= 0 && *s < 63) return combine({{sub(0), std::int64_t{1} << *s}});
+      if (s && *s >= 0 && *s < 63) return combine({{0, std::int64_t{1} << *s}});
       return atom;
     }
     default:
@@ -241,7 +279,11 @@ bool is_loop_invariant(const Kernel& kernel, ValueId value, ValueId loop) {
   return loop_invariant_values(kernel, analyze_blocks(kernel), loop)[value];
 }
 
-std::optional<std::int64_t> constant_int(const Kernel& kernel, ValueId id) { return fold(kernel, id, 0); }
+std::optional<std::int64_t> constant_int(const Kernel& kernel, ValueId id) {
+  return evaluate_expression<std::int64_t>(kernel, id, [&](ValueId at, const auto& operand) {
+    return fold_one(kernel, at, operand);
+  });
+}
 
 std::optional<double> constant_double(const Kernel& kernel, ValueId id) {
   if (id < kernel.size() && kernel[id].kind == OpKind::Const && kernel[id].lanes == 1 && dtype_valid(kernel[id].dtype))
@@ -253,7 +295,62 @@ std::optional<double> constant_double(const Kernel& kernel, ValueId id) {
   return std::nullopt;
 }
 
-std::optional<AffineForm> affine_form(const Kernel& kernel, ValueId id) { return affine(kernel, id, 0); }
+std::optional<AffineForm> affine_form(const Kernel& kernel, ValueId id) {
+  return evaluate_expression<AffineForm>(kernel, id, [&](ValueId at, const auto& operand) {
+    return affine_one(kernel, at, operand);
+  });
+}
+
+std::optional<std::string> not_host_evaluable(const Kernel& kernel, ValueId id) {
+  // The reason, or "" when evaluable; depth = the longest operand chain.
+  struct Verdict {
+    std::string why;
+    int depth = 0;
+  };
+  const auto verdict = evaluate_expression<Verdict>(kernel, id, [&](ValueId at, const auto& operand) {
+    const Op& op = kernel[at];
+    const std::string name = "op " + std::to_string(at);
+    auto no = [](std::string why) { return Verdict{std::move(why), 0}; };
+    if (op.lanes != 1 || !(is_int(op.dtype) || op.dtype == DType::Bool))
+      return no(name + " is " + std::string(dtype_name(op.dtype)) + (op.lanes != 1 ? " x" + std::to_string(op.lanes) : "") +
+                ", not an integer scalar");
+    auto from_operands = [&]() {
+      Verdict v;
+      for (std::size_t i = 0; i < op.operand_count(); ++i) {
+        const auto* sub = operand(i);
+        if (sub == nullptr) return no(name + ": operand " + std::to_string(i) + " does not precede it");
+        if (!(*sub)->why.empty()) return **sub;
+        v.depth = std::max(v.depth, (*sub)->depth + 1);
+      }
+      if (v.depth > kMaxExpressionDepth) return no(name + ": expression deeper than " + std::to_string(kMaxExpressionDepth));
+      return v;
+    };
+    switch (op.kind) {
+      case OpKind::Const: return Verdict{};
+      case OpKind::Param:
+        return op.param_kind() == ParamKind::Variable ? Verdict{} : no(name + " is a buffer");
+      case OpKind::Cast: return from_operands();
+      case OpKind::Unary:
+        if (op.unary() == UnaryOp::Neg || op.unary() == UnaryOp::Abs || op.unary() == UnaryOp::BitNot) return from_operands();
+        return no(name + " is " + std::string(sdk::unary_name(op.code)));
+      case OpKind::Binary:
+        switch (op.binary()) {
+          case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod:
+          case BinaryOp::Max: case BinaryOp::Min: case BinaryOp::And: case BinaryOp::Or: case BinaryOp::BitAnd:
+          case BinaryOp::BitOr: case BinaryOp::BitXor: case BinaryOp::Shl: case BinaryOp::Shr:
+            return from_operands();
+          default:
+            return no(name + " is " + std::string(sdk::binary_name(op.code)));
+        }
+      default:
+        return no(name + " is a " + std::string(sdk::op_kind_name(static_cast<unsigned>(op.kind))) +
+                  " (only consts, var params and integer arithmetic on them)");
+    }
+  });
+  if (!verdict) return "op " + std::to_string(id) + " does not exist";
+  if (verdict->why.empty()) return std::nullopt;
+  return verdict->why;
+}
 
 std::optional<std::pair<std::int64_t, std::int64_t>> atom_range(const Kernel& kernel, ValueId id) {
   if (id >= kernel.size()) return std::nullopt;

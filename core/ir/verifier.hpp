@@ -8,6 +8,7 @@
 #include "kiln/ir/kernel.hpp"
 #include "kiln/result.hpp"
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +40,6 @@ class Verifier {
   bool check_binary(ValueId id, const Op& op);
   bool check_vector(ValueId id, const Op& op);
   bool check_alignment_and_range(ValueId id, const Op& op, const Op& memory);
-  bool host_evaluable(ValueId id, int depth, std::string& why) const;
 
   // Records a violation of `rule` at op `id`; returns false for chaining.
   bool fail(ValueId id, std::string_view rule, const std::string& what);
@@ -50,6 +50,7 @@ class Verifier {
   Blocks blocks_;
   std::vector<bool> varying_;
   bool has_local_index_ = false;
+  std::map<std::pair<std::uint8_t, std::uint32_t>, ValueId> indices_;  // (scope, axis) -> first INDEX
   std::vector<Error> errors_;
 };
 

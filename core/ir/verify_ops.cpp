@@ -178,13 +178,11 @@ bool Verifier::check_index(ValueId id, const Op& op) {
   if (op.attr >= KILN_MAX_AXES) return fail(id, "index-axis", "axis " + std::to_string(op.attr) + " is not 0, 1 or 2");
   if (type(id) != ValueType{DType::I64, 1}) return fail(id, "index-type", "an index is i64, not " + tn(type(id)));
   if (!is_i64_scalar(op.src[0])) return fail(id, "index-length", "the length must be i64, got " + tn(type(op.src[0])));
-  for (ValueId other = 0; other < id; ++other) {
-    const Op& o = kernel_[other];
-    if (o.kind == OpKind::Index && o.code == op.code && o.attr == op.attr)
-      return fail(id, "index-duplicate", "op " + std::to_string(other) + " already is the " +
-                                             std::string(sdk::scope_name(op.code)) + " index of axis " +
-                                             std::to_string(op.attr));
-  }
+  const auto [first, inserted] = indices_.emplace(std::pair{op.code, op.attr}, id);
+  if (!inserted)
+    return fail(id, "index-duplicate", "op " + std::to_string(first->second) + " already is the " +
+                                           std::string(sdk::scope_name(op.code)) + " index of axis " +
+                                           std::to_string(op.attr));
   const auto length = constant_int(kernel_, op.src[0]);
   if (op.scope() == Scope::Local) {
     if (kernel_[op.src[0]].kind != OpKind::Const) return fail(id, "local-length", "a local length must be a const");
@@ -192,51 +190,10 @@ bool Verifier::check_index(ValueId id, const Op& op) {
       return fail(id, "local-length", "a local length must be in 1..2^32-1, got " + std::to_string(*length));
     return true;
   }
-  std::string why;
-  if (!host_evaluable(op.src[0], 0, why))
-    return fail(id, "group-length", "the host must be able to compute a group length before launch: " + why);
+  if (const auto why = not_host_evaluable(kernel_, op.src[0]))
+    return fail(id, "group-length", "the host must be able to compute a group length before launch: " + *why);
   if (length && *length < 1) return fail(id, "group-length", "the group length is " + std::to_string(*length) + " (must be >= 1)");
   return true;
-}
-
-// Mirrors the expressions kiln::sdk::eval_host_expr (sdk/grid.cpp) evaluates:
-// CONST, VARIABLE params, CAST, NEG/ABS/BIT_NOT and integer BINARY ops, all
-// integer or bool scalars.
-bool Verifier::host_evaluable(ValueId id, int depth, std::string& why) const {
-  const Op& op = kernel_[id];
-  const std::string at = "op " + std::to_string(id);
-  if (depth > 64) return why = at + ": expression too deep", false;
-  if (op.lanes != 1 || !(is_int(op.dtype) || op.dtype == DType::Bool))
-    return why = at + " is " + tn(type(id)) + ", not an integer scalar", false;
-  auto operands_evaluable = [&] {
-    for (ValueId v : op.operands())
-      if (v >= id || !host_evaluable(v, depth + 1, why)) return false;
-    return true;
-  };
-  switch (op.kind) {
-    case OpKind::Const: return true;
-    case OpKind::Param:
-      if (op.param_kind() == ParamKind::Variable) return true;
-      return why = at + " is a buffer", false;
-    case OpKind::Cast: return operands_evaluable();
-    case OpKind::Unary:
-      if (op.unary() == UnaryOp::Neg || op.unary() == UnaryOp::Abs || op.unary() == UnaryOp::BitNot)
-        return operands_evaluable();
-      return why = at + " is " + unary_name(op), false;
-    case OpKind::Binary:
-      switch (op.binary()) {
-        case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod:
-        case BinaryOp::Max: case BinaryOp::Min: case BinaryOp::And: case BinaryOp::Or: case BinaryOp::BitAnd:
-        case BinaryOp::BitOr: case BinaryOp::BitXor: case BinaryOp::Shl: case BinaryOp::Shr:
-          return operands_evaluable();
-        default:
-          return why = at + " is " + binary_name(op), false;
-      }
-    default:
-      return why = at + " is a " + std::string(sdk::op_kind_name(static_cast<unsigned>(op.kind))) +
-                   " (only consts, var params and integer arithmetic on them)",
-             false;
-  }
 }
 
 bool Verifier::check_barrier(ValueId id, const Op& op) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/ir/analysis.hpp"
+#include "kiln/ir/builder.hpp"
 #include "kiln/ir/text.hpp"
 
 using namespace kiln::ir;
@@ -184,4 +185,44 @@ endif
   EXPECT_TRUE(varying[10]);   // %4 is written under a thread-dependent if
   EXPECT_TRUE(varying[15]);
   EXPECT_FALSE(varying[7]);
+}
+
+TEST(Analysis, SharedSubexpressionsAreWalkedOnceAndDeepChainsDoNotRecurse) {
+  // x_{i+1} = x_i + x_i: walking operands as a tree would take 2^n steps.
+  for (int length : {40, 64, 65, 100000}) {
+    Builder b;
+    Value n = b.param(ParamKind::Variable, DType::I64);
+    Value c = b.constant_i64(1);
+    for (int i = 0; i < length; ++i) {
+      n = b.add(n, n);
+      c = b.add(c, c);
+    }
+    const Kernel kernel = b.finish();
+    SCOPED_TRACE(length);
+    EXPECT_EQ(constant_int(kernel, c.id), length >= 64 ? 0 : std::int64_t{1} << length);
+    const auto form = affine_form(kernel, c.id);
+    EXPECT_EQ(form.has_value(), length < 63);
+    // The host evaluates group lengths up to 64 ops deep (sdk/grid.cpp).
+    const auto why = not_host_evaluable(kernel, n.id);
+    EXPECT_EQ(why.has_value(), length > 64);
+    if (why) {
+      EXPECT_NE(why->find("deeper than 64"), std::string::npos);
+    }
+  }
+}
+
+TEST(Analysis, HostEvaluableNamesWhatTheHostCannotCompute) {
+  const Kernel kernel = k(R"(%0 = param 0 var i64
+%1 = param 1 global i64[4]
+%2 = const i64 0
+%3 = load i64 %1[%2]
+%4 = add i64 %0, %3
+%5 = const f32 2
+%6 = cast i64 %5
+%7 = shl i64 %0, %2
+)");
+  EXPECT_EQ(not_host_evaluable(kernel, 7), std::nullopt);
+  EXPECT_EQ(not_host_evaluable(kernel, 4), "op 3 is a load (only consts, var params and integer arithmetic on them)");
+  EXPECT_EQ(not_host_evaluable(kernel, 6), "op 5 is f32, not an integer scalar");
+  EXPECT_EQ(not_host_evaluable(kernel, 1), "op 1 is a buffer");
 }

@@ -3,13 +3,16 @@
 // forms, and which values may differ between the threads of a work-group.
 //
 // Every function accepts any kernel (also one that fails verify()); where the
-// kernel is malformed the answers are conservative, never a crash.
+// kernel is malformed the answers are conservative, never a crash. Expression
+// walks visit each op once (shared subexpressions are not re-walked), so
+// they stay linear on any kernel.
 #pragma once
 
 #include "kiln/ir/kernel.hpp"
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,13 @@ bool is_loop_invariant(const Kernel& kernel, ValueId value, ValueId loop);
 std::optional<std::int64_t> constant_int(const Kernel& kernel, ValueId id);
 // A CONST of any dtype (floats decoded), or constant_int's answer.
 std::optional<double> constant_double(const Kernel& kernel, ValueId id);
+
+// Why the host could not compute op `id` before a launch (as a GROUP index
+// length), or nullopt when it can: it must be an integer or bool scalar
+// expression of CONSTs, VARIABLE params, CAST, NEG/ABS/BIT_NOT and the
+// integer BINARY ops, at most 64 ops deep. This is the set
+// kiln::sdk::eval_host_expr (sdk/grid.hpp) evaluates.
+std::optional<std::string> not_host_evaluable(const Kernel& kernel, ValueId id);
 
 // An i64 index as constant + sum(coefficient * atom): decomposed through
 // i64 ADD, SUB, NEG, MUL by a constant and SHL by a constant. Atoms are the
