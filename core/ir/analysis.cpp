@@ -77,7 +77,8 @@ std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute
   std::unordered_map<ValueId, std::optional<T>> done;
   std::vector<std::pair<ValueId, bool>> stack = {{root, false}};
   while (!stack.empty()) {
-    auto [id, operands_done] = stack.back();
+    const ValueId id = stack.back().first;  // not a structured binding: lambdas below capture it
+    const bool operands_done = stack.back().second;
     if (done.count(id) != 0) {
       stack.pop_back();
       continue;
