@@ -5,6 +5,7 @@
 // Built only once the interpreter is in the tree (tests/ir/CMakeLists.txt).
 #include <gtest/gtest.h>
 
+#include "ir_samples.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/text.hpp"
 #include "kiln/ir/verify.hpp"
@@ -111,42 +112,7 @@ TEST(InterpreterKernels, ErrorsStayFarBelowTolerance) {
 }
 
 TEST(InterpreterKernels, LocalTreeReductionWithBarriers) {
-  // One group of 8 threads sums 8 values through LOCAL storage in three
-  // halving steps, a barrier after each.
-  const auto kernel = ir::parse(R"(%0 = param 0 global f32[64]
-%1 = param 1 global_mut f32[8]
-%2 = const i64 8
-%3 = index local 0 %2
-%4 = index group 0 %2
-%5 = storage local f32[8]
-%6 = mul i64 %4, %2
-%7 = add i64 %6, %3
-%8 = load f32 %0[%7]
-store f32 %5[%3], %8
-barrier
-%11 = const i64 3
-%12 = const i64 1
-%13 = loop %11
-  %14 = sub i64 %11, %13
-  %15 = sub i64 %14, %12
-  %16 = shl i64 %12, %15
-  %17 = cmplt bool %3, %16
-  if %17
-    %19 = load f32 %5[%3]
-    %20 = add i64 %3, %16
-    %21 = load f32 %5[%20]
-    %22 = add f32 %19, %21
-    store f32 %5[%3], %22
-  endif
-  barrier
-endloop %13
-%27 = const i64 0
-%28 = eq bool %3, %27
-if %28
-  %30 = load f32 %5[%27]
-  store f32 %1[%4], %30
-endif
-)");
+  const auto kernel = ir::parse(ir::samples::kTreeReduce);
   ASSERT_TRUE(kernel.ok()) << kernel.error().message;
   ASSERT_TRUE(ir::verify(*kernel).ok()) << ir::verify(*kernel).error().to_string();
   HostBuffer in(DType::F32, 64), out(DType::F32, 8);

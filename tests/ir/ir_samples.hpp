@@ -58,4 +58,43 @@ inline constexpr std::string_view kAdd8 = R"(%0 = param 0 global f32[8]
 store f32 %2[%4], %7
 )";
 
+// 8 groups of 8 threads; each group sums its 8 inputs through LOCAL storage
+// in three halving steps with a barrier after each: the loop and the if
+// around the barriers are uniform, the if inside depends on the local index.
+// Group g computes ((x0+x4)+(x2+x6)) + ((x1+x5)+(x3+x7)) of x = in[8g..8g+8).
+inline constexpr std::string_view kTreeReduce = R"(%0 = param 0 global f32[64]
+%1 = param 1 global_mut f32[8]
+%2 = const i64 8
+%3 = index local 0 %2
+%4 = index group 0 %2
+%5 = storage local f32[8]
+%6 = mul i64 %4, %2
+%7 = add i64 %6, %3
+%8 = load f32 %0[%7]
+store f32 %5[%3], %8
+barrier
+%11 = const i64 3
+%12 = const i64 1
+%13 = loop %11
+  %14 = sub i64 %11, %13
+  %15 = sub i64 %14, %12
+  %16 = shl i64 %12, %15
+  %17 = cmplt bool %3, %16
+  if %17
+    %19 = load f32 %5[%3]
+    %20 = add i64 %3, %16
+    %21 = load f32 %5[%20]
+    %22 = add f32 %19, %21
+    store f32 %5[%3], %22
+  endif
+  barrier
+endloop %13
+%27 = const i64 0
+%28 = eq bool %3, %27
+if %28
+  %30 = load f32 %5[%27]
+  store f32 %1[%4], %30
+endif
+)";
+
 }  // namespace kiln::ir::samples

@@ -50,7 +50,8 @@ TEST(Text, StandardKernelsRoundTripAtEverySizeAndDtype) {
   EXPECT_GT(checked, 150);
 }
 
-TEST(Text, EveryOpKindSampleIsItsOwnCanonicalText) {
+TEST(Text, SamplesAreTheirOwnCanonicalText) {
+  for (std::string_view sample : {samples::kAdd8, samples::kTreeReduce}) EXPECT_EQ(print(parsed(sample)), sample);
   const Kernel k = parsed(samples::kEveryOpKind);
   EXPECT_EQ(print(k), samples::kEveryOpKind);
   EXPECT_TRUE(verify(k).ok()) << verify(k).error().to_string();

@@ -355,37 +355,9 @@ endloop %7
 }
 
 TEST(Verify, BarriersUnderUniformControlFlowPass) {
-  // A tree reduction: the loop and the if around the barrier depend only on
-  // constants; the if *inside* may depend on the local index.
-  expect_valid(R"(%0 = param 0 global f32[8]
-%1 = param 1 global_mut f32[1]
-%2 = const i64 8
-%3 = index local 0 %2
-%4 = storage local f32[8]
-%5 = load f32 %0[%3]
-store f32 %4[%3], %5
-barrier
-%8 = const i64 3
-%9 = loop %8
-  %10 = const i64 4
-  %11 = shr i64 %10, %9
-  %12 = cmplt bool %3, %11
-  if %12
-    %14 = load f32 %4[%3]
-    %15 = add i64 %3, %11
-    %16 = load f32 %4[%15]
-    %17 = add f32 %14, %16
-    store f32 %4[%3], %17
-  endif
-  barrier
-endloop %9
-%22 = const i64 0
-%23 = eq bool %3, %22
-if %23
-  %25 = load f32 %4[%22]
-  store f32 %1[%22], %25
-endif
-)");
+  // A tree reduction: the loop and the if around the barriers depend only on
+  // constants; the if *inside* depends on the local index.
+  expect_valid(samples::kTreeReduce);
 }
 
 TEST(Verify, RuleUnary) {
