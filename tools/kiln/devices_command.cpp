@@ -39,7 +39,11 @@ void print_table(const kiln::Runtime& runtime) {
     fmt::print("{:<{}}  {:<8}  {:<8}  {:<7}  {}\n", p.name, name_width, kiln::plugin_status_name(p.status),
                p.version.empty() ? "-" : p.version, loaded ? (p.can_compile() ? "yes" : "no") : "-",
                p.library.empty() ? "(none)" : p.library.string());
-    if (!loaded) fmt::print("    reason: {}\n", p.reason);
+    if (!loaded) {
+      // The library column already shows the path a "not found" names.
+      const bool not_found = p.reason == "library not found: " + p.library.string();
+      fmt::print("    reason: {}\n", not_found ? "library not found (not built, or not installed there)" : p.reason);
+    }
     for (const kiln::DeviceInfo& d : p.devices)
       fmt::print("    {}  {:<11} {}  [{} units, warp {}, {} threads/group, {}, vectors {}{}]\n", d.id,
                  kiln::device_kind_name(d.kind), d.name, d.compute_units, d.warp_size, d.max_local_threads,
