@@ -20,8 +20,7 @@ struct Registry {
   // Libraries that loaded but cannot serve as plugins: kept loaded anyway,
   // because their static constructors ran and unloading is never safe.
   std::vector<boost::dll::shared_library> unusable;
-  std::vector<LoadedLibrary*> initialized;  // in init order
-  bool atexit_registered = false;
+  std::vector<LoadedLibrary*> initialized;  // in init order, not yet shut down
 };
 
 // Deliberately leaked: destroying it at exit would dlclose every plugin.
@@ -30,13 +29,20 @@ Registry& registry() {
   return *instance;
 }
 
-void shutdown_all_at_exit() {
-  std::vector<LoadedLibrary*> libraries;
+// One atexit handler is registered right after each successful init. Exit
+// runs handlers and static destructors in reverse order of registration, so
+// the handler of the plugin initialised last runs first, and each runs
+// before the static destructors of its plugin (registered when it was
+// loaded); it shuts down the latest plugin still up.
+void shutdown_latest_at_exit() {
+  LoadedLibrary* latest = nullptr;
   {
     std::lock_guard lock(registry().mutex);
-    libraries = registry().initialized;
+    if (registry().initialized.empty()) return;
+    latest = registry().initialized.back();
+    registry().initialized.pop_back();
   }
-  for (auto it = libraries.rbegin(); it != libraries.rend(); ++it) (*it)->shutdown();
+  latest->shutdown();
 }
 
 Error load_error(std::string message) { return make_error(ErrorCode::PluginLoad, std::move(message)); }
@@ -107,15 +113,11 @@ Result<void> LoadedLibrary::initialize(const std::string& plugin_name, const std
   init_state_ = InitState::Ready;
   init_options_ = options_json;
 
-  Registry& reg = registry();
-  std::lock_guard registry_lock(reg.mutex);
-  reg.initialized.push_back(this);
-  if (!reg.atexit_registered) {
-    // Registered after the first init, so it runs before the static
-    // destructors of that plugin (and of the libraries it loaded).
-    std::atexit(shutdown_all_at_exit);
-    reg.atexit_registered = true;
+  {
+    std::lock_guard registry_lock(registry().mutex);
+    registry().initialized.push_back(this);
   }
+  std::atexit(shutdown_latest_at_exit);
   return {};
 }
 

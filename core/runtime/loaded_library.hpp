@@ -4,8 +4,8 @@
 // whatever number of Runtimes name it, because the ABI allows init only
 // once. It is never unloaded: objects compiled with OpenMP crash when
 // unloaded under their threads, and drivers keep threads of their own.
-// shutdown runs at process exit (an atexit handler registered after init,
-// so it runs before the plugin's own static destructors).
+// shutdown runs at process exit, from an atexit handler registered right
+// after that plugin's init, so before the plugin's own static destructors.
 #pragma once
 
 #include "host_api.hpp"

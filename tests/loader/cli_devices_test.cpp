@@ -113,6 +113,21 @@ TEST(CliDevices, RequiredPluginFailureExitsWithOne) {
   EXPECT_THAT(output.err, HasSubstr("the test frobnicator is not connected"));
 }
 
+TEST(CliDevices, ShutdownRunsBeforeEachPluginsExitTeardown) {
+  // Two plugins, the second loaded after the first was initialised: each
+  // must be shut down before its own exit-time teardown runs.
+  ScratchDir dir;
+  const std::string report = (dir / "report.txt").string();
+  const auto config = dir.write(
+      "kiln.json", plugins_only(R"("host": {"library": ")" + test_plugin("host") + R"("}, "late": {"library": ")" +
+                                test_plugin("exit-order") + R"(", "options": {"report": ")" + report + R"("}})"));
+  const Output output = run_kiln(dir, "devices --config " + config.string());
+  ASSERT_EQ(output.exit_code, 0) << output.err;
+  std::ifstream in(report);
+  const std::string verdict((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(verdict, "ok");
+}
+
 TEST(CliDevices, UnknownOptionIsAUsageError) {
   ScratchDir dir;
   const Output output = run_kiln(dir, "devices --jsn");
