@@ -131,7 +131,7 @@ TEST(CliDevices, ShutdownRunsBeforeEachPluginsExitTeardown) {
 TEST(CliDevices, UnknownOptionIsAUsageError) {
   ScratchDir dir;
   const Output output = run_kiln(dir, "devices --jsn");
-  EXPECT_NE(output.exit_code, 0);
+  EXPECT_EQ(output.exit_code, 1);
   EXPECT_THAT(output.err, HasSubstr("--jsn"));
 }
 

@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <random>
+
 namespace {
 
 using kiln::test::ScratchDir;
@@ -179,6 +181,41 @@ TEST_F(ConfigParse, AutotuneIsKeptAsJsonWithItsLocation) {
   const kiln::Config none = parse_ok("{}");
   EXPECT_EQ(none.autotune.raw_json, "{}");
   EXPECT_TRUE(none.tuning_db.empty());
+}
+
+TEST_F(ConfigParse, MutatedConfigsGiveErrorsNeverCrashes) {
+  // Byte edits of a valid config: each parses, or fails with a message that
+  // starts with the file name (and never throws or crashes).
+  const std::string valid = R"({
+    // comment
+    "plugin_paths": ["${prefix}/p", "rel"],
+    "plugins": {"c": {"enabled": true, "priority": -3, "devices": [0, "Xeon"], "options": {"a": [1, {"b": null}]}},
+                "acme": {"library": "libacme.so", "required": false}},
+    "autotune": {"beam": 4},
+    "tuning_db": "~/db.sqlite",
+  })";
+  const std::string alphabet = "{}[]\",:/*0123456789-+.eE tfnul${}\n\\";
+  std::mt19937 rng(7);
+  const std::string file = (dir / "config.json").string();
+  int errors = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text = valid;
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: text.erase(at, 1 + rng() % 4); break;
+        default: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+      }
+    }
+    kiln::Result<kiln::Config> config = parse(text);
+    if (!config.ok()) {
+      ++errors;
+      ASSERT_TRUE(config.error().message.starts_with(file)) << config.error().message << "\n" << text;
+    }
+  }
+  EXPECT_GT(errors, 1000);  // most edits break it; the rest must still parse
 }
 
 TEST_F(ConfigParse, ReadingAFile) {

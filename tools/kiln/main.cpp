@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 1;  // --help is success; usage errors exit 1 like every error
   } catch (const CommandFailed& e) {
     fmt::print(stderr, "kiln: error: {}\n", e.what());
     return 1;
