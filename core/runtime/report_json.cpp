@@ -59,6 +59,7 @@ json::object plugin_json(const PluginRecord& p) {
   o["status"] = plugin_status_name(p.status);
   o["reason"] = p.reason;
   o["can_compile"] = p.can_compile();
+  o["priority"] = p.priority;
   o["required"] = p.required;
   o["origin"] = p.origin.to_string();
   json::array devices;

@@ -71,6 +71,7 @@ Result<Runtime> Runtime::create(Config config) {
     PluginRecord& record = state->records[i];
     record.name = plugin.name;
     record.library = plugin.library;
+    record.priority = plugin.priority;
     record.required = plugin.required;
     record.origin = plugin.origin;
     record.status = PluginStatus::Loaded;  // until proven otherwise, below
@@ -168,27 +169,16 @@ Result<Device> Runtime::device(std::string_view id) const {
 }
 
 Result<Device> Runtime::default_device() const {
-  std::vector<const PluginRecord*> loaded;
+  const PluginRecord* best = nullptr;
   std::string reasons;
   for (const PluginRecord& r : state_->records) {
     if (r.status == PluginStatus::Loaded && r.can_compile()) {
-      loaded.push_back(&r);
+      if (best == nullptr || r.priority > best->priority) best = &r;
     } else if (r.status == PluginStatus::Loaded) {
       reasons += "\n  " + r.name + ": loaded, but " +
                  (r.devices.empty() ? std::string("it has no devices") : std::string("no device of it can compile"));
     } else {
       reasons += "\n  " + r.name + ": " + std::string(plugin_status_name(r.status)) + ": " + r.reason;
-    }
-  }
-  const PluginConfig* best_config = nullptr;
-  const PluginRecord* best = nullptr;
-  for (const PluginRecord* r : loaded) {
-    const PluginConfig* c = nullptr;
-    for (const PluginConfig& p : state_->config.plugins)
-      if (p.name == r->name && p.library == r->library) c = &p;
-    if (best == nullptr || (c != nullptr && best_config != nullptr && c->priority > best_config->priority)) {
-      best = r;
-      best_config = c;
     }
   }
   if (best == nullptr)

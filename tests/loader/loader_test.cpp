@@ -206,6 +206,16 @@ TEST(Loader, NoUsableDeviceNamesEverySkipReason) {
   EXPECT_THAT(device.error().message, HasSubstr("cuda: disabled"));
 }
 
+TEST(Loader, DefaultDeviceIsTheFirstOfTheHighestPriorityPluginThatCompiles) {
+  ScratchDir dir;
+  const kiln::Runtime runtime = load(dir, entry("frob", test_plugin("init-fails"), R"("priority": 9)") + ", " +
+                                              entry("host", test_plugin("host")) + ", " +
+                                              entry("queue", test_plugin("queue"), R"("priority": 2)"));
+  kiln::Result<kiln::Device> device = runtime.default_device();
+  ASSERT_TRUE(device.ok()) << device.error().to_string();
+  EXPECT_EQ(device->id(), "queue:0");
+}
+
 TEST(Loader, UnknownDeviceIdsAreClearErrors) {
   ScratchDir dir;
   const kiln::Runtime runtime = load(dir, entry("host", test_plugin("host")));

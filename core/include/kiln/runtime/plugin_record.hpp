@@ -30,6 +30,7 @@ struct PluginRecord {
   std::string description;
   PluginStatus status = PluginStatus::Skipped;
   std::string reason;        // why skipped or disabled; empty when loaded
+  std::int64_t priority = 0;
   bool required = false;
   SourceLocation origin;     // the config entry or manifest that named it
   std::vector<DeviceInfo> devices;  // loaded plugins: the exposed devices
