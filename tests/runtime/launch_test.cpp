@@ -6,6 +6,8 @@
 
 #include <gmock/gmock.h>
 
+#include <thread>
+
 namespace {
 
 using kiln::test::WireBuilder;
@@ -246,6 +248,51 @@ TEST_F(Launches, TimedLaunchReportsEveryRun) {
   expect_floats(out, expected(a, b, 3.0f));
   options.repeats = 0;
   EXPECT_EQ(host.timed_launch(program, args, options).error().message, "host:0: repeats must be at least 1");
+}
+
+TEST_F(Launches, ThreadsShareADeviceSafely) {
+  // The test plugin keeps one scratch array for all launches: only the
+  // runtime's per-device serialisation keeps concurrent launches apart.
+  // Compiles run concurrently (the ABI allows it).
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 8;
+  constexpr std::int64_t kBigGroups = 2048;  // long launches, so threads overlap
+  constexpr std::size_t kBigN = kBigGroups * kLocal;
+  std::vector<std::vector<float>> inputs;
+  for (int t = 0; t < 2 * kThreads; ++t) inputs.push_back(random_floats(kBigN));
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::vector<float>& a = inputs[2 * t];
+      const std::vector<float>& b = inputs[2 * t + 1];
+      kiln::Result<kiln::Program> program = host.compile(axpy_kernel());
+      kiln::Result<kiln::Buffer> ba = host.allocate(kBigN * 4), bb = host.allocate(kBigN * 4), bout = host.allocate(kBigN * 4);
+      if (!program.ok() || !ba.ok() || !bb.ok() || !bout.ok() || !ba->write(bytes_of(a)).ok() ||
+          !bb->write(bytes_of(b)).ok()) {
+        ++failures[t];
+        return;
+      }
+      for (int round = 0; round < kRounds; ++round) {
+        const float s = static_cast<float>(t * kRounds + round);
+        const kiln::LaunchArg args[] = {kiln::LaunchArg::buffer(*ba), kiln::LaunchArg::buffer(*bb),
+                                        kiln::LaunchArg::buffer(*bout), kiln::LaunchArg::value(s),
+                                        kiln::LaunchArg::value<std::int64_t>(kBigGroups)};
+        std::vector<float> out(kBigN);
+        if (!host.launch(*program, args).ok() || !bout->read(bytes_of(out)).ok()) {
+          ++failures[t];
+          continue;
+        }
+        for (std::size_t i = 0; i < kBigN; ++i)
+          if (out[i] != a[i] * s + b[i]) {
+            ++failures[t];
+            break;
+          }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures, std::vector<int>(kThreads, 0));
 }
 
 TEST_F(Launches, LaunchArgValueTypes) {
