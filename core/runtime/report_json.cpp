@@ -3,6 +3,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
+
 namespace kiln {
 
 namespace json = boost::json;
