@@ -13,8 +13,7 @@ namespace kiln::ir {
 
 namespace {
 
-// Deep enough for any real index or length expression; deeper chains are
-// answered conservatively instead of recursing without bound.
+// The deepest GROUP length expression the host evaluates (sdk/grid.cpp).
 constexpr int kMaxExpressionDepth = 64;
 
 bool valid_operand(const Kernel& kernel, ValueId user, ValueId operand) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace kiln::ir {
@@ -166,7 +167,12 @@ class Builder {
   const std::vector<ValueId>& open_blocks() const { return open_; }
 
   const Kernel& kernel() const { return kernel_; }
-  Kernel finish() { open_.clear(); return std::move(kernel_); }
+  // Hands over the kernel; the builder starts over empty.
+  Kernel finish() {
+    open_.clear();
+    slot_taken_.clear();
+    return std::exchange(kernel_, Kernel{});
+  }
 
  private:
   Kernel kernel_;

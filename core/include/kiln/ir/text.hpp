@@ -1,6 +1,5 @@
 // kiln/ir/text.hpp - the text form of a kernel: print and parse, an exact
-// round trip (parse(print(k)) == k for every kernel parse can return and for
-// every kernel whose operands name earlier ops).
+// round trip: parse(print(k)) == k for every kernel, valid or not.
 //
 //   %0 = param 0 global f32[1000]
 //   %1 = param 1 global_mut f32[1000]
