@@ -337,8 +337,9 @@ kiln_error* device_open(kiln_device_open_args* raw) {
 }
 
 void device_close(kiln_device* device) {
-  if (device == nullptr) return;
-  close_device(*as_device(device));
+  if (device == nullptr || !state_ready()) return;
+  for (const auto& known : state().devices)
+    if (known.get() == as_device(device)) close_device(*known);
 }
 
 kiln_error* device_synchronize(kiln_device* device) {

@@ -80,6 +80,7 @@ struct PluginState {
 
 // Valid between a successful init and shutdown.
 PluginState& state();
+bool state_ready();
 
 inline Device* as_device(kiln_device* d) { return reinterpret_cast<Device*>(d); }
 inline Buffer* as_buffer(kiln_buffer* b) { return reinterpret_cast<Buffer*>(b); }

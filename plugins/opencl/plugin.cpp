@@ -117,6 +117,8 @@ constexpr kiln_plugin_api kTable = {
 
 }  // namespace
 
+bool state_ready() { return g_state != nullptr; }
+
 PluginState& state() {
   if (!g_state) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "the opencl plugin is not initialised");
   return *g_state;
