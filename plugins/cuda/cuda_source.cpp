@@ -1,11 +1,13 @@
 #include "cuda_source.hpp"
 
-#include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/c_emitter.hpp>
 
 namespace kiln::cuda {
 
-std::string generate_cuda_source(std::span<const kiln_op>) {
-  sdk::fail(KILN_STATUS_NOT_IMPLEMENTED, "compile: CUDA C++ generation waits for the SDK's C-family emitter");
+std::string generate_cuda_source(std::span<const kiln_op> ops) {
+  sdk::EmitOptions options;
+  options.entry = kCudaKernelName;
+  return sdk::emit_c_family(ops, sdk::cuda_dialect(), options).source;
 }
 
 }  // namespace kiln::cuda

@@ -4,6 +4,7 @@
 // the build log and the path where the source was kept.
 #include "opencl.hpp"
 
+#include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <cstdlib>
@@ -16,10 +17,6 @@ namespace kiln::opencl {
 namespace {
 
 constexpr const char* kKernelName = "kiln_kernel";
-
-std::string generate_source(std::span<const kiln_op> /*ops*/) {
-  sdk::fail(KILN_STATUS_NOT_IMPLEMENTED, "compile: OpenCL C generation waits for the SDK's C-family emitter");
-}
 
 std::string build_log(const Device& d, cl_program program) {
   std::size_t size = 0;
@@ -65,7 +62,9 @@ kiln_error* compile(kiln_compile_args* raw) {
     const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
     ProgramPtr p(new Program(&d), &release);
     p->params = sdk::collect_params(ops);
-    p->source = generate_source(ops);
+    sdk::EmitOptions emit;
+    emit.entry = kKernelName;
+    p->source = sdk::emit_c_family(ops, sdk::opencl_dialect(), emit).source;
 
     const char* text = p->source.c_str();
     cl_int err = CL_SUCCESS;

@@ -2,7 +2,7 @@
 // "platforms"/"devices" filters), described as kiln_device_info; open/close.
 #include "opencl.hpp"
 
-#include <kiln/sdk/capabilities.hpp>
+#include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <CL/cl_ext.h>
@@ -127,17 +127,16 @@ std::uint32_t probe_simd_width(Device& d) {
   return width;
 }
 
-// Vector widths the emitted OpenCL C may use. OpenCL C has 2/4/8/16-wide
-// vectors everywhere; we offer them up to the widest the device calls
+// Vector widths to offer: those the OpenCL dialect can write (OpenCL C has
+// 2..16-lane vectors everywhere), up to the widest the device calls
 // preferred or native, and at least 4 (a 128-bit access pays on every GPU).
 std::uint32_t vector_widths(cl_device_id device) {
   cl_uint widest = 4;
   for (cl_device_info param : {CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT,
                                CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, CL_DEVICE_NATIVE_VECTOR_WIDTH_INT})
     widest = std::max(widest, optional_device_value<cl_uint>(device, param));
-  std::uint32_t bits = 1u << 1;
-  for (std::uint32_t w = 2; w <= 16 && w <= widest; w *= 2) bits |= 1u << w;
-  return bits;
+  const std::uint32_t up_to_widest = (2u << std::min<cl_uint>(widest, 16)) - 1;
+  return sdk::c_family_vector_widths(sdk::opencl_dialect()) & (up_to_widest | (1u << 1));
 }
 
 void describe(Device& d) {
@@ -196,10 +195,10 @@ void describe(Device& d) {
 
   info.vector_widths = vector_widths(d.id);
   for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt) {
-    // f16/bf16 are stored as 16 bits and computed in f32 (the IR's meaning),
-    // so they need no cl_khr_fp16; f64 needs the device's doubles.
+    // The emitter stores f16/bf16 as 16 bits and computes in f32 (the IR's
+    // meaning), so they need no cl_khr_fp16; f64 needs the device's doubles.
     if (dt == KILN_DTYPE_F64 && !d.has_fp64) continue;
-    info.dtype_ops[dt] = sdk::defined_ops(dt);
+    info.dtype_ops[dt] = sdk::c_family_dtype_ops(sdk::opencl_dialect(), dt);
   }
 
   d.last_level_cache_bytes = device_value<cl_ulong>(d.id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE");
