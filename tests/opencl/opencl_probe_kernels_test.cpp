@@ -66,7 +66,7 @@ std::vector<SuiteKernel> probe_kernels() {
     out.push_back(std::move(k));
   }
   {
-    const std::int64_t m = 128;
+    const std::int64_t m = 256;
     const HostArray a = random_floats(m * m, 5), b = random_floats(m * m, 6);
     SuiteKernel k{"matmul", kiln::test::probe::matmul(m), {buffer(a), buffer(b), buffer(HostArray(KILN_DTYPE_F32, m * m))}, {}};
     k.checks.push_back({2, "C", with(m * m, [&](std::size_t e) {

@@ -80,62 +80,71 @@ inline std::vector<kiln_op> sum_rows(std::int64_t rows, std::int64_t cols) {
   return w.ops;
 }
 
-// C = A B for n x n f32 (n a multiple of 64): 16x16 threads per group, each
-// computing a 4x4 block of C from 64x16 / 16x64 tiles of A and B staged in
-// LOCAL storage.
+// C = A B for n x n f32 (n a multiple of 128): 16x16 threads per group,
+// each computing an 8x8 block of C (register blocking) from 128x8 / 8x128
+// tiles of A and B staged in LOCAL storage with 128-bit loads.
 inline std::vector<kiln_op> matmul(std::int64_t n) {
-  const std::int64_t tile = 64, kstep = 16, per = 4;
+  constexpr std::int64_t tile = 128, kstep = 8, per = 8;
   WireBuilder w;
   const Id a = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, n * n);
   const Id b = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 1, n * n);
   const Id c = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 2, n * n);
   const Id acc = w.storage(KILN_SCOPE_REGISTER, KILN_DTYPE_F32, per * per);
-  const Id as = w.storage(KILN_SCOPE_LOCAL, KILN_DTYPE_F32, tile * kstep);  // [k][row]
+  const Id as = w.storage(KILN_SCOPE_LOCAL, KILN_DTYPE_F32, kstep * tile);  // [k][row]
   const Id bs = w.storage(KILN_SCOPE_LOCAL, KILN_DTYPE_F32, kstep * tile);  // [k][col]
-  const Id gx = w.group_index(0, w.const_i64(n / tile));
-  const Id gy = w.group_index(1, w.const_i64(n / tile));
-  const Id tx = w.local_index(0, w.const_i64(16));
-  const Id ty = w.local_index(1, w.const_i64(16));
   auto c64 = [&](std::int64_t v) { return w.const_i64(v); };
   auto add = [&](Id p, Id q) { return w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, p, q); };
   auto mul = [&](Id p, Id q) { return w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, p, q); };
+  auto div = [&](Id p, std::int64_t q) { return w.binary(KILN_BINARY_DIV, KILN_DTYPE_I64, p, c64(q)); };
+  auto mod = [&](Id p, std::int64_t q) { return w.binary(KILN_BINARY_MOD, KILN_DTYPE_I64, p, c64(q)); };
+  const Id gx = w.group_index(0, c64(n / tile));
+  const Id gy = w.group_index(1, c64(n / tile));
+  const Id tx = w.local_index(0, c64(16));
+  const Id ty = w.local_index(1, c64(16));
   for (std::int64_t e = 0; e < per * per; ++e) w.store(KILN_DTYPE_F32, acc, c64(e), w.const_f32(0));
   const Id t = add(mul(ty, c64(16)), tx);  // 0..255
   const Id row0 = mul(gy, c64(tile));
   const Id col0 = mul(gx, c64(tile));
+  // Per K step each thread brings one float4 of A (row t/2, k 4*(t%2)..) and
+  // one of B (k t/32, columns 4*(t%32)..).
+  const Id a_row = div(t, 2), a_k = mul(mod(t, 2), c64(4));
+  const Id b_k = div(t, 32), b_col = mul(mod(t, 32), c64(4));
   const Id kk = w.loop(c64(n / kstep));
   const Id k0 = mul(kk, c64(kstep));
-  // 256 threads load 64x16 of A and 16x64 of B: 4 elements each.
-  for (std::int64_t part = 0; part < 4; ++part) {
-    const Id e = add(t, c64(part * 256));  // 0..1023
-    const Id ar = w.binary(KILN_BINARY_DIV, KILN_DTYPE_I64, e, c64(kstep));
-    const Id ak = w.binary(KILN_BINARY_MOD, KILN_DTYPE_I64, e, c64(kstep));
-    const Id av = w.load(KILN_DTYPE_F32, a, add(mul(add(row0, ar), c64(n)), add(k0, ak)));
-    w.store(KILN_DTYPE_F32, as, add(mul(ak, c64(tile)), ar), av);
-    const Id bk = w.binary(KILN_BINARY_DIV, KILN_DTYPE_I64, e, c64(tile));
-    const Id bc = w.binary(KILN_BINARY_MOD, KILN_DTYPE_I64, e, c64(tile));
-    const Id bv = w.load(KILN_DTYPE_F32, b, add(mul(add(k0, bk), c64(n)), add(col0, bc)));
-    w.store(KILN_DTYPE_F32, bs, add(mul(bk, c64(tile)), bc), bv);
-  }
+  const Id av = w.load(KILN_DTYPE_F32, a, add(mul(add(row0, a_row), c64(n)), add(k0, a_k)), 4);
+  for (std::uint32_t j = 0; j < 4; ++j)
+    w.store(KILN_DTYPE_F32, as, add(mul(add(a_k, c64(j)), c64(tile)), a_row), w.extract(KILN_DTYPE_F32, av, j));
+  const Id bv = w.load(KILN_DTYPE_F32, b, add(mul(add(k0, b_k), c64(n)), add(col0, b_col)), 4);
+  w.store(KILN_DTYPE_F32, bs, add(mul(b_k, c64(tile)), b_col), bv, 4);
   w.barrier();
   const Id k = w.loop(c64(kstep));
-  const Id ra = w.load(KILN_DTYPE_F32, as, add(mul(k, c64(tile)), mul(ty, c64(per))), per);
-  const Id rb = w.load(KILN_DTYPE_F32, bs, add(mul(k, c64(tile)), mul(tx, c64(per))), per);
+  const Id at_k = mul(k, c64(tile));
+  Id ra[2], rb[2];
+  for (int half = 0; half < 2; ++half) {
+    ra[half] = w.load(KILN_DTYPE_F32, as, add(at_k, add(mul(ty, c64(per)), c64(4 * half))), 4);
+    rb[half] = w.load(KILN_DTYPE_F32, bs, add(at_k, add(mul(tx, c64(per)), c64(4 * half))), 4);
+  }
+  Id a_val[per], b_val[per];
+  for (std::uint32_t i = 0; i < per; ++i) {
+    a_val[i] = w.extract(KILN_DTYPE_F32, ra[i / 4], i % 4);
+    b_val[i] = w.extract(KILN_DTYPE_F32, rb[i / 4], i % 4);
+  }
   for (std::int64_t i = 0; i < per; ++i)
     for (std::int64_t j = 0; j < per; ++j) {
       const Id slot = c64(i * per + j);
-      const Id prod = w.mad(KILN_DTYPE_F32, w.extract(KILN_DTYPE_F32, ra, static_cast<std::uint32_t>(i)),
-                            w.extract(KILN_DTYPE_F32, rb, static_cast<std::uint32_t>(j)), w.load(KILN_DTYPE_F32, acc, slot));
-      w.store(KILN_DTYPE_F32, acc, slot, prod);
+      w.store(KILN_DTYPE_F32, acc, slot, w.mad(KILN_DTYPE_F32, a_val[i], b_val[j], w.load(KILN_DTYPE_F32, acc, slot)));
     }
   w.end_loop(k);
   w.barrier();
   w.end_loop(kk);
   for (std::int64_t i = 0; i < per; ++i)
-    for (std::int64_t j = 0; j < per; ++j) {
+    for (std::int64_t j = 0; j < per; j += 4) {
+      Id v = w.broadcast(KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, acc, c64(i * per + j)), 4);
+      for (std::uint32_t lane = 1; lane < 4; ++lane)
+        v = w.insert(KILN_DTYPE_F32, v, w.load(KILN_DTYPE_F32, acc, c64(i * per + j + lane)), lane, 4);
       const Id r = add(row0, add(mul(ty, c64(per)), c64(i)));
       const Id col = add(col0, add(mul(tx, c64(per)), c64(j)));
-      w.store(KILN_DTYPE_F32, c, add(mul(r, c64(n)), col), w.load(KILN_DTYPE_F32, acc, c64(i * per + j)));
+      w.store(KILN_DTYPE_F32, c, add(mul(r, c64(n)), col), v, 4);
     }
   return w.ops;
 }
