@@ -2,13 +2,13 @@
 // every op kind, every UNARY/BINARY op a device offers on every dtype, every
 // CAST pair, vectors, LOCAL storage with barriers, REGISTER storage, loops,
 // ifs, VARIABLE params and 3-D grids; each with random inputs and the
-// outputs the host reference (reference_ops.hpp) expects.
+// outputs the host reference (scalar_reference.hpp) expects.
 //
 // Device plugins (OpenCL, CUDA) run them through the ABI (run_suite_kernel);
 // the CUDA tests also compile them with NVRTC alone where there is no GPU.
 #pragma once
 
-#include "support/reference_ops.hpp"
+#include "support/scalar_reference.hpp"
 #include "support/wire_builder.hpp"
 
 #include <kiln/plugin.h>

@@ -1,4 +1,4 @@
-// tests/support/reference_ops.hpp - the scalar meaning of UNARY, BINARY and
+// tests/support/scalar_reference.hpp - the scalar meaning of UNARY, BINARY and
 // CAST (kernel_ir.h) computed on the host, and typed host arrays, for plugin
 // tests that check device results element by element.
 //
