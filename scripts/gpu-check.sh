@@ -156,6 +156,13 @@ for w in add_2^28_f32:GB/s exp_chain_2^28_f32:GB/s exp_chain_2^28_f32_ms:ms sum_
   fi
   row "$name" "${ours:-n/a}" "$unit; torch ${torch:-n/a} $unit; $ratio"
 done
+# The issue's yardstick for a fused elementwise chain: torch's x + y bandwidth.
+ours=$(perf exp_chain_2^28_f32 "$LOGS/perf-probe.log")
+torch=$(perf add_2^28_f32 "$LOGS/torch.log")
+if [ -n "$ours" ] && [ -n "$torch" ]; then
+  row "exp_chain vs torch add" "$(awk -v a="$ours" -v b="$torch" 'BEGIN { printf "%.0f%%", 100 * a / b }')" \
+    "of torch's x+y bandwidth (target >= 85%)"
+fi
 
-print_table
+print_table | tee "$LOGS/summary.txt"
 exit $FAILED
