@@ -91,10 +91,15 @@ void discover_devices(PluginState& st) {
     check_cu(cu().cuDeviceGet(&device->handle, ordinal), "cuDeviceGet", KILN_STATUS_UNAVAILABLE);
     describe(*device, driver_version);
     std::string flags;
-    for (const std::string& f : nvrtc_flags(nvrtc_target(st.nvrtc, device->cc_major, device->cc_minor,
-                                                          st.settings.nvrtc.force_ptx),
-                                            st.settings.nvrtc))
-      flags += " " + f;
+    try {
+      const std::string target = nvrtc_target(st.nvrtc, device->cc_major, device->cc_minor, st.settings.nvrtc.force_ptx);
+      for (const std::string& f : nvrtc_flags(target, st.settings.nvrtc)) flags += " " + f;
+    } catch (const sdk::PluginError& e) {
+      // Too old for this NVRTC: memory and copies still work, compile says why.
+      device->info.flags &= ~KILN_DEVICE_CAN_COMPILE;
+      flags = " (no target)";
+      sdk::Host::log(KILN_LOG_WARNING, std::string("cuda: device ") + std::to_string(ordinal) + ": " + e.what());
+    }
     device->cache_key = std::string("cuda ") + kPluginVersion + "; nvrtc " + st.nvrtc.version() + ";" + flags;
     st.devices.push_back(std::move(device));
   }
