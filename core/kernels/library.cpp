@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <limits>
 
 namespace kiln::kernels {
@@ -107,31 +106,6 @@ Result<StandardKernel> make_standard_kernel(std::string_view name, const KernelS
   kernel.dtypes = dtypes;
   kernel.tolerance = tolerance(dtype, reduction_length(*entry, size));
   return kernel;
-}
-
-std::vector<HostBuffer> StandardKernel::make_inputs(std::uint64_t seed) const {
-  std::vector<HostBuffer> buffers;
-  for (std::size_t slot = 0; slot < args.size(); ++slot) {
-    const ArgSpec& arg = args[slot];
-    if (arg.role != ArgRole::Input) continue;
-    HostBuffer& buffer = buffers.emplace_back(arg.dtype, arg.elements);
-    fill_random(buffer, seed + slot, arg.low, arg.high);
-  }
-  return buffers;
-}
-
-std::vector<HostBuffer> StandardKernel::make_outputs() const {
-  std::vector<HostBuffer> buffers;
-  for (const ArgSpec& arg : args) {
-    if (arg.role != ArgRole::Output) continue;
-    HostBuffer& buffer = buffers.emplace_back(arg.dtype, arg.elements);
-    if (ir::is_float(arg.dtype)) {
-      for (std::size_t i = 0; i < buffer.size(); ++i) buffer.set(i, std::numeric_limits<double>::quiet_NaN());
-    } else {
-      std::memset(buffer.data().data(), 0x5a, buffer.bytes());
-    }
-  }
-  return buffers;
 }
 
 }  // namespace kiln::kernels

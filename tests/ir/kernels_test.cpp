@@ -269,3 +269,58 @@ TEST(HostBuffers, ToleranceGrowsWithReductionLength) {
   EXPECT_EQ(make_standard_kernel("matmul", {.m = 2, .n = 2, .k = 100}).value().tolerance, tolerance(DType::F32, 100));
   EXPECT_EQ(make_standard_kernel("transpose", {.m = 2, .n = 100}).value().tolerance, tolerance(DType::F32, 1));
 }
+
+TEST(KernelArgs, ComeFromTheParamsOfAnyKernel) {
+  const auto kernel = ir::parse(R"(%0 = param 0 global f16[6]
+%1 = param 2 var i32
+%2 = param 1 global_mut f16[6]
+%3 = param 3 var f32
+)").value();
+  const double scalars[] = {-3.7, 0.1};
+  const auto args = args_of(kernel, scalars);
+  ASSERT_TRUE(args.ok()) << args.error().to_string();
+  ASSERT_EQ(args->size(), 4u);
+  EXPECT_EQ((*args)[0].role, ArgRole::Input);
+  EXPECT_EQ((*args)[0].elements, 6u);
+  EXPECT_EQ((*args)[0].dtype, DType::F16);
+  EXPECT_EQ((*args)[1].role, ArgRole::Output);
+  EXPECT_EQ((*args)[2].role, ArgRole::Scalar);
+  EXPECT_EQ((*args)[2].scalar_bits, 0xfffffffdu);  // -3.7 -> i32 -3, as CAST
+  EXPECT_EQ((*args)[3].scalar_bits, 0x3dcccccdu);  // 0.1f
+  EXPECT_EQ(make_input_buffers(*args, 1).size(), 1u);
+  EXPECT_EQ(make_output_buffers(*args).size(), 1u);
+}
+
+TEST(KernelArgs, AgreeWithTheStandardKernelsOwn) {
+  for (std::string_view name : standard_kernel_names()) {
+    const auto k = make_standard_kernel(name, {.m = 3, .n = 5, .k = 7}).value();
+    if (name == "add-dyn") continue;  // its buffers have no static length
+    const auto args = args_of(k.kernel).value();
+    ASSERT_EQ(args.size(), k.args.size()) << name;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      EXPECT_EQ(args[i].role, k.args[i].role) << name << " slot " << i;
+      EXPECT_EQ(args[i].elements, k.args[i].elements) << name << " slot " << i;
+    }
+  }
+}
+
+TEST(KernelArgs, MissingCountsAndScalarsAreErrors) {
+  const auto dyn = make_standard_kernel("add-dyn", {.n = 5}).value();
+  const auto no_count = args_of(dyn.kernel);
+  ASSERT_FALSE(no_count.ok());
+  EXPECT_EQ(no_count.error().op, 0);
+  EXPECT_NE(no_count.error().message.find("buffer param 0 has no element count"), std::string::npos);
+
+  const auto kernel = ir::parse("%0 = param 0 var i64\n").value();
+  const auto none = args_of(kernel);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("a value for var param 0 is needed (0 given)"), std::string::npos);
+  const double two[] = {1, 2};
+  const auto extra = args_of(kernel, two);
+  ASSERT_FALSE(extra.ok());
+  EXPECT_EQ(extra.error().message, "2 scalar values given, the kernel has 1 var params");
+
+  const auto gap = args_of(ir::parse("%0 = param 1 global f32[4]\n").value());
+  ASSERT_FALSE(gap.ok());
+  EXPECT_NE(gap.error().message.find("no param has slot 0"), std::string::npos);
+}

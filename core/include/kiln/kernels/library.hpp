@@ -53,6 +53,21 @@ struct ArgSpec {
   double high = 1.0;
 };
 
+// One buffer per Input argument, in slot order, filled by
+// fill_random(buffer, seed + slot, low, high).
+std::vector<HostBuffer> make_input_buffers(std::span<const ArgSpec> args, std::uint64_t seed);
+// One buffer per Output argument, in slot order, filled with NaN (integers:
+// 0x5a bytes) so that elements a kernel fails to write do not pass as results.
+std::vector<HostBuffer> make_output_buffers(std::span<const ArgSpec> args);
+
+// The arguments of any kernel (for `kiln ir FILE --run`), from its PARAMs in
+// slot order: GLOBAL -> Input, GLOBAL_MUT -> Output, each of the element
+// count the param declares; VAR -> Scalar taking the next of `scalars` (in
+// slot order), converted to the param's dtype as CAST converts. Errors
+// (InvalidArgument) name the param: a buffer without an element count
+// (write it as f32[N]), too few or too many scalars, a missing slot.
+Result<std::vector<ArgSpec>> args_of(const ir::Kernel& kernel, std::span<const double> scalars = {});
+
 // inputs and outputs in slot order, one buffer per Input / Output argument.
 using Reference = std::function<void(std::span<const HostBuffer> inputs, std::span<HostBuffer> outputs)>;
 
@@ -68,11 +83,9 @@ struct StandardKernel {
   std::vector<ir::DType> dtypes;  // the dtypes this kernel can be made in
   Reference reference;         // computes in double, stores in the buffer dtype
 
-  // Input buffers filled by fill_random(buffer, seed + slot, low, high).
-  std::vector<HostBuffer> make_inputs(std::uint64_t seed) const;
-  // Output buffers, filled with NaN (integers: 0x5a bytes) so that elements a
-  // kernel fails to write do not pass as results.
-  std::vector<HostBuffer> make_outputs() const;
+  // make_input_buffers / make_output_buffers of args.
+  std::vector<HostBuffer> make_inputs(std::uint64_t seed) const { return make_input_buffers(args, seed); }
+  std::vector<HostBuffer> make_outputs() const { return make_output_buffers(args); }
 };
 
 // The names make_standard_kernel accepts, in a fixed order.
