@@ -382,8 +382,10 @@ class Emitter {
         value_operand(id, 1);
         if (op.lanes < 2 || v.lanes != op.lanes || op.attr >= op.lanes)
           reject(id, KILN_STATUS_INVALID_ARGUMENT, "lane out of range or vector widths differ");
-        line(value_type(id, op.dtype, op.lanes) + " " + var(id) + " = " + var(op.src[0]) + ";");
-        line(d_.lane(var(id), op.attr) + " = " + var(op.src[1]) + ";");
+        std::vector<std::string> lanes;
+        for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(k == op.attr ? var(op.src[1]) : d_.lane(var(op.src[0]), k));
+        const std::string type = value_type(id, op.dtype, op.lanes);
+        define(id, type, d_.vector_literal(type, lanes));
         return;
       }
       case KILN_OP_VEC_EXTRACT: {
@@ -449,9 +451,9 @@ class Emitter {
       const std::string whole = d_.vector_access(d_, {name, type, mem, index, op.dtype, op.lanes, false});
       if (!whole.empty()) return line(whole);
     }
-    line(type + " " + var(id) + ";");
-    for (unsigned k = 0; k < op.lanes; ++k)
-      line(d_.lane(var(id), k) + " = " + spell_.from_storage(op.dtype, element(op, k)) + ";");
+    std::vector<std::string> lanes;
+    for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.from_storage(op.dtype, element(op, k)));
+    define(id, type, d_.vector_literal(type, lanes));
   }
 
   void emit_store(std::uint32_t id, const kiln_op& op) {
@@ -474,10 +476,7 @@ class Emitter {
     if (x.lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "broadcast source must be a scalar");
     const std::string type = value_type(id, op.dtype, op.lanes);
     if (op.lanes == 1) return define(id, type, var(op.src[0]));
-    const std::string whole = d_.broadcast(type, var(op.src[0]), op.lanes);
-    if (!whole.empty()) return define(id, type, whole);
-    line(type + " " + var(id) + ";");
-    for (unsigned k = 0; k < op.lanes; ++k) line(d_.lane(var(id), k) + " = " + var(op.src[0]) + ";");
+    define(id, type, d_.vector_literal(type, std::vector<std::string>(op.lanes, var(op.src[0]))));
   }
 
   // The ops whose scalar spelling also applies to whole vectors.
@@ -525,14 +524,14 @@ class Emitter {
       if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");
       return define(id, type, e);
     }
-    line(type + " " + var(id) + ";");
+    std::vector<std::string> lanes;
     for (unsigned k = 0; k < op.lanes; ++k) {
       std::array<std::string, 3> a;
       for (unsigned i = 0; i < n; ++i) a[i] = in[i]->lanes == 1 ? var(op.src[i]) : d_.lane(var(op.src[i]), k);
-      const std::string e = spell(a);
-      if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");
-      line(d_.lane(var(id), k) + " = " + e + ";");
+      lanes.push_back(spell(a));
+      if (lanes.back().empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");
     }
+    define(id, type, d_.vector_literal(type, lanes));
   }
 };
 
