@@ -34,6 +34,7 @@ struct Compiler {
   unsigned vector_bytes = 0;       // widest SIMD register: 64 AVX-512, 32 AVX, 16 SSE2/NEON, 0 none
   unsigned vector_registers = 0;   // how many of them
   bool fma = false;
+  bool libmvec = false;            // glibc's vector math library links (-lmvec)
 };
 
 struct Settings {
@@ -41,6 +42,7 @@ struct Settings {
   int threads = 1;                 // OpenMP threads per launch
   std::filesystem::path cache_dir;
   bool keep_source = false;
+  bool vector_math = false;        // libm calls vectorise through libmvec
   double memory_bandwidth_gbps = 0;
 };
 
@@ -64,7 +66,7 @@ struct Program {
 Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp);
 // Compiles a C file into a shared object. Throws COMPILE_FAILED with the
 // compiler's output and the source's path.
-void compile_shared_object(const Compiler& compiler, const std::filesystem::path& source,
+void compile_shared_object(const Compiler& compiler, bool vector_math, const std::filesystem::path& source,
                            const std::filesystem::path& output);
 
 // device.cpp

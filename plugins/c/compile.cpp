@@ -69,7 +69,7 @@ void build(const fs::path& object, const std::string& key, const std::string& so
     if (!s.compiler.flags_error.empty())
       sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: the compiler rejects the flags (option 'flags'); source kept at " +
                                                 kept_source.string() + ":\n" + s.compiler.flags_error);
-    compile_shared_object(s.compiler, source_tmp, object_tmp);
+    compile_shared_object(s.compiler, s.vector_math, source_tmp, object_tmp);
   } catch (const sdk::PluginError& e) {
     std::error_code ec;
     fs::rename(source_tmp, kept_source, ec);  // where the message's path points the user
@@ -105,6 +105,7 @@ kiln_error* compile(kiln_compile_args* raw) {
     options.entry = kEntry;
     options.parallel = s.compiler.openmp;
     options.threads = s.threads;
+    options.vector_math = s.vector_math;
     auto program = std::make_unique<Program>();
     sdk::EmittedKernel emitted = sdk::emit_c_family({kernel->ops, kernel->n_ops}, sdk::c_dialect(), options);
     program->source = std::move(emitted.source);

@@ -77,14 +77,21 @@ Compiler probe_compiler(const std::string& name, std::vector<std::string> flags,
     }
   }
   if (macros.exit_code == 0) read_target(c, macros.output);
+  // -print-file-name answers the bare name when it finds nothing.
+  const ProcessResult mvec = run_process({c.path, "-print-file-name=libmvec.so"});
+  c.libmvec = mvec.exit_code == 0 && first_line(mvec.output).find('/') != std::string::npos;
   return c;
 }
 
-void compile_shared_object(const Compiler& c, const std::filesystem::path& source, const std::filesystem::path& output) {
+void compile_shared_object(const Compiler& c, bool vector_math, const std::filesystem::path& source,
+                           const std::filesystem::path& output) {
   std::vector<std::string> argv{c.path};
   argv.insert(argv.end(), c.flags.begin(), c.flags.end());
   if (c.openmp) argv.push_back("-fopenmp");
-  argv.insert(argv.end(), {"-fPIC", "-shared", "-o", output.string(), source.string(), "-lm"});
+  else if (vector_math) argv.push_back("-fopenmp-simd");
+  argv.insert(argv.end(), {"-fPIC", "-shared", "-o", output.string(), source.string()});
+  if (vector_math) argv.push_back("-lmvec");
+  argv.push_back("-lm");
   const ProcessResult result = run_process(argv);
   if (result.exit_code != 0)
     sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: " + c.path + " failed on " + source.string() + " (exit " +

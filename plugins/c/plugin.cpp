@@ -8,6 +8,11 @@
 //   threads                cores    OpenMP threads per launch
 //   cache_dir              $XDG_CACHE_HOME/kiln/c, else ~/.cache/kiln/c
 //   keep_source            false    keep <key>.c next to each cached <key>.so
+//   vector_math            true     exp/log/sin/cos/pow vectorise through glibc's libmvec
+//                                   (when the compiler finds it; results within libmvec's
+//                                   few-ulp accuracy instead of libm's)
+// -fno-math-errno is always passed: kernels never read errno, and without it
+// no libm call can vectorise or inline.
 //   memory_bandwidth_gbps  0        reported to the cost model (0: unknown)
 // Unknown keys are warnings.
 #include "c_plugin.hpp"
@@ -51,6 +56,8 @@ Settings read_settings(const sdk::Options& options) {
   const std::string compiler = options.get_string("compiler", "cc");
   std::vector<std::string> flags = split_flags(options.get_string("flags", kDefaultFlags));
   if (options.get_bool("fast_math", false)) flags.push_back("-ffast-math");
+  flags.push_back("-fno-math-errno");
+  const bool vector_math = options.get_bool("vector_math", true);
   const bool openmp = options.get_bool("openmp", true);
   const std::int64_t threads = options.get_int("threads", sdk::read_host_cpu().cores);
   if (threads < 1 || threads > 4096)
@@ -69,6 +76,7 @@ Settings read_settings(const sdk::Options& options) {
     sdk::fail(KILN_STATUS_UNAVAILABLE, "c: cannot create the cache directory '" + s.cache_dir.string() +
                                            "' (option 'cache_dir'): " + ec.message());
   s.compiler = probe_compiler(compiler, std::move(flags), openmp);
+  s.vector_math = vector_math && s.compiler.libmvec;
   return s;
 }
 
@@ -76,6 +84,7 @@ std::string make_cache_key(const Settings& s) {
   std::string key = std::string("c ") + kPluginVersion + "; " + s.compiler.path + ": " + s.compiler.version + "; flags:";
   for (const std::string& flag : s.compiler.flags) key += " " + flag;
   key += s.compiler.openmp ? "; openmp threads=" + std::to_string(s.threads) : "; no openmp";
+  if (s.vector_math) key += "; libmvec";
   return key;
 }
 

@@ -217,10 +217,18 @@ TEST_F(CPlugin, UnsupportedKernelsNameTheOp) {
 TEST_F(CPlugin, OpenMPCanBeTurnedOff) {
   AbiPlugin plugin(plugin_path("c"), options("\"openmp\": false"));
   ProgramHandle p(plugin, plugin.compile(plugin.open(0), wire_add_f32(64)));
-  EXPECT_EQ(plugin.source(p.get()).find("#pragma omp"), std::string::npos);
+  EXPECT_EQ(plugin.source(p.get()).find("#pragma omp parallel"), std::string::npos);
   AbiPlugin parallel(plugin_path("c"), options("\"threads\": 2"));
   ProgramHandle q(parallel, parallel.compile(parallel.open(0), wire_add_f32(64)));
   EXPECT_NE(parallel.source(q.get()).find("num_threads(2)"), std::string::npos);
+}
+
+// libm calls vectorise through libmvec unless turned off; the results are
+// checked by the op batteries (c_ops_test.cpp), which run with it on.
+TEST_F(CPlugin, VectorMathCanBeTurnedOff) {
+  AbiPlugin plugin(plugin_path("c"), options("\"vector_math\": false"));
+  ProgramHandle p(plugin, plugin.compile(plugin.open(0), wire_add_f32(64)));
+  EXPECT_EQ(plugin.source(p.get()).find("declare simd"), std::string::npos);
 }
 
 TEST_F(CPlugin, ProgramSourceIsC) {

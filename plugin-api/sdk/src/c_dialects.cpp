@@ -66,8 +66,8 @@ std::string c_vector_access(const Dialect&, const VectorAccess& a) {
 
 std::string c_vector_literal(std::string_view, const std::vector<std::string>& lanes) { return "{" + joined(lanes) + "}"; }
 
-std::string c_prelude(const Dialect&, const KernelShape&) {
-  return R"(#include <math.h>
+std::string c_prelude(const Dialect&, const KernelShape& shape) {
+  std::string out = R"(#include <math.h>
 #include <stdint.h>
 #include <string.h>
 static inline uint32_t kiln_f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
@@ -75,6 +75,14 @@ static inline float kiln_bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x
 static inline uint64_t kiln_f64_bits(double x) { uint64_t u; memcpy(&u, &x, sizeof u); return u; }
 static inline double kiln_bits_f64(uint64_t u) { double x; memcpy(&x, &u, sizeof x); return x; }
 )";
+  if (shape.vector_math) {
+    // The functions every glibc libmvec has (since 2.22 on x86-64).
+    for (const char* f : {"exp", "log", "sin", "cos"})
+      out += std::string("#pragma omp declare simd notinbranch\nfloat ") + f + "f(float);\n#pragma omp declare simd notinbranch\ndouble " + f +
+             "(double);\n";
+    out += "#pragma omp declare simd notinbranch\nfloat powf(float, float);\n#pragma omp declare simd notinbranch\ndouble pow(double, double);\n";
+  }
+  return out;
 }
 
 std::string c_kernel_begin(const Dialect& d, const KernelShape& shape) {

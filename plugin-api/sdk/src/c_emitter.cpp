@@ -222,6 +222,7 @@ class Emitter {
     shape_.entry = options.entry;
     shape_.parallel = options.parallel;
     shape_.threads = options.threads;
+    shape_.vector_math = options.vector_math;
   }
 
   EmittedKernel run() {

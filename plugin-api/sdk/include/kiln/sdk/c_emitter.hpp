@@ -56,6 +56,7 @@ struct KernelShape {
   bool parallel = false;                      // C: run group loops with OpenMP
   int threads = 0;                            // C: OpenMP threads (0: runtime default)
   bool uses_f64 = false;                      // OpenCL: enable cl_khr_fp64
+  bool vector_math = false;                   // C: libm functions have SIMD variants (glibc libmvec)
 };
 
 struct Dialect;
@@ -123,6 +124,10 @@ struct EmitOptions {
   std::string entry = "kiln_kernel";
   bool parallel = false;  // C: OpenMP on the group loops
   int threads = 0;        // C: num_threads clause (0: none)
+  // C: declare exp/log/sin/cos/pow `omp declare simd`, so loops over them
+  // vectorise into glibc's libmvec (compile with -fopenmp or -fopenmp-simd,
+  // -fno-math-errno, and link -lmvec).
+  bool vector_math = false;
 };
 
 struct EmittedKernel {
