@@ -234,6 +234,35 @@ TEST(CKernels, HalfPrecisionRoundsToNearestEven) {
   }
 }
 
+// f64 and wide integers reach f16/bf16 with one rounding, not two through f32.
+TEST(CKernels, CastsToHalfRoundOnce) {
+  struct Cast {
+    std::uint8_t from, to;
+    std::uint64_t bits, want;
+  };
+  const double just_above_tie = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  const std::vector<Cast> casts = {
+      {KILN_DTYPE_F64, KILN_DTYPE_F16, std::bit_cast<std::uint64_t>(just_above_tie), 0x3c01},
+      {KILN_DTYPE_F64, KILN_DTYPE_F16, std::bit_cast<std::uint64_t>(-just_above_tie), 0xbc01},
+      {KILN_DTYPE_F64, KILN_DTYPE_BF16, std::bit_cast<std::uint64_t>(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)), 0x3f81},
+      {KILN_DTYPE_I64, KILN_DTYPE_BF16, (std::uint64_t{1} << 24) + (1u << 16) + 1, 0x4b81},      // 2^24 + 2^17
+      {KILN_DTYPE_I64, KILN_DTYPE_BF16, static_cast<std::uint64_t>(-((std::int64_t{1} << 24) + (1 << 16) + 1)), 0xcb81},
+      {KILN_DTYPE_U64, KILN_DTYPE_F16, 2049, 0x6800},  // 2049: tie between 2048 and 2050, to even (2048)
+      {KILN_DTYPE_U64, KILN_DTYPE_F16, 65520, 0x7c00},  // rounds to inf
+      {KILN_DTYPE_F64, KILN_DTYPE_F16, std::bit_cast<std::uint64_t>(1e300), 0x7c00},
+  };
+  for (const Cast& c : casts) {
+    WireBuilder w;
+    auto in = w.param(KILN_PARAM_VARIABLE, c.from, 0);
+    auto out = w.param(KILN_PARAM_GLOBAL_MUT, c.to, 1, 1);
+    w.store(c.to, out, w.const_i64(0), w.cast(c.to, in));
+    std::vector<HostArg> args = {HostArg::value(c.from, c.bits), HostArg::buffer(c.to, 1)};
+    run_kernel(c_plugin(), device(), w.ops, args);
+    EXPECT_EQ(args[1].get(0), c.want) << sdk::dtype_name(c.from) << " -> " << sdk::dtype_name(c.to) << " of " << std::hex << c.bits;
+    EXPECT_EQ(ref::cast(c.from, c.to, c.bits), c.want) << "the test reference disagrees";
+  }
+}
+
 // Integer arithmetic wraps, including the promotion trap u16 * u16, and
 // division by zero or MIN / -1 cannot bring the host down.
 TEST(CKernels, IntegerArithmeticWraps) {

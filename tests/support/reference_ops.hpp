@@ -14,6 +14,7 @@
 #include <kiln/sdk/half.hpp>
 #include <kiln/sdk/wire.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -179,7 +180,30 @@ inline std::optional<std::uint64_t> mad(unsigned dt, std::uint64_t a, std::uint6
   return wrap(dt, a * b + c);
 }
 
+// The f16/bf16 bits nearest to x (ties to even, overflow to inf), with x
+// exact in long double: one rounding, independent of the f32 route.
+inline std::uint64_t nearest_half(unsigned dt, long double x) {
+  if (std::isnan(x)) return float_bits(dt, static_cast<double>(x));
+  const std::uint64_t sign = std::signbit(x) ? 0x8000 : 0;
+  const long double magnitude = std::fabs(x);
+  const std::uint64_t inf = dt == KILN_DTYPE_F16 ? 0x7c00 : 0x7f80;
+  // Where a rounding to inf starts counting: one ulp above the largest finite.
+  const long double beyond = dt == KILN_DTYPE_F16 ? 65536.0L : std::ldexp(1.0L, 128);
+  auto value = [&](std::uint64_t m) { return m >= inf ? beyond : static_cast<long double>(to_double(dt, m)); };
+  const std::uint64_t guess = std::min(float_bits(dt, static_cast<double>(magnitude)) & 0x7fff, inf);
+  std::uint64_t best = guess;
+  for (std::uint64_t m : {guess == 0 ? guess : guess - 1, guess, std::min(guess + 1, inf)}) {
+    const long double d = std::fabs(value(m) - magnitude), bd = std::fabs(value(best) - magnitude);
+    if (d < bd || (d == bd && (m & 1) == 0 && (best & 1) != 0)) best = m;
+  }
+  return sign | best;
+}
+
 inline std::uint64_t cast(unsigned from, unsigned to, std::uint64_t x) {
+  if (is_half(to) && !sdk::dtype_is_float(from))
+    return nearest_half(to, from == KILN_DTYPE_U64 || from == KILN_DTYPE_BOOL ? static_cast<long double>(x)
+                                                                              : static_cast<long double>(sint(from, x)));
+  if (is_half(to) && from == KILN_DTYPE_F64) return nearest_half(to, static_cast<long double>(to_double(from, x)));
   if (to == KILN_DTYPE_BOOL) return sdk::dtype_is_float(from) ? to_double(from, x) != 0 : x != 0;
   if (sdk::dtype_is_float(to)) {
     if (from == KILN_DTYPE_F64 || to == KILN_DTYPE_F64 || sdk::dtype_is_float(from))

@@ -41,9 +41,8 @@ class Spelling {
  public:
   explicit Spelling(const Dialect& d) : d_(d) {}
 
-  // Prelude helpers the spelled expressions call.
-  std::set<std::string> divmod_helpers;  // "div_i32", "mod_u8", ...
-  bool uses_half = false;
+  // Prelude helpers the spelled expressions call (see shared_helpers).
+  std::set<std::string> helpers;
 
   // An expression of the op's result, or "" when unsupported.
   std::string unary(unsigned code, unsigned dt, const std::string& x) {
@@ -136,8 +135,15 @@ class Spelling {
     if (from == to) return x;
     if (to == KILN_DTYPE_BOOL) return "(" + x + " != 0)";
     if (is_half(to)) {
-      const std::string f32(d_.value_types[KILN_DTYPE_F32]);
-      return rounded(to, is_half(from) || from == KILN_DTYPE_F32 ? x : "(" + f32 + ")" + x);
+      if (is_half(from) || from == KILN_DTYPE_F32) return rounded(to, x);
+      // One rounding, as the reference: through an f32 rounded to odd.
+      if (from == KILN_DTYPE_F64) {
+        helpers.insert("odd_f64");
+        return rounded(to, "kiln_f64_to_f32_odd(" + x + ")");
+      }
+      helpers.insert("odd_int");
+      if (dtype_is_signed_int(from)) return rounded(to, "kiln_i64_to_f32_odd((" + std::string(d_.value_types[KILN_DTYPE_I64]) + ")" + x + ")");
+      return rounded(to, "kiln_u64_to_f32_odd((" + std::string(d_.value_types[KILN_DTYPE_U64]) + ")" + x + ")");
     }
     return "(" + std::string(d_.value_types[to]) + ")" + x;
   }
@@ -145,12 +151,12 @@ class Spelling {
   // The variable's value read from / written to memory of dtype dt.
   std::string from_storage(unsigned dt, const std::string& element) {
     if (!is_half(dt)) return element;
-    uses_half = true;
+    helpers.insert("half");
     return std::string(dt == KILN_DTYPE_F16 ? "kiln_f16_to_f32(" : "kiln_bf16_to_f32(") + element + ")";
   }
   std::string to_storage(unsigned dt, const std::string& value) {
     if (!is_half(dt)) return value;
-    uses_half = true;
+    helpers.insert("half");
     return std::string(dt == KILN_DTYPE_F16 ? "kiln_f32_to_f16(" : "kiln_f32_to_bf16(") + value + ")";
   }
 
@@ -190,13 +196,13 @@ class Spelling {
 
   std::string helper(std::string_view what, unsigned dt) {
     const std::string name = std::string(what) + "_" + std::string(dtype_name(dt));
-    divmod_helpers.insert(name);
+    helpers.insert(name);
     return "kiln_" + name;
   }
 
   std::string rounded(unsigned dt, const std::string& e) {
     if (!is_half(dt)) return e;
-    uses_half = true;
+    helpers.insert("half");
     return std::string(dt == KILN_DTYPE_F16 ? "kiln_round_f16(" : "kiln_round_bf16(") + e + ")";
   }
 
@@ -236,7 +242,7 @@ class Emitter {
     out.shape = shape_;
     out.source = d_.prelude(d_, shape_);
     for (const auto& [dt, lanes] : vector_types_) out.source += d_.vector_typedef(d_, dt, lanes);
-    out.source += detail::shared_helpers(d_, spell_.uses_half, spell_.divmod_helpers);
+    out.source += detail::shared_helpers(d_, spell_.helpers);
     out.source += d_.kernel_begin(d_, shape_);
     out.source += body_;
     out.source += d_.kernel_end(d_, shape_);
