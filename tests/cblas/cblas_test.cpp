@@ -265,6 +265,42 @@ TEST(Cblas, RefusesProductsItCannotExpress) {
   }
 }
 
+// Random op arrays and randomly damaged matmuls: a clean error (or a
+// program), never a crash or an INTERNAL error.
+TEST(Cblas, GarbageKernelsAreRefusedCleanly) {
+  std::uint64_t state = 777;
+  auto next = [&](std::uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  };
+  const auto good = gemm_kernel({.m = 5, .n = 6, .k = 7});
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<kiln_op> ops = good;
+    if (round % 2 == 0) {
+      ops.resize(1 + next(24));
+      for (auto& op : ops) {
+        op.kind = static_cast<std::uint8_t>(next(KILN_OP_KIND_COUNT + 1));
+        op.dtype = static_cast<std::uint8_t>(1 + next(14));
+      }
+    }
+    for (int edits = 0; edits < 3; ++edits) {
+      kiln_op& op = ops[next(ops.size())];
+      switch (next(5)) {
+        case 0: op.src[next(3)] = static_cast<std::uint32_t>(next(ops.size() + 2)); break;
+        case 1: op.code = static_cast<std::uint8_t>(next(21)); break;
+        case 2: op.attr = static_cast<std::uint32_t>(next(5)); break;
+        case 3: op.imm = next(1u << 20); break;
+        default: op.dtype = static_cast<std::uint8_t>(next(16)); break;
+      }
+    }
+    try {
+      ProgramHandle p(cblas_plugin(), cblas_plugin().compile(device(), ops));
+    } catch (const AbiError& e) {
+      EXPECT_TRUE(e.status == KILN_STATUS_UNSUPPORTED || e.status == KILN_STATUS_INVALID_ARGUMENT) << e.what();
+    }
+  }
+}
+
 TEST(Cblas, ProgramSourceIsTheCall) {
   AbiPlugin& plugin = cblas_plugin();
   ProgramHandle p(plugin, plugin.compile(device(), gemm_kernel({.m = 8, .n = 8, .k = 8, .b_transposed = true})));

@@ -349,13 +349,17 @@ class Emitter {
     const kiln_op& op = ops_[id];
     if (op.lanes == 0) reject(id, KILN_STATUS_INVALID_ARGUMENT, "lanes is 0");
     switch (op.kind) {
-      case KILN_OP_CONST:
+      case KILN_OP_CONST: {
         if (op.lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "a CONST is a scalar");
-        define(id, value_type(id, op.dtype, 1), spell_.literal(op.dtype, op.imm));
+        const std::string type = value_type(id, op.dtype, 1);  // validates the dtype first
+        define(id, type, spell_.literal(op.dtype, op.imm));
         return;
+      }
       case KILN_OP_PARAM:
-        if (op.code == KILN_PARAM_VARIABLE)
-          define(id, value_type(id, op.dtype, 1), spell_.from_storage(op.dtype, var(id) + "_in"));
+        if (op.code == KILN_PARAM_VARIABLE) {
+          const std::string type = value_type(id, op.dtype, 1);
+          define(id, type, spell_.from_storage(op.dtype, var(id) + "_in"));
+        }
         return;  // buffers are named by the signature
       case KILN_OP_STORAGE: return emit_storage(id, op);
       case KILN_OP_LOAD: return emit_load(id, op);
