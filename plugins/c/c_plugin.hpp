@@ -35,6 +35,10 @@ struct Compiler {
   unsigned vector_registers = 0;   // how many of them
   bool fma = false;
   bool libmvec = false;            // glibc's vector math library links (-lmvec)
+  // Digest of the predefined macros under the flags: -march=native makes
+  // different code on different CPUs, so a cache shared between machines
+  // must tell them apart.
+  std::string target_digest;
 };
 
 struct Settings {
@@ -61,6 +65,9 @@ struct Program {
   using Entry = void (*)(void* const* args, const std::int64_t* groups);
   Entry entry = nullptr;
 };
+
+// SHA-1 of `text` in hex (the cache's keys).
+std::string sha1_hex(const std::string& text);
 
 // compiler.cpp
 Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp);

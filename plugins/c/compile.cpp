@@ -30,6 +30,8 @@ namespace {
 
 constexpr const char* kEntry = "kiln_kernel";
 
+}  // namespace
+
 std::string sha1_hex(const std::string& text) {
   boost::uuids::detail::sha1 sha;
   sha.process_bytes(text.data(), text.size());
@@ -43,6 +45,8 @@ std::string sha1_hex(const std::string& text) {
   }
   return hex;
 }
+
+namespace {
 
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -76,7 +76,10 @@ Compiler probe_compiler(const std::string& name, std::vector<std::string> flags,
       sdk::Host::log(KILN_LOG_WARNING, "c: " + c.path + " does not accept -fopenmp; kernels run on one thread");
     }
   }
-  if (macros.exit_code == 0) read_target(c, macros.output);
+  if (macros.exit_code == 0) {
+    read_target(c, macros.output);
+    c.target_digest = sha1_hex(macros.output).substr(0, 16);
+  }
   // -print-file-name answers the bare name when it finds nothing.
   const ProcessResult mvec = run_process({c.path, "-print-file-name=libmvec.so"});
   c.libmvec = mvec.exit_code == 0 && first_line(mvec.output).find('/') != std::string::npos;

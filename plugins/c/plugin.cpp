@@ -85,6 +85,7 @@ std::string make_cache_key(const Settings& s) {
   for (const std::string& flag : s.compiler.flags) key += " " + flag;
   key += s.compiler.openmp ? "; openmp threads=" + std::to_string(s.threads) : "; no openmp";
   if (s.vector_math) key += "; libmvec";
+  key += "; target " + s.compiler.target_digest;
   return key;
 }
 
