@@ -1,0 +1,217 @@
+#include "logical_device.hpp"
+
+#include "vk_check.hpp"
+#include "vk_struct.hpp"
+
+#include <kiln/sdk/plugin_support.hpp>
+
+namespace kiln::vulkan {
+
+Submission::Submission(Device& device, VkCommandBuffer command_buffer, VkFence fence)
+    : device_(device), command_buffer_(command_buffer), fence_(fence) {}
+
+Submission::~Submission() {
+  if (command_buffer_ != VK_NULL_HANDLE) {
+    // Never submitted (recording failed) or reusable: the pool needs the lock.
+    std::lock_guard lock(device_.mutex_);
+    device_.vk_.vkFreeCommandBuffers(device_.device_, device_.command_pool_, 1, &command_buffer_);
+  }
+  device_.vk_.vkDestroyFence(device_.device_, fence_, nullptr);
+}
+
+Device::Device(const Instance& instance, const PhysicalDevice& physical) : physical_(physical) {
+  const DeviceCaps& caps = physical.caps;
+  const float priority = 1.0f;
+  auto queue = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  queue.queueFamilyIndex = caps.queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+
+  // Enable exactly the features discovery found and codegen may use.
+  auto features = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  features.features.shaderFloat64 = caps.float64;
+  features.features.shaderInt64 = caps.int64;
+  features.features.shaderInt16 = caps.int16;
+  auto storage16 = vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+  storage16.storageBuffer16BitAccess = caps.storage16;
+  auto storage8 = vk_struct<VkPhysicalDevice8BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES);
+  storage8.storageBuffer8BitAccess = caps.storage8;
+  auto f16i8 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+  f16i8.shaderInt8 = caps.int8;
+  f16i8.shaderFloat16 = caps.float16;
+  features.pNext = &storage16;
+  void** tail = &storage16.pNext;
+  if (caps.storage8) { *tail = &storage8; tail = &storage8.pNext; }
+  if (caps.int8 || caps.float16) { *tail = &f16i8; tail = &f16i8.pNext; }
+
+  std::vector<const char*> extensions;
+  for (const auto& e : caps.extensions) extensions.push_back(e.c_str());
+
+  auto create = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  create.pNext = &features;
+  create.queueCreateInfoCount = 1;
+  create.pQueueCreateInfos = &queue;
+  create.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+  create.ppEnabledExtensionNames = extensions.data();
+  vk_check(instance.functions().vkCreateDevice(physical.handle, &create, nullptr, &device_), "vkCreateDevice",
+           KILN_STATUS_UNAVAILABLE);
+  auto destroy_device = reinterpret_cast<PFN_vkDestroyDevice>(
+      instance.functions().vkGetDeviceProcAddr(device_, "vkDestroyDevice"));
+  try {
+    vk_ = load_device_functions(instance.functions(), device_);
+    vk_.vkGetDeviceQueue(device_, caps.queue_family, 0, &queue_);
+    auto pool = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+    pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pool.queueFamilyIndex = caps.queue_family;
+    vk_check(vk_.vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "vkCreateCommandPool");
+  } catch (...) {
+    if (destroy_device != nullptr) destroy_device(device_, nullptr);
+    throw;
+  }
+}
+
+Device::~Device() {
+  vk_.vkDeviceWaitIdle(device_);
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& s : in_flight_) finish_locked(*s);
+    in_flight_.clear();
+  }
+  vk_.vkDestroyCommandPool(device_, command_pool_, nullptr);
+  vk_.vkDestroyDevice(device_, nullptr);
+}
+
+std::uint32_t Device::memory_type(std::uint32_t allowed, VkMemoryPropertyFlags required,
+                                  VkMemoryPropertyFlags preferred) const {
+  const auto& memory = caps().memory;
+  int fallback = -1;
+  for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+    if (!(allowed & (1u << i))) continue;
+    const VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
+    if ((flags & required) != required) continue;
+    if ((flags & preferred) == preferred) return i;
+    if (fallback < 0) fallback = static_cast<int>(i);
+  }
+  if (fallback < 0) sdk::fail(KILN_STATUS_OUT_OF_MEMORY, "no Vulkan memory type with the required properties");
+  return static_cast<std::uint32_t>(fallback);
+}
+
+std::shared_ptr<Submission> Device::begin(bool reusable) {
+  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+  {
+    std::lock_guard lock(mutex_);
+    auto allocate = vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    allocate.commandPool = command_pool_;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    vk_check(vk_.vkAllocateCommandBuffers(device_, &allocate, &command_buffer), "vkAllocateCommandBuffers");
+  }
+  VkFence fence = VK_NULL_HANDLE;
+  auto fence_info = vk_struct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  const VkResult fence_result = vk_.vkCreateFence(device_, &fence_info, nullptr, &fence);
+  if (fence_result != VK_SUCCESS) {
+    std::lock_guard lock(mutex_);
+    vk_.vkFreeCommandBuffers(device_, command_pool_, 1, &command_buffer);
+    vk_check(fence_result, "vkCreateFence");
+  }
+  auto submission = std::make_shared<Submission>(*this, command_buffer, fence);
+  submission->reusable_ = reusable;
+
+  auto begin_info = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  begin_info.flags = reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk_check(vk_.vkBeginCommandBuffer(command_buffer, &begin_info), "vkBeginCommandBuffer");
+  // In-order queue: everything submitted before (copies, launches) completes
+  // and its writes are visible before this command buffer's work starts.
+  auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  vk_.vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                           0, 1, &barrier, 0, nullptr, 0, nullptr);
+  return submission;
+}
+
+void Device::submit(const std::shared_ptr<Submission>& submission) {
+  auto to_host = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vk_.vkCmdPipelineBarrier(submission->command_buffer_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                           VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
+  vk_check(vk_.vkEndCommandBuffer(submission->command_buffer_), "vkEndCommandBuffer");
+  submission->recording_ = false;
+  resubmit(submission);
+}
+
+void Device::resubmit(const std::shared_ptr<Submission>& submission) {
+  std::lock_guard lock(mutex_);
+  if (submission->finished_) {
+    vk_check(vk_.vkResetFences(device_, 1, &submission->fence_), "vkResetFences");
+    submission->finished_ = false;
+  }
+  auto info = vk_struct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &submission->command_buffer_;
+  vk_check(vk_.vkQueueSubmit(queue_, 1, &info, submission->fence_), "vkQueueSubmit", KILN_STATUS_LAUNCH_FAILED);
+  in_flight_.push_back(submission);
+}
+
+void Device::wait(const std::shared_ptr<Submission>& submission) {
+  {
+    std::lock_guard lock(mutex_);
+    if (submission->finished_) return;
+  }
+  // Wait without the lock: other threads may submit or wait meanwhile.
+  vk_check(vk_.vkWaitForFences(device_, 1, &submission->fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences",
+           KILN_STATUS_DEVICE_LOST);
+  std::lock_guard lock(mutex_);
+  if (!submission->finished_) retire_locked(false, submission.get());  // else another thread did
+}
+
+void Device::synchronize() {
+  std::lock_guard lock(mutex_);
+  retire_locked(true, nullptr);
+}
+
+void Device::retire_locked(bool wait_all, const Submission* until) {
+  // Finish in submission order, so host-side completion work (staging
+  // copies to host memory) happens in order too.
+  bool reached = until == nullptr && !wait_all;
+  while (!in_flight_.empty()) {
+    Submission& front = *in_flight_.front();
+    const bool must_wait = wait_all || (!reached && until != nullptr);
+    if (must_wait) {
+      vk_check(vk_.vkWaitForFences(device_, 1, &front.fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences",
+               KILN_STATUS_DEVICE_LOST);
+    } else {
+      const VkResult status = vk_.vkGetFenceStatus(device_, front.fence_);
+      if (status == VK_NOT_READY) break;
+      vk_check(status, "vkGetFenceStatus", KILN_STATUS_DEVICE_LOST);
+    }
+    if (&front == until) reached = true;
+    finish_locked(front);
+    in_flight_.pop_front();
+  }
+}
+
+void Device::finish_locked(Submission& submission) {
+  if (submission.finished_) return;
+  submission.finished_ = true;
+  for (auto& action : submission.on_complete_) action();
+  if (!submission.reusable_) {
+    submission.on_complete_.clear();
+    submission.keep_alive_.clear();
+    vk_.vkFreeCommandBuffers(device_, command_pool_, 1, &submission.command_buffer_);
+    submission.command_buffer_ = VK_NULL_HANDLE;
+  }
+}
+
+std::uint64_t Device::allocated_bytes() const {
+  std::lock_guard lock(mutex_);
+  return allocated_bytes_;
+}
+
+void Device::add_allocated(std::int64_t delta) {
+  std::lock_guard lock(mutex_);
+  allocated_bytes_ += static_cast<std::uint64_t>(delta);
+}
+
+}  // namespace kiln::vulkan
