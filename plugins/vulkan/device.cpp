@@ -152,14 +152,14 @@ bool dtype_supported(const DeviceCaps& caps, unsigned dtype) {
   switch (dtype) {
     case KILN_DTYPE_F32: case KILN_DTYPE_U32: case KILN_DTYPE_I32:
       return true;
-    case KILN_DTYPE_BOOL:  // one byte in memory
-      return caps.storage8;
+    case KILN_DTYPE_BOOL:  // a uint8_t in memory
+      return caps.storage8 && caps.int8;
     case KILN_DTYPE_U8: case KILN_DTYPE_I8:
       return caps.storage8 && caps.int8;
     case KILN_DTYPE_U16: case KILN_DTYPE_I16:
       return caps.storage16 && caps.int16;
-    case KILN_DTYPE_F16: case KILN_DTYPE_BF16:  // stored as 16 bits, computed as f32
-      return caps.storage16;
+    case KILN_DTYPE_F16: case KILN_DTYPE_BF16:  // uint16_t in memory, computed as f32
+      return caps.storage16 && caps.int16;
     case KILN_DTYPE_F64:
       return caps.float64;
     case KILN_DTYPE_U64: case KILN_DTYPE_I64:

@@ -1,11 +1,25 @@
 #include "logical_device.hpp"
 
+#include "glsl_compiler.hpp"
+#include "version.hpp"
 #include "vk_check.hpp"
 #include "vk_struct.hpp"
 
 #include <kiln/sdk/plugin_support.hpp>
 
 namespace kiln::vulkan {
+
+namespace {
+
+std::string make_cache_key(const PhysicalDevice& physical) {
+  const DeviceCaps& c = physical.caps;
+  std::string features;
+  for (bool f : {c.float64, c.int64, c.int16, c.int8, c.storage16, c.storage8}) features += f ? '1' : '0';
+  return std::string("kiln-vulkan ") + kPluginVersion + "; " + glslang_identity() + "; " + physical.info.name +
+         "; " + physical.info.driver_version + "; features " + features;
+}
+
+}  // namespace
 
 Submission::Submission(Device& device, VkCommandBuffer command_buffer, VkFence fence)
     : device_(device), command_buffer_(command_buffer), fence_(fence) {}
@@ -19,7 +33,8 @@ Submission::~Submission() {
   device_.vk_.vkDestroyFence(device_.device_, fence_, nullptr);
 }
 
-Device::Device(const Instance& instance, const PhysicalDevice& physical) : physical_(physical) {
+Device::Device(const Instance& instance, const PhysicalDevice& physical)
+    : physical_(physical), cache_key_(make_cache_key(physical)) {
   const DeviceCaps& caps = physical.caps;
   const float priority = 1.0f;
   auto queue = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);

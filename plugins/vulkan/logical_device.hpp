@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <deque>
+#include <string>
 #include <vector>
 
 namespace kiln::vulkan {
@@ -60,6 +61,9 @@ class Device {
   VkDevice handle() const { return device_; }
   const PhysicalDevice& physical() const { return physical_; }
   const DeviceCaps& caps() const { return physical_.caps; }
+  // Plugin and glslang versions, device, driver and the features codegen
+  // used: what decides compile's output.
+  const std::string& cache_key() const { return cache_key_; }
 
   // A memory type among `allowed` (VkMemoryRequirements::memoryTypeBits)
   // with every `required` flag, preferring one with the `preferred` flags.
@@ -98,6 +102,7 @@ class Device {
   mutable std::mutex mutex_;  // queue, command pool, in-flight list
   std::deque<std::shared_ptr<Submission>> in_flight_;
   std::uint64_t allocated_bytes_ = 0;
+  std::string cache_key_;
 };
 
 }  // namespace kiln::vulkan

@@ -6,8 +6,11 @@
 //                 (indices among the compute-capable devices, or name parts)
 //   "validation": true enables VK_LAYER_KHRONOS_validation (debugging; its
 //                 messages go to the host log)
+#include "compile.hpp"
+#include "launch.hpp"
 #include "plugin_state.hpp"
 #include "pool.hpp"
+#include "version.hpp"
 
 #include <kiln/sdk/plugin_support.hpp>
 
@@ -16,9 +19,6 @@
 namespace kiln::vulkan {
 
 namespace {
-
-constexpr const char* kPluginName = "vulkan";
-constexpr const char* kPluginVersion = "0.1.0";
 
 std::unique_ptr<PluginState>& state_slot() {
   static std::unique_ptr<PluginState> state;
@@ -116,18 +116,6 @@ void device_close(kiln_device* handle) {
     if (to_handle(slot.get()) == handle) slot.reset();
 }
 
-kiln_error* cache_key(kiln_cache_key_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    Device& device = to_device(args.device, "cache_key: device");
-    // Compile output depends on the plugin, glslang and the device's features.
-    static thread_local std::string key;
-    (void)device;
-    args.key = kPluginVersion;
-    sdk::write_args(raw, args);
-  });
-}
-
 const kiln_plugin_api kTable = {
     .struct_size = KILN_PLUGIN_API_STRUCT_SIZE,
     .abi_major = KILN_ABI_MAJOR,
@@ -151,11 +139,11 @@ const kiln_plugin_api kTable = {
     .copy_device_to_device = copy_device_to_device,
     .event_wait = event_wait,
     .event_release = event_release,
-    .compile = nullptr,
-    .program_source = nullptr,
-    .program_release = nullptr,
-    .launch = nullptr,
-    .launch_timed = nullptr,
+    .compile = compile,
+    .program_source = program_source,
+    .program_release = program_release,
+    .launch = launch,
+    .launch_timed = launch_timed,
     .cache_key = cache_key,
 };
 

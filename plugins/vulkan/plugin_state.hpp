@@ -41,4 +41,9 @@ inline kiln_buffer* to_handle(Allocation* buffer) { return reinterpret_cast<kiln
 inline kiln_event* to_handle(Event* event) { return reinterpret_cast<kiln_event*>(event); }
 inline Event* to_event(kiln_event* event) { return reinterpret_cast<Event*>(event); }
 
+// Hands a submitted submission to the caller as an event.
+inline kiln_event* make_event(Device& device, std::shared_ptr<Submission> submission) {
+  return to_handle(new Event{&device, std::move(submission)});
+}
+
 }  // namespace kiln::vulkan

@@ -30,11 +30,6 @@ void record_copy(Device& device, Submission& submission, VkBuffer src, std::uint
   device.vk().vkCmdCopyBuffer(submission.command_buffer(), src, dst, 1, &region);
 }
 
-// Hands the submission to the caller as an event.
-kiln_event* make_event(Device& device, std::shared_ptr<Submission> submission) {
-  return to_handle(new Event{&device, std::move(submission)});
-}
-
 }  // namespace
 
 kiln_error* memory_info(kiln_memory_info_args* raw) {
