@@ -31,11 +31,11 @@ bool has_layer(const GlobalFunctions& global, const char* name) {
   return false;
 }
 
-bool has_instance_extension(const GlobalFunctions& global, const char* name) {
+bool has_instance_extension(const GlobalFunctions& global, const char* name, const char* layer = nullptr) {
   std::uint32_t count = 0;
-  if (global.vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  if (global.vkEnumerateInstanceExtensionProperties(layer, &count, nullptr) != VK_SUCCESS) return false;
   std::vector<VkExtensionProperties> extensions(count);
-  global.vkEnumerateInstanceExtensionProperties(nullptr, &count, extensions.data());
+  global.vkEnumerateInstanceExtensionProperties(layer, &count, extensions.data());
   for (const auto& extension : extensions)
     if (std::strcmp(extension.extensionName, name) == 0) return true;
   return false;
@@ -74,14 +74,26 @@ Instance::Instance(bool validation) {
       layers.push_back(kValidationLayer);
       if (has_instance_extension(global, VK_EXT_DEBUG_UTILS_EXTENSION_NAME))
         extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      if (has_instance_extension(global, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME, kValidationLayer))
+        extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
     } else {
       sdk::Host::log(KILN_LOG_WARNING, std::string("option 'validation': layer ") + kValidationLayer +
                                            " is not installed; running without it");
     }
   }
 
+  // With validation, synchronisation validation too (hazards inside a
+  // command buffer; this layer version does not check across submissions).
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{};
+  features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+
   VkInstanceCreateInfo create{};
   create.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  for (const char* e : extensions)
+    if (std::strcmp(e, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME) == 0) create.pNext = &features;
   create.pApplicationInfo = &app;
   create.enabledLayerCount = static_cast<std::uint32_t>(layers.size());
   create.ppEnabledLayerNames = layers.data();
@@ -96,7 +108,7 @@ Instance::Instance(bool validation) {
     throw;
   }
 
-  if (!extensions.empty()) {
+  if (!extensions.empty() && std::strcmp(extensions[0], VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0) {
     auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         global.vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
     VkDebugUtilsMessengerCreateInfoEXT messenger{};

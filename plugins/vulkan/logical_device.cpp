@@ -7,6 +7,8 @@
 
 #include <kiln/sdk/plugin_support.hpp>
 
+#include <chrono>
+
 namespace kiln::vulkan {
 
 namespace {
@@ -26,15 +28,16 @@ Submission::Submission(Device& device, VkCommandBuffer command_buffer, VkFence f
 
 Submission::~Submission() {
   if (command_buffer_ != VK_NULL_HANDLE) {
-    // Never submitted (recording failed) or reusable: the pool needs the lock.
+    // Never submitted (recording failed) or reusable; such a submission is
+    // never destroyed by retire_locked, so taking the lock here is safe.
     std::lock_guard lock(device_.mutex_);
-    device_.vk_.vkFreeCommandBuffers(device_.device_, device_.command_pool_, 1, &command_buffer_);
+    device_.free_command_buffers_.push_back(command_buffer_);
   }
-  device_.vk_.vkDestroyFence(device_.device_, fence_, nullptr);
+  device_.recycle_fence(fence_);
 }
 
-Device::Device(const Instance& instance, const PhysicalDevice& physical)
-    : physical_(physical), cache_key_(make_cache_key(physical)) {
+Device::Device(const Instance& instance, const PhysicalDevice& physical, std::uint32_t wait_spin_us)
+    : physical_(physical), cache_key_(make_cache_key(physical)), wait_spin_us_(wait_spin_us) {
   const DeviceCaps& caps = physical.caps;
   const float priority = 1.0f;
   auto queue = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
@@ -76,7 +79,7 @@ Device::Device(const Instance& instance, const PhysicalDevice& physical)
     vk_ = load_device_functions(instance.functions(), device_);
     vk_.vkGetDeviceQueue(device_, caps.queue_family, 0, &queue_);
     auto pool = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
-    pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;  // recycled: begin resets them
     pool.queueFamilyIndex = caps.queue_family;
     vk_check(vk_.vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "vkCreateCommandPool");
   } catch (...) {
@@ -92,7 +95,8 @@ Device::~Device() {
     for (auto& s : in_flight_) finish_locked(*s);
     in_flight_.clear();
   }
-  vk_.vkDestroyCommandPool(device_, command_pool_, nullptr);
+  for (VkFence fence : free_fences_) vk_.vkDestroyFence(device_, fence, nullptr);
+  vk_.vkDestroyCommandPool(device_, command_pool_, nullptr);  // frees its command buffers
   vk_.vkDestroyDevice(device_, nullptr);
 }
 
@@ -111,23 +115,55 @@ std::uint32_t Device::memory_type(std::uint32_t allowed, VkMemoryPropertyFlags r
   return static_cast<std::uint32_t>(fallback);
 }
 
-std::shared_ptr<Submission> Device::begin(bool reusable) {
-  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+VkFence Device::take_fence() {
   {
-    std::lock_guard lock(mutex_);
-    auto allocate = vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
-    allocate.commandPool = command_pool_;
-    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate.commandBufferCount = 1;
-    vk_check(vk_.vkAllocateCommandBuffers(device_, &allocate, &command_buffer), "vkAllocateCommandBuffers");
+    std::lock_guard lock(fence_mutex_);
+    if (!free_fences_.empty()) {
+      VkFence fence = free_fences_.back();
+      free_fences_.pop_back();
+      return fence;
+    }
   }
   VkFence fence = VK_NULL_HANDLE;
-  auto fence_info = vk_struct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
-  const VkResult fence_result = vk_.vkCreateFence(device_, &fence_info, nullptr, &fence);
-  if (fence_result != VK_SUCCESS) {
+  auto info = vk_struct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  vk_check(vk_.vkCreateFence(device_, &info, nullptr, &fence), "vkCreateFence");
+  return fence;
+}
+
+void Device::recycle_fence(VkFence fence) {
+  // A fence comes back signalled (its work finished) or never submitted.
+  if (vk_.vkResetFences(device_, 1, &fence) != VK_SUCCESS) {
+    vk_.vkDestroyFence(device_, fence, nullptr);
+    return;
+  }
+  std::lock_guard lock(fence_mutex_);
+  free_fences_.push_back(fence);
+}
+
+VkCommandBuffer Device::take_command_buffer_locked() {
+  if (!free_command_buffers_.empty()) {
+    VkCommandBuffer command_buffer = free_command_buffers_.back();
+    free_command_buffers_.pop_back();
+    return command_buffer;
+  }
+  auto allocate = vk_struct<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+  allocate.commandPool = command_pool_;
+  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  allocate.commandBufferCount = 1;
+  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+  vk_check(vk_.vkAllocateCommandBuffers(device_, &allocate, &command_buffer), "vkAllocateCommandBuffers");
+  return command_buffer;
+}
+
+std::shared_ptr<Submission> Device::begin(bool reusable) {
+  const VkFence fence = take_fence();
+  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+  try {
     std::lock_guard lock(mutex_);
-    vk_.vkFreeCommandBuffers(device_, command_pool_, 1, &command_buffer);
-    vk_check(fence_result, "vkCreateFence");
+    command_buffer = take_command_buffer_locked();
+  } catch (...) {
+    recycle_fence(fence);
+    throw;
   }
   auto submission = std::make_shared<Submission>(*this, command_buffer, fence);
   submission->reusable_ = reusable;
@@ -175,6 +211,12 @@ void Device::wait(const std::shared_ptr<Submission>& submission) {
     if (submission->finished_) return;
   }
   // Wait without the lock: other threads may submit or wait meanwhile.
+  if (wait_spin_us_ > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(wait_spin_us_);
+    while (vk_.vkGetFenceStatus(device_, submission->fence_) == VK_NOT_READY &&
+           std::chrono::steady_clock::now() < deadline) {
+    }
+  }
   vk_check(vk_.vkWaitForFences(device_, 1, &submission->fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences",
            KILN_STATUS_DEVICE_LOST);
   std::lock_guard lock(mutex_);
@@ -214,7 +256,7 @@ void Device::finish_locked(Submission& submission) {
   if (!submission.reusable_) {
     submission.on_complete_.clear();
     submission.keep_alive_.clear();
-    vk_.vkFreeCommandBuffers(device_, command_pool_, 1, &submission.command_buffer_);
+    free_command_buffers_.push_back(submission.command_buffer_);
     submission.command_buffer_ = VK_NULL_HANDLE;
   }
 }

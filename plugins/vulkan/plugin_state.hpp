@@ -19,6 +19,7 @@ struct PluginState {
   std::vector<PhysicalDevice> devices;
   std::vector<std::unique_ptr<Device>> opened;  // per device index; null until opened
   std::mutex open_mutex;
+  std::int32_t wait_spin_us = -1;  // option "wait_spin_us"; -1: by device kind
 };
 
 // The state between init and shutdown. Throws PluginError(INVALID_ARGUMENT)

@@ -3,14 +3,20 @@
 
 #include <kiln/sdk/wire.hpp>
 
+#include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <string>
 
 namespace kiln::test {
 namespace {
 
 TEST_F(VulkanTest, DeviceInfoFieldsAreSane) {
+  std::printf("device: %s | vendor %s | driver %s | pci '%s' | kind %u | flags 0x%x | memory %.1f GiB | local %llu B |"
+              " warp %u | max local %u (%u,%u,%u) | compute units %u\n",
+              info.name, info.vendor, info.driver_version, info.pci_bus_id, info.kind, info.flags,
+              static_cast<double>(info.memory_bytes) / (1 << 30), static_cast<unsigned long long>(info.local_memory_bytes),
+              info.warp_size, info.max_local_threads, info.max_local_dims[0], info.max_local_dims[1],
+              info.max_local_dims[2], info.compute_units);
   EXPECT_GE(plugin->device_count(), 1u);
   EXPECT_GT(std::string(info.name).size(), 0u);
   EXPECT_GT(std::string(info.vendor).size(), 0u);
@@ -64,20 +70,10 @@ TEST_F(VulkanTest, DeviceIndexOutOfRangeIsAnError) {
   }
 }
 
-// Options tests init a second, private copy of the plugin library (its own
-// static state), so the shared session is untouched.
+// Options tests init a private copy of the plugin (vulkan_fixture.hpp).
 class VulkanOptionsTest : public VulkanTest {
  protected:
-  void TearDown() override { std::filesystem::remove_all(dir_); }  // mapped copies stay valid
-  std::string private_copy() {
-    std::filesystem::create_directories(dir_);
-    const auto copy = dir_ / ("libkiln-vulkan-" + std::to_string(copies_++) + ".so");
-    std::filesystem::copy_file(plugin_path("vulkan"), copy, std::filesystem::copy_options::overwrite_existing);
-    return copy.string();
-  }
-  const std::filesystem::path dir_ =
-      std::filesystem::temp_directory_path() / ("kiln-vulkan-test-" + std::to_string(getpid()));
-  static inline int copies_ = 0;
+  static std::string private_copy() { return private_plugin_copy(); }
 };
 
 TEST_F(VulkanOptionsTest, UnknownOptionIsAWarning) {
@@ -107,12 +103,13 @@ TEST_F(VulkanOptionsTest, FilterMatchingNothingIsUnavailable) {
 }
 
 TEST_F(VulkanOptionsTest, BadOptionTypesNameTheKey) {
-  for (const char* options : {R"({"devices": 3})", R"({"validation": "yes"})", R"({"devices": [)"}) {
+  for (const char* options : {R"({"devices": 3})", R"({"validation": "yes"})", R"({"devices": [)", R"({"wait_spin_us": -5})"}) {
     try {
       AbiPlugin p(private_copy(), options);
       FAIL() << "expected an error for " << options;
     } catch (const AbiError& e) {
       EXPECT_EQ(e.status, KILN_STATUS_INVALID_ARGUMENT) << options;
+      EXPECT_GT(std::string(e.what()).size(), 0u);
     }
   }
 }

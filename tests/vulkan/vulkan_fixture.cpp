@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+
+#include <unistd.h>
 
 namespace kiln::test {
 
@@ -38,6 +41,19 @@ VulkanSession& vulkan_session() {
     return s;
   }();
   return session;
+}
+
+std::string private_plugin_copy() {
+  static const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kiln-vulkan-test-" + std::to_string(getpid()));
+  static int copies = 0;
+  static const struct Cleanup {
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup;
+  std::filesystem::create_directories(dir);
+  const auto copy = dir / ("libkiln-vulkan-" + std::to_string(copies++) + ".so");
+  std::filesystem::copy_file(plugin_path("vulkan"), copy, std::filesystem::copy_options::overwrite_existing);
+  return copy.string();
 }
 
 }  // namespace kiln::test

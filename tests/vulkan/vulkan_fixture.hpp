@@ -27,6 +27,11 @@ struct VulkanSession {
 // Loads and inits the plugin once (options "{}"), opens device 0.
 VulkanSession& vulkan_session();
 
+// A copy of the plugin library under a fresh name, so dlopen gives it its
+// own static state: tests init it with other options while the shared
+// session stays untouched. The file is removed at exit (the mapping stays).
+std::string private_plugin_copy();
+
 class VulkanTest : public ::testing::Test {
  protected:
   void SetUp() override {
