@@ -149,6 +149,7 @@ class GlslEmitter {
   std::string globals_, body_;
   int depth_ = 1;
   std::vector<std::uint32_t> open_blocks_;
+  std::uint64_t shared_bytes_ = 0;
   bool uses_half_ = false, uses_pow_ = false, uses_fmod_f32_ = false, uses_fmod_f64_ = false;
 
   [[noreturn]] void reject(std::uint32_t id, kiln_status status, const std::string& why) const {
@@ -275,7 +276,14 @@ class GlslEmitter {
         need_dtype(id, op.dtype);
         if (op.imm == 0 || op.imm > (1u << 30)) reject(id, KILN_STATUS_INVALID_ARGUMENT, "storage length must be in 1..2^30");
         const std::string decl = memory_type(op.dtype) + " " + var(id) + "[" + std::to_string(op.imm) + "];";
-        if (op.code == KILN_SCOPE_LOCAL) globals_ += "shared " + decl + "\n";
+        if (op.code == KILN_SCOPE_LOCAL) {
+          shared_bytes_ += op.imm * sdk::dtype_bytes(op.dtype);
+          if (shared_bytes_ > caps_.limits.maxComputeSharedMemorySize)
+            reject(id, KILN_STATUS_UNSUPPORTED, "LOCAL storage totals " + std::to_string(shared_bytes_) +
+                                                    " bytes; the device has " +
+                                                    std::to_string(caps_.limits.maxComputeSharedMemorySize));
+          globals_ += "shared " + decl + "\n";
+        }
         else if (op.code == KILN_SCOPE_REGISTER) line(decl);
         else reject(id, KILN_STATUS_INVALID_ARGUMENT, "storage scope must be LOCAL or REGISTER");
         return;

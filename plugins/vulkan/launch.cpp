@@ -25,6 +25,8 @@ namespace kiln::vulkan {
 
 namespace {
 
+constexpr std::uint64_t kCacheFlushBytes = 256ull << 20;
+
 // A descriptor pool holding the one set of a launch; lives until the
 // submission completes.
 class DescriptorSet {
@@ -218,6 +220,19 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     // One command buffer, recorded once and submitted for every run.
     auto submission = device.begin(/*reusable=*/true);
     const VkCommandBuffer cmd = submission->command_buffer();
+    std::unique_ptr<Allocation> flusher;
+    if (args.flags & KILN_TIMED_FLUSH_CACHE) {
+      // Writing a buffer larger than any GPU's last-level cache (Vulkan does
+      // not tell its size) evicts the kernel's data; outside the timestamps.
+      flusher = std::make_unique<Allocation>(device, kCacheFlushBytes, MemoryUse::Device);
+      device.vk().vkCmdFillBuffer(cmd, flusher->buffer(), 0, VK_WHOLE_SIZE, 0);
+      auto barrier = vk_struct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+      barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+      // ALL_COMMANDS, not just the shader stage: the start timestamp must wait too.
+      device.vk().vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
+                                       &barrier, 0, nullptr, 0, nullptr);
+    }
     if (queries) {
       device.vk().vkCmdResetQueryPool(cmd, queries->handle(), 0, 2);
       device.vk().vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries->handle(), 0);

@@ -44,6 +44,7 @@
   X(vkBeginCommandBuffer)             \
   X(vkEndCommandBuffer)               \
   X(vkCmdCopyBuffer)                  \
+  X(vkCmdFillBuffer)                  \
   X(vkCmdPipelineBarrier)             \
   X(vkCmdBindPipeline)                \
   X(vkCmdBindDescriptorSets)          \

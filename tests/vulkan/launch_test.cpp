@@ -289,3 +289,94 @@ TEST_F(VulkanTest, CacheKeyNamesCompilerAndDevice) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+TEST_F(VulkanTest, TimedLaunchWithCacheFlushRuns) {
+  kiln_program* p = plugin->compile(device, wire_add_f32(64));
+  kiln_buffer* b = plugin->alloc(device, 256);
+  const auto data = random_floats(64, 9);
+  plugin->write(device, b, data.data(), 256);
+  std::vector<kiln_arg> args(3);
+  for (auto& a : args) {
+    a.kind = KILN_ARG_BUFFER;
+    a.buffer = b;
+    a.bytes = 256;
+  }
+  kiln_timed_launch_args t{};
+  t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+  t.launch.struct_size = KILN_LAUNCH_ARGS_STRUCT_SIZE;
+  t.launch.device = device;
+  t.launch.program = p;
+  t.launch.args = args.data();
+  t.launch.n_args = 3;
+  t.launch.groups[0] = 64;
+  t.launch.groups[1] = t.launch.groups[2] = 1;
+  t.launch.local[0] = t.launch.local[1] = t.launch.local[2] = 1;
+  t.repeats = 2;
+  t.flags = KILN_TIMED_FLUSH_CACHE;
+  check(plugin->api().launch_timed(&t));
+  EXPECT_EQ(t.runs, 2u);
+  // In place, c = a + b with a = b = c: two runs quadruple the data.
+  std::vector<float> c(64);
+  plugin->read(device, b, c.data(), 256);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(c[i], data[i] * 4.0f);
+  plugin->api().buffer_free(device, b);
+  plugin->api().program_release(p);
+}
+
+TEST_F(VulkanTest, TooMuchLocalStorageIsUnsupported) {
+  WireBuilder w;
+  auto out = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 0);
+  auto big = w.storage(KILN_SCOPE_LOCAL, KILN_DTYPE_F32, info.local_memory_bytes / 4 + 1);
+  auto i = w.group_index(0, w.const_i64(1));
+  w.store(KILN_DTYPE_F32, big, i, w.const_f32(1.0f));
+  w.store(KILN_DTYPE_F32, out, i, w.load(KILN_DTYPE_F32, big, i));
+  std::int64_t failed = -2;
+  try {
+    plugin->compile(device, w.ops, &failed);
+    FAIL() << "expected an error";
+  } catch (const AbiError& e) {
+    EXPECT_EQ(e.status, KILN_STATUS_UNSUPPORTED);
+    EXPECT_EQ(failed, static_cast<std::int64_t>(big));
+  }
+}
+
+// Mutated kernels: compile may accept or reject them, never crash.
+TEST_F(VulkanTest, MutatedKernelsNeverCrash) {
+  std::mt19937 rng(11);
+  const auto base = wire_add_f32(8);
+  int accepted = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    auto ops = base;
+    kiln_op& op = ops[rng() % ops.size()];
+    switch (rng() % 6) {
+      case 0: op.kind = static_cast<std::uint8_t>(rng() % 24); break;
+      case 1: op.dtype = static_cast<std::uint8_t>(rng() % 16); break;
+      case 2: op.lanes = static_cast<std::uint8_t>(rng() % 6); break;
+      case 3: op.code = static_cast<std::uint8_t>(rng() % 24); break;
+      case 4: op.src[rng() % 3] = static_cast<std::uint32_t>(rng() % 12); break;
+      default: op.attr = static_cast<std::uint32_t>(rng() % 5); break;
+    }
+    kiln_kernel k{KILN_KERNEL_STRUCT_SIZE, ops.data(), ops.size(), sizeof(kiln_op)};
+    kiln_compile_args a{};
+    a.struct_size = KILN_COMPILE_ARGS_STRUCT_SIZE;
+    a.device = device;
+    a.kernel = &k;
+    kiln_error* e = plugin->api().compile(&a);
+    if (e == nullptr) {
+      ++accepted;
+      plugin->api().program_release(a.program);
+    } else {
+      HostError* he = reinterpret_cast<HostError*>(e);
+      EXPECT_NE(he->status, KILN_STATUS_INTERNAL) << he->message;
+      EXPECT_FALSE(he->message.empty());
+      delete he;
+    }
+  }
+  EXPECT_GT(accepted, 0);  // some mutations are harmless
+}
+
+}  // namespace
+}  // namespace kiln::test
