@@ -1,6 +1,7 @@
 #include "logical_device.hpp"
 
 #include "glsl_compiler.hpp"
+#include "memory.hpp"
 #include "version.hpp"
 #include "vk_check.hpp"
 #include "vk_struct.hpp"
@@ -82,6 +83,7 @@ Device::Device(const Instance& instance, const PhysicalDevice& physical, std::ui
     pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;  // recycled: begin resets them
     pool.queueFamilyIndex = caps.queue_family;
     vk_check(vk_.vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), "vkCreateCommandPool");
+    staging_ = std::make_unique<StagingCache>(*this);
   } catch (...) {
     if (destroy_device != nullptr) destroy_device(device_, nullptr);
     throw;
@@ -95,6 +97,7 @@ Device::~Device() {
     for (auto& s : in_flight_) finish_locked(*s);
     in_flight_.clear();
   }
+  staging_.reset();  // after the in-flight copies gave their buffers back
   for (VkFence fence : free_fences_) vk_.vkDestroyFence(device_, fence, nullptr);
   vk_.vkDestroyCommandPool(device_, command_pool_, nullptr);  // frees its command buffers
   vk_.vkDestroyDevice(device_, nullptr);

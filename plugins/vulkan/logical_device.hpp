@@ -19,6 +19,7 @@
 namespace kiln::vulkan {
 
 class Device;
+class StagingCache;
 
 // One vkQueueSubmit: a command buffer, its fence, and what must live (or
 // happen on the host) until it completes.
@@ -88,6 +89,9 @@ class Device {
   // Waits for all submitted work.
   void synchronize();
 
+  // Reusable staging buffers for copies.
+  StagingCache& staging() { return *staging_; }
+
   // Bytes allocated by buffer_alloc on this device (for memory_info).
   std::uint64_t allocated_bytes() const;
   void add_allocated(std::int64_t delta);
@@ -115,6 +119,7 @@ class Device {
   std::uint64_t allocated_bytes_ = 0;
   std::string cache_key_;
   std::uint32_t wait_spin_us_ = 0;
+  std::unique_ptr<StagingCache> staging_;
 };
 
 }  // namespace kiln::vulkan

@@ -59,4 +59,35 @@ Allocation::~Allocation() {
   vk.vkFreeMemory(device_.handle(), memory_, nullptr);  // unmaps implicitly
 }
 
+std::shared_ptr<Allocation> StagingCache::take(std::uint64_t bytes, MemoryUse use) {
+  const int slot = use == MemoryUse::Upload ? 0 : 1;
+  std::uint64_t size = 64 << 10;
+  while (size < bytes) size *= 2;
+  {
+    std::lock_guard lock(mutex_);
+    auto& list = free_[slot];
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      if ((*it)->bytes() == size) {
+        auto staging = std::move(*it);
+        list.erase(it);
+        cached_bytes_[slot] -= size;
+        return staging;
+      }
+    }
+  }
+  return std::make_shared<Allocation>(device_, size, use);
+}
+
+void StagingCache::give_back(std::shared_ptr<Allocation> staging, MemoryUse use) noexcept {
+  const int slot = use == MemoryUse::Upload ? 0 : 1;
+  std::lock_guard lock(mutex_);
+  if (cached_bytes_[slot] + staging->bytes() > kMaxCachedBytes) return;  // freed here
+  cached_bytes_[slot] += staging->bytes();
+  try {
+    free_[slot].push_back(std::move(staging));
+  } catch (...) {
+    cached_bytes_[slot] -= staging->bytes();
+  }
+}
+
 }  // namespace kiln::vulkan

@@ -5,6 +5,10 @@
 
 #include "logical_device.hpp"
 
+#include <memory>
+#include <mutex>
+#include <vector>
+
 namespace kiln::vulkan {
 
 enum class MemoryUse {
@@ -31,6 +35,24 @@ class Allocation {
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   void* mapped_ = nullptr;
+};
+
+// Staging buffers, reused: allocating device memory per copy costs more than
+// a small copy itself on some drivers. Sizes are powers of two from 64 KiB;
+// at most kMaxCachedBytes stay cached per use.
+class StagingCache {
+ public:
+  explicit StagingCache(Device& device) : device_(device) {}
+  std::shared_ptr<Allocation> take(std::uint64_t bytes, MemoryUse use);
+  // Called once the device no longer uses the buffer. Never throws.
+  void give_back(std::shared_ptr<Allocation> staging, MemoryUse use) noexcept;
+
+ private:
+  static constexpr std::uint64_t kMaxCachedBytes = 64ull << 20;
+  Device& device_;
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<Allocation>> free_[2];  // Upload, Readback
+  std::uint64_t cached_bytes_[2] = {0, 0};
 };
 
 }  // namespace kiln::vulkan

@@ -1,4 +1,4 @@
-// Buffers, copies and events. Copies go through a fresh staging buffer and a
+// Buffers, copies and events. Copies go through a (reused) staging buffer and a
 // vkCmdCopyBuffer on the device's queue, so they run in order with launches:
 // to_device reads the host memory during the call (never later); to_host
 // copies the staging buffer into host memory when the submission is seen
@@ -71,11 +71,11 @@ kiln_error* copy_to_device(kiln_copy_args* raw) {
     args.event = nullptr;
     if (args.bytes > 0) {
       if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_device: host is NULL");
-      auto staging = std::make_shared<Allocation>(device, args.bytes, MemoryUse::Upload);
+      auto staging = device.staging().take(args.bytes, MemoryUse::Upload);
       std::memcpy(staging->mapped(), args.host, args.bytes);
       auto submission = device.begin();
       record_copy(device, *submission, staging->buffer(), 0, dst.buffer(), args.device_offset, args.bytes);
-      submission->keep_alive(staging);
+      submission->on_complete([&device, staging] { device.staging().give_back(staging, MemoryUse::Upload); });
       device.submit(submission);
       args.event = make_event(device, std::move(submission));
     }
@@ -92,11 +92,12 @@ kiln_error* copy_to_host(kiln_copy_args* raw) {
     args.event = nullptr;
     if (args.bytes > 0) {
       if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_host: host is NULL");
-      auto staging = std::make_shared<Allocation>(device, args.bytes, MemoryUse::Readback);
+      auto staging = device.staging().take(args.bytes, MemoryUse::Readback);
       auto submission = device.begin();
       record_copy(device, *submission, src.buffer(), args.device_offset, staging->buffer(), 0, args.bytes);
-      submission->on_complete([staging, host = args.host, bytes = args.bytes] {
+      submission->on_complete([&device, staging, host = args.host, bytes = args.bytes] {
         std::memcpy(host, staging->mapped(), bytes);
+        device.staging().give_back(staging, MemoryUse::Readback);
       });
       device.submit(submission);
       args.event = make_event(device, std::move(submission));

@@ -107,5 +107,30 @@ TEST_F(VulkanTest, DISABLED_TinyLaunchHostToHost) {
   }
 }
 
+// Host <-> device copies through staging buffers: small round trips
+// (latency) and 256 MiB each way (bandwidth).
+TEST_F(VulkanTest, DISABLED_CopyLatencyAndBandwidth) {
+  std::vector<std::uint8_t> small(4096, 1), big(256u << 20, 2);
+  kiln_buffer* b = plugin->alloc(device, big.size());
+  const int runs = 200;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < runs; ++r) {
+    plugin->write(device, b, small.data(), small.size());
+    plugin->read(device, b, small.data(), small.size());
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  plugin->write(device, b, big.data(), big.size());  // warm-up
+  const auto t2 = std::chrono::steady_clock::now();
+  plugin->write(device, b, big.data(), big.size());
+  const auto t3 = std::chrono::steady_clock::now();
+  plugin->read(device, b, big.data(), big.size());
+  const auto t4 = std::chrono::steady_clock::now();
+  using us = std::chrono::duration<double, std::micro>;
+  std::printf("copies on %s: 4 KiB write+read %.1f us; 256 MiB to device %.1f GB/s, to host %.1f GB/s\n", info.name,
+              us(t1 - t0).count() / runs, big.size() / us(t3 - t2).count() / 1e3,
+              big.size() / us(t4 - t3).count() / 1e3);
+  plugin->api().buffer_free(device, b);
+}
+
 }  // namespace
 }  // namespace kiln::test
