@@ -9,7 +9,9 @@
 
 #include <kiln/sdk/plugin_support.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <string>
 
 namespace kiln::vulkan {
@@ -23,6 +25,32 @@ void check_range(const char* what, const Allocation& buffer, std::uint64_t offse
                                                 ") is outside the buffer of " + std::to_string(buffer.bytes()) +
                                                 " bytes");
 }
+
+// Large host copies go in chunks of this size.
+constexpr std::uint64_t kChunkBytes = 8ull << 20;
+
+// Submits chunk copies, waiting for the oldest when kInFlight are pending
+// (waiting runs its completion: staging back to the cache, or the memcpy
+// into host memory).
+class ChunkWindow {
+ public:
+  explicit ChunkWindow(Device& device) : device_(device) {}
+  void submit(std::shared_ptr<Submission> submission) {
+    if (pending_.size() == kInFlight) {
+      device_.wait(pending_.front());
+      pending_.pop_front();
+    }
+    device_.submit(submission);
+    pending_.push_back(std::move(submission));
+  }
+  // The last chunk's submission: the queue is in order, so it completes last.
+  std::shared_ptr<Submission> last() const { return pending_.back(); }
+
+ private:
+  static constexpr std::size_t kInFlight = 4;
+  Device& device_;
+  std::deque<std::shared_ptr<Submission>> pending_;
+};
 
 void record_copy(Device& device, Submission& submission, VkBuffer src, std::uint64_t src_offset, VkBuffer dst,
                  std::uint64_t dst_offset, std::uint64_t bytes) {
@@ -71,12 +99,20 @@ kiln_error* copy_to_device(kiln_copy_args* raw) {
     args.event = nullptr;
     if (args.bytes > 0) {
       if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_device: host is NULL");
-      auto staging = device.staging().take(args.bytes, MemoryUse::Upload);
-      std::memcpy(staging->mapped(), args.host, args.bytes);
-      auto submission = device.begin();
-      record_copy(device, *submission, staging->buffer(), 0, dst.buffer(), args.device_offset, args.bytes);
-      submission->on_complete([&device, staging] { device.staging().give_back(staging, MemoryUse::Upload); });
-      device.submit(submission);
+      // In chunks through reused staging buffers, a few in flight: bounded
+      // staging memory, and the host memcpy overlaps the device's copies.
+      auto* host = static_cast<const std::uint8_t*>(args.host);
+      ChunkWindow window(device);
+      for (std::uint64_t done = 0; done < args.bytes; done += kChunkBytes) {
+        const std::uint64_t n = std::min(kChunkBytes, args.bytes - done);
+        auto staging = device.staging().take(n, MemoryUse::Upload);
+        std::memcpy(staging->mapped(), host + done, n);
+        auto submission = device.begin();
+        record_copy(device, *submission, staging->buffer(), 0, dst.buffer(), args.device_offset + done, n);
+        submission->on_complete([&device, staging] { device.staging().give_back(staging, MemoryUse::Upload); });
+        window.submit(std::move(submission));
+      }
+      auto submission = window.last();
       args.event = make_event(device, std::move(submission));
     }
     sdk::write_args(raw, args);
@@ -92,14 +128,20 @@ kiln_error* copy_to_host(kiln_copy_args* raw) {
     args.event = nullptr;
     if (args.bytes > 0) {
       if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_host: host is NULL");
-      auto staging = device.staging().take(args.bytes, MemoryUse::Readback);
-      auto submission = device.begin();
-      record_copy(device, *submission, src.buffer(), args.device_offset, staging->buffer(), 0, args.bytes);
-      submission->on_complete([&device, staging, host = args.host, bytes = args.bytes] {
-        std::memcpy(host, staging->mapped(), bytes);
-        device.staging().give_back(staging, MemoryUse::Readback);
-      });
-      device.submit(submission);
+      auto* host = static_cast<std::uint8_t*>(args.host);
+      ChunkWindow window(device);
+      for (std::uint64_t done = 0; done < args.bytes; done += kChunkBytes) {
+        const std::uint64_t n = std::min(kChunkBytes, args.bytes - done);
+        auto staging = device.staging().take(n, MemoryUse::Readback);
+        auto submission = device.begin();
+        record_copy(device, *submission, src.buffer(), args.device_offset + done, staging->buffer(), 0, n);
+        submission->on_complete([&device, staging, to = host + done, n] {
+          std::memcpy(to, staging->mapped(), n);
+          device.staging().give_back(staging, MemoryUse::Readback);
+        });
+        window.submit(std::move(submission));
+      }
+      auto submission = window.last();
       args.event = make_event(device, std::move(submission));
     }
     sdk::write_args(raw, args);

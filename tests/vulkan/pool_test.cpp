@@ -37,6 +37,23 @@ TEST_F(VulkanTest, BufferRoundTrip) {
   plugin->api().buffer_free(device, b);
 }
 
+TEST_F(VulkanTest, LargeCopiesGoInChunks) {
+  // More than the 8 MiB chunk, an odd size, at an odd offset, not waited
+  // for between the write and the read.
+  const std::size_t n = (20u << 20) + 5;
+  const auto data = random_bytes(n, 6);
+  kiln_buffer* b = plugin->alloc(device, n + 3);
+  auto up = copy_args(device, b, const_cast<std::uint8_t*>(data.data()), n, 3);
+  check(plugin->api().copy_to_device(&up));
+  std::vector<std::uint8_t> back(n);
+  auto down = copy_args(device, b, back.data(), n, 3);
+  check(plugin->api().copy_to_host(&down));
+  plugin->wait(down.event);
+  plugin->wait(up.event);
+  EXPECT_TRUE(back == data);
+  plugin->api().buffer_free(device, b);
+}
+
 TEST_F(VulkanTest, CopiesAtOffsets) {
   const auto data = random_bytes(4096, 2);
   kiln_buffer* b = plugin->alloc(device, data.size());
