@@ -380,3 +380,49 @@ TEST_F(VulkanTest, MutatedKernelsNeverCrash) {
 
 }  // namespace
 }  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// Every GROUP and LOCAL axis: out[flat id] = flat id, with groups (3, 2, 4)
+// and local sizes (4, 2, 2); then a REGISTER array reversed per thread.
+TEST_F(VulkanTest, ThreeAxesAndRegisterStorage) {
+  const std::int64_t g[3] = {3, 2, 4}, l[3] = {4, 2, 2};
+  WireBuilder w;
+  auto out = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_I32, 0);
+  auto rev = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_I32, 1);
+  auto regs = w.storage(KILN_SCOPE_REGISTER, KILN_DTYPE_I32, 3);
+  WireBuilder::Id gi[3], li[3];
+  for (std::uint32_t a = 0; a < 3; ++a) {
+    gi[a] = w.group_index(a, w.const_i64(g[a]));
+    li[a] = w.local_index(a, w.const_i64(l[a]));
+  }
+  // global coordinate per axis: group * local_size + local
+  WireBuilder::Id x[3];
+  for (int a = 0; a < 3; ++a) x[a] = w.mad(KILN_DTYPE_I64, gi[a], w.const_i64(l[a]), li[a]);
+  const std::int64_t nx = g[0] * l[0], ny = g[1] * l[1];
+  auto flat = w.mad(KILN_DTYPE_I64, w.mad(KILN_DTYPE_I64, x[2], w.const_i64(ny), x[1]), w.const_i64(nx), x[0]);
+  auto value = w.cast(KILN_DTYPE_I32, flat);
+  w.store(KILN_DTYPE_I32, out, flat, value);
+  for (int k = 0; k < 3; ++k)
+    w.store(KILN_DTYPE_I32, regs, w.const_i64(k),
+            w.binary(KILN_BINARY_ADD, KILN_DTYPE_I32, value, w.const_bits(KILN_DTYPE_I32, static_cast<std::uint64_t>(k))));
+  auto base = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, flat, w.const_i64(3));
+  for (int k = 0; k < 3; ++k)
+    w.store(KILN_DTYPE_I32, rev, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, base, w.const_i64(k)),
+            w.load(KILN_DTYPE_I32, regs, w.const_i64(2 - k)));
+  const std::int64_t total = nx * ny * g[2] * l[2];
+  std::vector<TestArg> args = {TestArg::buffer(std::vector<std::int32_t>(total, -1)),
+                               TestArg::buffer(std::vector<std::int32_t>(total * 3, -1))};
+  run_kernel(*plugin, device, w.ops, args,
+             {{static_cast<std::uint64_t>(g[0]), static_cast<std::uint64_t>(g[1]), static_cast<std::uint64_t>(g[2])},
+              {static_cast<std::uint32_t>(l[0]), static_cast<std::uint32_t>(l[1]), static_cast<std::uint32_t>(l[2])}});
+  const auto o = args[0].as<std::int32_t>(), r = args[1].as<std::int32_t>();
+  for (std::int64_t i = 0; i < total; ++i) {
+    ASSERT_EQ(o[i], i);
+    for (int k = 0; k < 3; ++k) ASSERT_EQ(r[i * 3 + k], i + 2 - k);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test
