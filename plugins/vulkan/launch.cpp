@@ -115,6 +115,7 @@ BoundLaunch bind(const kiln_launch_args& args, const char* fn) {
     if (arg.kind != KILN_ARG_BUFFER || arg.buffer == nullptr)
       sdk::fail(KILN_STATUS_INVALID_ARGUMENT, where + " must be a buffer of this device");
     const Allocation& buffer = *reinterpret_cast<Allocation*>(arg.buffer);
+    if (&buffer.device() != &device) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, where + " is a buffer of another device");
     const std::uint64_t bytes = arg.bytes != 0 ? arg.bytes : buffer.bytes();
     if (bytes > buffer.bytes())
       sdk::fail(KILN_STATUS_INVALID_ARGUMENT, where + " binds " + std::to_string(bytes) + " bytes of a buffer of " +

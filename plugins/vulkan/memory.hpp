@@ -24,6 +24,7 @@ class Allocation {
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
 
+  Device& device() const { return device_; }
   VkBuffer buffer() const { return buffer_; }
   std::uint64_t bytes() const { return bytes_; }
   // Host address of a staging allocation (persistently mapped); else NULL.
