@@ -26,9 +26,12 @@ namespace {
 
 constexpr std::uint32_t kGpuWaitSpinUs = 100;
 
+// The holder is never destroyed: a host that exits without calling shutdown
+// must not have Vulkan objects torn down by a static destructor, after the
+// loader and driver may already have torn down their own state.
 std::unique_ptr<PluginState>& state_slot() {
-  static std::unique_ptr<PluginState> state;
-  return state;
+  static auto* state = new std::unique_ptr<PluginState>();
+  return *state;
 }
 
 DeviceFilter read_device_filter(const sdk::Options& options) {
