@@ -50,8 +50,21 @@ struct Loaded {
   std::string skip_reason;
 };
 
-Loaded& load(const std::string& name) {
+std::map<std::string, Loaded>& loaded_plugins() {
   static std::map<std::string, Loaded> loaded;
+  return loaded;
+}
+
+// Plugins are shut down when the tests end, not from static destructors at
+// exit (by then a plugin's own statics may be gone).
+class ShutDownPlugins : public ::testing::Environment {
+ public:
+  void TearDown() override { loaded_plugins().clear(); }
+};
+[[maybe_unused]] const auto* const kShutDown = ::testing::AddGlobalTestEnvironment(new ShutDownPlugins);
+
+Loaded& load(const std::string& name) {
+  auto& loaded = loaded_plugins();
   auto it = loaded.find(name);
   if (it != loaded.end()) return it->second;
   Loaded& l = loaded[name];
