@@ -27,12 +27,12 @@ InterpretedProgram::InterpretedProgram(InterpretedProgram&&) noexcept = default;
 InterpretedProgram& InterpretedProgram::operator=(InterpretedProgram&&) noexcept = default;
 
 ExecStats InterpretedProgram::run(std::span<const kiln_arg> args, const RunOptions& options) const {
-  return run_program(*data_, args, compute_grid(data_->ops, args), options);
+  return run_program(*data_, args, nullptr, options);
 }
 
 ExecStats InterpretedProgram::run(std::span<const kiln_arg> args, const LaunchGrid& grid,
                                   const RunOptions& options) const {
-  return run_program(*data_, args, grid, options);
+  return run_program(*data_, args, &grid, options);
 }
 
 std::span<const kiln_op> InterpretedProgram::ops() const { return data_->ops; }

@@ -70,8 +70,9 @@ class Decoder {
     if (src == KILN_NO_OPERAND) op_error(id, "operand " + str(k) + " is missing");
     if (src >= id) op_error(id, "operand " + str(k) + " (op " + str(src) + ") does not precede the op");
     if (!visible(src))
-      op_error(id, "operand " + str(k) + " (op " + str(src) + ") is defined inside the LOOP/IF at op " +
-                       str(block_of_[src]) + ", which has ended");
+      op_error(id, "operand " + str(k) + " (op " + str(src) + ") is defined inside the " +
+                       std::string(op_kind_name(ops_[block_of_[src]].kind)) + " at op " + str(block_of_[src]) +
+                       ", which has ended");
     return ops_[src];
   }
 

@@ -45,14 +45,14 @@ struct BoundMemory {
 
 class Engine {
  public:
-  Engine(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid& grid,
+  Engine(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid* grid,
          const RunOptions& options)
-      : p_(program), o_(options), grid_(grid) {
+      : p_(program), o_(options) {
     if (o_.warp_size == 0) o_.warp_size = 1;
     if (o_.sector_bytes == 0 || (o_.sector_bytes & (o_.sector_bytes - 1)) != 0)
       fail(KILN_STATUS_INVALID_ARGUMENT, "RunOptions::sector_bytes must be a power of two");
     sector_shift_ = static_cast<unsigned>(std::countr_zero(o_.sector_bytes));
-    bind_arguments(args);
+    bind_arguments(args, grid);
   }
 
   ExecStats run() {
@@ -73,7 +73,7 @@ class Engine {
          p_.param_ops[slot]);
   }
 
-  void bind_arguments(std::span<const kiln_arg> args) {
+  void bind_arguments(std::span<const kiln_arg> args, const LaunchGrid* grid) {
     if (args.size() != p_.param_ops.size())
       fail(KILN_STATUS_INVALID_ARGUMENT, "kernel has " + str(p_.param_ops.size()) + " params but " +
                                              str(args.size()) + " arguments were given");
@@ -97,11 +97,11 @@ class Engine {
                             std::string(dtype_name(op.dtype)) + " elements the kernel declares");
     }
     args_ = args;
-    // The launch grid must be the kernel's.
-    const LaunchGrid expected = compute_grid(p_.ops, args);
-    if (expected.groups != grid_.groups || expected.local != grid_.local)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "launch grid " + describe(grid_) + " differs from the kernel's " +
-                                             describe(expected) + " (computed from its INDEX ops)");
+    // A launch grid given by the host must be the kernel's.
+    grid_ = compute_grid(p_.ops, args);
+    if (grid != nullptr && (grid->groups != grid_.groups || grid->local != grid_.local))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "launch grid " + describe(*grid) + " differs from the kernel's " +
+                                             describe(grid_) + " (computed from its INDEX ops)");
     total_groups_ = 1;
     for (std::uint64_t g : grid_.groups)
       if (__builtin_mul_overflow(total_groups_, g, &total_groups_))
@@ -117,7 +117,7 @@ class Engine {
     threads_ = p_.threads_per_group;
     const std::uint64_t local_block = (p_.local_bytes + 15) / 16 * 16;
     const std::uint64_t register_block = (p_.register_bytes + 15) / 16 * 16;
-    const bool check = o_.detect_local_races;
+    const bool check = o_.check_storage;
     // Bytes of interpreter state per thread and per group.
     const std::uint64_t per_thread = std::uint64_t{p_.slot_count} * 8 + (p_.max_depth + 1) + register_block +
                                      (check ? p_.register_elements : 0) + 16;
@@ -212,7 +212,7 @@ class Engine {
     n_active_warps_ = count_warps(mask(0));
     std::fill(local_.begin(), local_.end(), 0);
     std::fill(registers_.begin(), registers_.end(), 0);
-    if (o_.detect_local_races) {
+    if (o_.check_storage) {
       std::fill(shadow_.begin(), shadow_.end(), Shadow{});
       std::fill(written_.begin(), written_.end(), 0);
       phase_ = 1;
@@ -396,7 +396,7 @@ class Engine {
       ++groups;
     }
     stats_.barriers += groups;
-    if (o_.detect_local_races && ++phase_ == UINT32_MAX) {
+    if (o_.check_storage && ++phase_ == UINT32_MAX) {
       // Phases are only compared for equality (and 0 means "never written"):
       // renumber every past phase as 1 and go on from 2.
       for (Shadow& s : shadow_) {
@@ -434,7 +434,7 @@ class Engine {
     const u64* index = slot(in.b);
     const unsigned lanes = in.lanes;
     const std::uint8_t* active = mask(level_);
-    const bool check = S != Space::Global && o_.detect_local_races;
+    const bool check = S != Space::Global && o_.check_storage;
     u64* values[KILN_MAX_LANES];
     for (unsigned j = 0; j < lanes; ++j) values[j] = slot((kStore ? in.c : in.dst) + j);
     std::uint64_t sectors = 0;
@@ -609,7 +609,7 @@ const std::array<Engine::MemberFn, KILN_DTYPE_COUNT> Engine::kStores = Engine::m
 
 }  // namespace
 
-ExecStats run_program(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid& grid,
+ExecStats run_program(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid* grid,
                       const RunOptions& options) {
   return Engine(program, args, grid, options).run();
 }

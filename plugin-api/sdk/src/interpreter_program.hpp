@@ -118,8 +118,9 @@ struct ProgramData {
 // Builds the decoded form; throws PluginError naming the op at fault.
 ProgramData decode_program(std::span<const kiln_op> ops, const InterpreterLimits& limits);
 
-// Runs it (interpreter_engine.cpp).
-ExecStats run_program(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid& grid,
+// Runs it (interpreter_engine.cpp) on the grid computed from the INDEX ops;
+// `grid`, when not NULL, must equal it.
+ExecStats run_program(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid* grid,
                       const RunOptions& options);
 
 }  // namespace kiln::sdk

@@ -19,18 +19,21 @@
 // condition or trip count differs between threads masks the threads that do
 // not take it. A BARRIER must be reached by all threads of a group or by none
 // ("divergent barrier at op N"). Results equal those of running each thread
-// alone from barrier to barrier, for every kernel without data races; races
-// on LOCAL storage (one thread reads or overwrites with a different value an
-// element another thread wrote or read since the last barrier) are reported
-// as errors, so a missing barrier fails loudly instead of passing by luck.
-// Work-groups are independent: a correct kernel's result does not depend on
-// their order, and the interpreter runs them in a batch.
+// alone from barrier to barrier, for every kernel without data races. With
+// RunOptions::check_storage (the default) the interpreter also reports what
+// would make a device's result differ from its own: a race on LOCAL storage
+// (a thread reads an element another thread wrote since the last barrier, or
+// overwrites with a different value an element another thread wrote or read
+// since then) and a read of LOCAL/REGISTER storage nobody wrote (contents
+// start undefined). A missing barrier thus fails loudly instead of passing by
+// luck. Work-groups are independent: a correct kernel's result does not
+// depend on their order, and the interpreter runs them in batches.
 //
 // Values: f16/bf16 are computed in f32 and rounded to nearest even after each
-// op (kiln/sdk/half.hpp); integer arithmetic wraps; shifts take y mod the bit
-// width; float -> int casts truncate (NaN gives 0 and out-of-range values
-// saturate to i64/u64 and then wrap: the ABI leaves them undefined); MAD is
-// not fused. LOCAL and REGISTER storage start zeroed (the ABI says undefined).
+// op (kiln/sdk/half.hpp; casts round correctly from any type); integer
+// arithmetic wraps; shifts take y mod the bit width; float -> int casts
+// truncate (NaN gives 0 and out-of-range values saturate to i64/u64, then
+// wrap: the ABI leaves them undefined); MAD is not fused (two roundings).
 //
 // Thread safety: a program is immutable; run() may be called concurrently.
 #pragma once
@@ -120,12 +123,13 @@ struct InterpreterLimits {
 };
 
 struct RunOptions {
-  // Stop with an error after this many thread-level ops (a loop that runs
-  // for ever, or close to it). 0: no limit.
+  // Stop with an error after this many thread-level ops (each op a thread
+  // executes, plus one per thread started): a loop that runs for ever, or
+  // close to it. 0: no limit.
   std::uint64_t max_ops = 20'000'000'000ull;
   std::uint32_t warp_size = 32;     // for the warp-level statistics (>= 1)
   std::uint32_t sector_bytes = 32;  // memory transaction granularity (a power of two)
-  bool detect_local_races = true;   // report races on LOCAL storage
+  bool check_storage = true;        // report LOCAL races and reads of unwritten storage
 };
 
 // ------------------------------------------------------------- programs --
@@ -148,8 +152,9 @@ class InterpretedProgram {
   // (compute_grid); the overload taking a grid checks that it matches.
   // Throws PluginError: INVALID_ARGUMENT for bad arguments or grid,
   // LAUNCH_FAILED for kernel faults (out-of-range or misaligned access,
-  // division by zero, divergent barrier, LOCAL race, op budget exhausted),
-  // each naming the op, the thread and the values at fault.
+  // division by zero, divergent barrier, LOCAL race, unwritten storage read,
+  // op budget exhausted), each naming the op, the thread and the values at
+  // fault (failed_op() is the op).
   ExecStats run(std::span<const kiln_arg> args, const RunOptions& options = {}) const;
   ExecStats run(std::span<const kiln_arg> args, const LaunchGrid& grid, const RunOptions& options = {}) const;
 
