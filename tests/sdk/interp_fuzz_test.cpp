@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "interp_util.hpp"
+#include "support/wire_kernels.hpp"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -20,29 +21,7 @@ using Clock = std::chrono::steady_clock;
 std::vector<std::vector<kiln_op>> seed_kernels() {
   std::vector<std::vector<kiln_op>> seeds;
   seeds.push_back(wire_add_f32(16));
-  {  // tree sum over 8 local threads, 3 groups
-    WireBuilder w;
-    const Id px = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 24);
-    const Id po = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, 3);
-    const Id s = w.storage(KILN_SCOPE_LOCAL, KILN_DTYPE_F32, 8);
-    const Id t = w.local_index(0, w.const_i64(8));
-    const Id g = w.group_index(0, w.const_i64(3));
-    w.store(KILN_DTYPE_F32, s, t, w.load(KILN_DTYPE_F32, px, w.mad(KILN_DTYPE_I64, g, w.const_i64(8), t)));
-    w.barrier();
-    const Id step = w.loop(w.const_i64(3));
-    const Id half = w.binary(KILN_BINARY_SHR, KILN_DTYPE_I64, w.const_i64(8), w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, step, w.const_i64(1)));
-    const Id act = w.if_(w.binary(KILN_BINARY_CMPLT, KILN_DTYPE_BOOL, t, half));
-    w.store(KILN_DTYPE_F32, s, t,
-            w.binary(KILN_BINARY_ADD, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, s, t),
-                     w.load(KILN_DTYPE_F32, s, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, t, half))));
-    w.end_if(act);
-    w.barrier();
-    w.end_loop(step);
-    const Id first = w.if_(w.binary(KILN_BINARY_EQ, KILN_DTYPE_BOOL, t, w.const_i64(0)));
-    w.store(KILN_DTYPE_F32, po, g, w.load(KILN_DTYPE_F32, s, w.const_i64(0)));
-    w.end_if(first);
-    seeds.push_back(w.ops);
-  }
+  seeds.push_back(wire_tree_sum(3, 8));  // LOCAL storage, barriers, loops, ifs
   {  // integer row sums with a VARIABLE count, REGISTER accumulator, casts and selects
     WireBuilder w;
     const Id px = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_I16, 0, 64);

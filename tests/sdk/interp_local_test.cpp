@@ -4,43 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "interp_util.hpp"
+#include "support/wire_kernels.hpp"
 
 using namespace kiln;
 using namespace kiln::test;
 
 namespace {
-
-// out[g] = sum of x[g * T .. g * T + T) by a tree in LOCAL storage:
-//   s[t] = x[g*T + t]; barrier
-//   for step in 0..log2(T): half = T >> (step + 1); if t < half: s[t] += s[t + half]; barrier
-//   if t == 0: out[g] = s[0]
-// With `with_loop_barrier` false, the barrier inside the loop is missing.
-std::vector<kiln_op> tree_sum(std::int64_t groups, std::int64_t threads, unsigned dt, bool with_loop_barrier = true) {
-  const auto d = static_cast<std::uint8_t>(dt);
-  WireBuilder w;
-  const Id px = w.param(KILN_PARAM_GLOBAL, d, 0, groups * threads);
-  const Id po = w.param(KILN_PARAM_GLOBAL_MUT, d, 1, groups);
-  const Id s = w.storage(KILN_SCOPE_LOCAL, d, threads);
-  const Id t = w.local_index(0, w.const_i64(threads));
-  const Id g = w.group_index(0, w.const_i64(groups));
-  w.store(d, s, t, w.load(d, px, w.mad(KILN_DTYPE_I64, g, w.const_i64(threads), t)));
-  w.barrier();
-  std::int64_t steps = 0;
-  while ((std::int64_t{1} << steps) < threads) ++steps;
-  const Id step = w.loop(w.const_i64(steps));
-  const Id half = w.binary(KILN_BINARY_SHR, KILN_DTYPE_I64, w.const_i64(threads),
-                           w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, step, w.const_i64(1)));
-  const Id active = w.if_(w.binary(KILN_BINARY_CMPLT, KILN_DTYPE_BOOL, t, half));
-  const Id other = w.load(d, s, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, t, half));
-  w.store(d, s, t, w.binary(KILN_BINARY_ADD, d, w.load(d, s, t), other));
-  w.end_if(active);
-  if (with_loop_barrier) w.barrier();
-  w.end_loop(step);
-  const Id first = w.if_(w.binary(KILN_BINARY_EQ, KILN_DTYPE_BOOL, t, w.const_i64(0)));
-  w.store(d, po, g, w.load(d, s, w.const_i64(0)));
-  w.end_if(first);
-  return w.ops;
-}
 
 // The same tree in C++, in the same order.
 float tree_reference(const float* x, std::int64_t threads) {
@@ -57,7 +26,7 @@ TEST(InterpreterLocal, TreeReductionAcrossLocalThreadsWithBarriers) {
     const std::int64_t groups = 37;
     std::vector<float> x = random_floats(groups * threads, static_cast<std::uint32_t>(threads));
     std::vector<float> out(groups);
-    const sdk::ExecStats stats = run_ok(tree_sum(groups, threads, KILN_DTYPE_F32), {arg_of(x), arg_of(out)});
+    const sdk::ExecStats stats = run_ok(wire_tree_sum(groups, threads, KILN_DTYPE_F32), {arg_of(x), arg_of(out)});
     for (std::int64_t g = 0; g < groups; ++g)
       EXPECT_EQ(out[g], tree_reference(&x[g * threads], threads)) << "threads " << threads << " group " << g;
     std::int64_t steps = 0;
@@ -71,7 +40,7 @@ TEST(InterpreterLocal, IntegerTreeReductionIsExact) {
   const std::int64_t groups = 5, threads = 128;
   std::vector<std::int64_t> x(groups * threads), out(groups);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::int64_t>(i * 2654435761u % 1000) - 500;
-  run_ok(tree_sum(groups, threads, KILN_DTYPE_I64), {arg_of(x), arg_of(out)});
+  run_ok(wire_tree_sum(groups, threads, KILN_DTYPE_I64), {arg_of(x), arg_of(out)});
   for (std::int64_t g = 0; g < groups; ++g) {
     std::int64_t want = 0;
     for (std::int64_t t = 0; t < threads; ++t) want += x[g * threads + t];
@@ -81,7 +50,7 @@ TEST(InterpreterLocal, IntegerTreeReductionIsExact) {
 
 TEST(InterpreterLocal, MissingBarrierIsReportedAsARace) {
   std::vector<float> x = random_floats(2 * 64, 1), out(2);
-  auto ops = tree_sum(2, 64, KILN_DTYPE_F32, /*with_loop_barrier=*/false);
+  auto ops = wire_tree_sum(2, 64, KILN_DTYPE_F32, /*loop_barrier=*/false);
   // Step 1 reads s[t + 16], which thread t + 16 wrote in step 0 with no barrier between.
   expect_fault(ops, {arg_of(x), arg_of(out)}, "wrote since the last barrier (a data race)");
   // Without the checks the kernel runs (lock-step order happens to give the tree's result).

@@ -6,65 +6,16 @@
 #include <cstdio>
 
 #include "interp_util.hpp"
+#include "support/wire_kernels.hpp"
 
 using namespace kiln;
 using namespace kiln::test;
 
-namespace {
-
-// out[t] = x[t * stride] for `threads` threads of one group.
-std::vector<kiln_op> strided_copy(std::int64_t threads, std::int64_t stride) {
-  WireBuilder w;
-  const Id px = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, threads * stride);
-  const Id po = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, threads);
-  const Id t = w.local_index(0, w.const_i64(threads));
-  w.store(KILN_DTYPE_F32, po, t, w.load(KILN_DTYPE_F32, px, w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, t, w.const_i64(stride))));
-  return w.ops;
-}
-
-// c = a + b over n elements in groups of `local` threads.
-std::vector<kiln_op> add_in_groups(std::int64_t n, std::int64_t local, std::uint8_t lanes = 1) {
-  WireBuilder w;
-  const Id a = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, n);
-  const Id b = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 1, n);
-  const Id c = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 2, n);
-  const Id l = w.local_index(0, w.const_i64(local));
-  const Id g = w.group_index(0, w.const_i64(n / local / lanes));
-  const Id i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, w.mad(KILN_DTYPE_I64, g, w.const_i64(local), l), w.const_i64(lanes));
-  w.store(KILN_DTYPE_F32, c, i,
-          w.binary(KILN_BINARY_ADD, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, a, i, lanes), w.load(KILN_DTYPE_F32, b, i, lanes), lanes),
-          lanes);
-  return w.ops;
-}
-
-// c[i][j] = sum_k a[i][k] * b[k][j], one thread per element, accumulator in
-// REGISTER storage: the shape of a naive kernel before any optimization.
-std::vector<kiln_op> naive_matmul(std::int64_t m, std::int64_t n, std::int64_t k) {
-  WireBuilder w;
-  const Id pa = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, m * k);
-  const Id pb = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 1, k * n);
-  const Id pc = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 2, m * n);
-  const Id acc = w.storage(KILN_SCOPE_REGISTER, KILN_DTYPE_F32, 1);
-  const Id zero = w.const_i64(0);
-  const Id j = w.group_index(0, w.const_i64(n));
-  const Id i = w.group_index(1, w.const_i64(m));
-  w.store(KILN_DTYPE_F32, acc, zero, w.const_f32(0.0f));
-  const Id kk = w.loop(w.const_i64(k));
-  const Id av = w.load(KILN_DTYPE_F32, pa, w.mad(KILN_DTYPE_I64, i, w.const_i64(k), kk));
-  const Id bv = w.load(KILN_DTYPE_F32, pb, w.mad(KILN_DTYPE_I64, kk, w.const_i64(n), j));
-  w.store(KILN_DTYPE_F32, acc, zero, w.mad(KILN_DTYPE_F32, av, bv, w.load(KILN_DTYPE_F32, acc, zero)));
-  w.end_loop(kk);
-  w.store(KILN_DTYPE_F32, pc, w.mad(KILN_DTYPE_I64, i, w.const_i64(n), j), w.load(KILN_DTYPE_F32, acc, zero));
-  return w.ops;
-}
-
-}  // namespace
-
 TEST(InterpreterStats, NeighbouringThreadsReadingNeighbouringElementsShareSectors) {
   const std::int64_t threads = 256;
   std::vector<float> x(threads * 32), out(threads);
-  const sdk::ExecStats coalesced = run_ok(strided_copy(threads, 1), {arg_of(x), arg_of(out)});
-  const sdk::ExecStats strided = run_ok(strided_copy(threads, 32), {arg_of(x), arg_of(out)});
+  const sdk::ExecStats coalesced = run_ok(wire_strided_copy(1, threads, 1), {arg_of(x), arg_of(out)});
+  const sdk::ExecStats strided = run_ok(wire_strided_copy(1, threads, 32), {arg_of(x), arg_of(out)});
   // 8 warps of 32 threads; 32 * 4 bytes = 4 sectors of 32 bytes per warp.
   EXPECT_EQ(coalesced.global().loads, 256u);
   EXPECT_EQ(coalesced.global().warp_accesses, 8u + 8u);  // the load and the store
@@ -77,8 +28,8 @@ TEST(InterpreterStats, NeighbouringThreadsReadingNeighbouringElementsShareSector
 TEST(InterpreterStats, WarpsCountThreadsOfOneGroupOnly) {
   const std::int64_t n = 1024;
   std::vector<float> a(n), b(n), c(n);
-  const sdk::ExecStats single = run_ok(add_in_groups(n, 1), {arg_of(a), arg_of(b), arg_of(c)});
-  const sdk::ExecStats wide = run_ok(add_in_groups(n, 32), {arg_of(a), arg_of(b), arg_of(c)});
+  const sdk::ExecStats single = run_ok(wire_add_grouped(n, 1), {arg_of(a), arg_of(b), arg_of(c)});
+  const sdk::ExecStats wide = run_ok(wire_add_grouped(n, 32), {arg_of(a), arg_of(b), arg_of(c)});
   EXPECT_EQ(single.warps, 1024u);
   EXPECT_EQ(wide.warps, 32u);
   // The add: once per thread either way, but one issue per warp.
@@ -93,8 +44,8 @@ TEST(InterpreterStats, WarpsCountThreadsOfOneGroupOnly) {
 TEST(InterpreterStats, VectorAccessesAreFewerInstructionsForTheSameBytes) {
   const std::int64_t n = 4096;
   std::vector<float> a(n), b(n), c(n);
-  const sdk::ExecStats scalar = run_ok(add_in_groups(n, 64, 1), {arg_of(a), arg_of(b), arg_of(c)});
-  const sdk::ExecStats vector = run_ok(add_in_groups(n, 64, 4), {arg_of(a), arg_of(b), arg_of(c)});
+  const sdk::ExecStats scalar = run_ok(wire_add_grouped(n, 64, 1), {arg_of(a), arg_of(b), arg_of(c)});
+  const sdk::ExecStats vector = run_ok(wire_add_grouped(n, 64, 4), {arg_of(a), arg_of(b), arg_of(c)});
   EXPECT_EQ(scalar.global().load_bytes, vector.global().load_bytes);
   EXPECT_EQ(scalar.global().loads, 4 * vector.global().loads);
   EXPECT_EQ(scalar.global().warp_accesses, 4 * vector.global().warp_accesses);
@@ -105,7 +56,7 @@ TEST(InterpreterStats, VectorAccessesAreFewerInstructionsForTheSameBytes) {
 TEST(InterpreterStats, OpClassesAndStorageTraffic) {
   const std::int64_t m = 8, n = 8, k = 16;
   std::vector<float> a = random_floats(m * k, 1), b = random_floats(k * n, 2), c(m * n);
-  const sdk::ExecStats s = run_ok(naive_matmul(m, n, k), {arg_of(a), arg_of(b), arg_of(c)});
+  const sdk::ExecStats s = run_ok(wire_naive_matmul(m, n, k), {arg_of(a), arg_of(b), arg_of(c)});
   const std::uint64_t threads = m * n, iterations = m * n * k;
   EXPECT_EQ(s.thread(sdk::OpClass::FloatAlu), iterations);                // the float mad
   EXPECT_EQ(s.thread(sdk::OpClass::IntAlu), 2 * iterations + threads);    // two index mads per iteration, one after
@@ -121,7 +72,7 @@ TEST(InterpreterStats, OpClassesAndStorageTraffic) {
 TEST(InterpreterStats, MatmulSpeed) {
   const std::int64_t size = 128;
   std::vector<float> a = random_floats(size * size, 1), b = random_floats(size * size, 2), c(size * size);
-  auto ops = naive_matmul(size, size, size);
+  auto ops = wire_naive_matmul(size, size, size);
   sdk::InterpretedProgram program(ops);
   const auto begin = std::chrono::steady_clock::now();
   const sdk::ExecStats s = program.run(std::vector<kiln_arg>{arg_of(a), arg_of(b), arg_of(c)});
