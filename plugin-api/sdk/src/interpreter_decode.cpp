@@ -401,12 +401,15 @@ class Decoder {
         if (slot_count(ops_[src]) != 0) last_use[src] = std::max(last_use[src], live_until(src, id));
     }
     slot_.assign(n, kNone);
-    std::vector<std::vector<std::uint32_t>> expiring(n);
+    // Values whose last use is op i, as linked lists (two words per op).
+    std::vector<std::uint32_t> expiring(n, kNone);
+    std::vector<std::uint32_t> next_expiring(n, kNone);
     std::array<std::vector<std::uint32_t>, KILN_MAX_LANES + 1> free_slots;
     std::uint32_t next = 0;
     for (std::uint32_t id = 0; id < n; ++id) {
       if (id > 0)
-        for (std::uint32_t dead : expiring[id - 1]) free_slots[slot_count(ops_[dead])].push_back(slot_[dead]);
+        for (std::uint32_t dead = expiring[id - 1]; dead != kNone; dead = next_expiring[dead])
+          free_slots[slot_count(ops_[dead])].push_back(slot_[dead]);
       const kiln_op& op = ops_[id];
       const unsigned count = slot_count(op);
       if (count == 0) continue;
@@ -418,7 +421,10 @@ class Decoder {
         slot_[id] = next;
         next += count;
       }
-      if (!hoisted(op)) expiring[last_use[id]].push_back(id);
+      if (!hoisted(op)) {
+        next_expiring[id] = expiring[last_use[id]];
+        expiring[last_use[id]] = id;
+      }
     }
     out_.slot_count = next;
   }

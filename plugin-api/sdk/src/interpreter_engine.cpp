@@ -379,21 +379,24 @@ class Engine {
 
   void barrier(const Instr& in) {
     const std::uint8_t* m = mask(level_);
-    std::uint64_t groups = 0;
-    for (std::size_t first = 0; first < n_lanes_; first += threads_) {
-      std::uint64_t arrived = 0;
-      for (std::size_t t = 0; t < threads_; ++t) arrived += m[first + t];
-      if (arrived == 0) continue;
-      if (arrived != threads_) {
-        std::size_t in_lane = first, out_lane = first;
-        while (!m[in_lane]) ++in_lane;
-        while (m[out_lane]) ++out_lane;
-        fault(in, in_lane,
-              "divergent barrier at op " + str(in.op) + ": thread " + thread_name(out_lane) +
-                  " of the same group does not reach it (a BARRIER inside an IF or LOOP that not all the "
-                  "group's threads take)");
+    std::uint64_t groups = n_lanes_ / threads_;  // when every thread is there
+    if (n_active_ != n_lanes_) {
+      groups = 0;
+      for (std::size_t first = 0; first < n_lanes_; first += threads_) {
+        std::uint64_t arrived = 0;
+        for (std::size_t t = 0; t < threads_; ++t) arrived += m[first + t];
+        if (arrived == 0) continue;
+        if (arrived != threads_) {
+          std::size_t in_lane = first, out_lane = first;
+          while (!m[in_lane]) ++in_lane;
+          while (m[out_lane]) ++out_lane;
+          fault(in, in_lane,
+                "divergent barrier at op " + str(in.op) + ": thread " + thread_name(out_lane) +
+                    " of the same group does not reach it (a BARRIER inside an IF or LOOP that not all the "
+                    "group's threads take)");
+        }
+        ++groups;
       }
-      ++groups;
     }
     stats_.barriers += groups;
     if (o_.check_storage && ++phase_ == UINT32_MAX) {
