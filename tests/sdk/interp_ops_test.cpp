@@ -183,6 +183,21 @@ TEST(InterpreterOps, KnownValues) {
   EXPECT_EQ(cast(KILN_DTYPE_F32, KILN_DTYPE_I64, std::bit_cast<std::uint32_t>(1e30f)), 0x7fffffffffffffffu);
 }
 
+TEST(InterpreterOps, HalfPrecisionRoundsAfterEveryOp) {
+  // (x + y) - x with x = 1, y = 2^-12: the sum rounds back to 1 in f16 and
+  // bf16, so the difference is 0; computed in f32 throughout it would be 2^-12.
+  for (std::uint8_t dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
+    Buffer x(dt, 1), y(dt, 1), out(dt, 1);
+    x.set_bits(0, ref::cast(KILN_DTYPE_F32, dt, std::bit_cast<std::uint32_t>(1.0f)));
+    y.set_bits(0, ref::cast(KILN_DTYPE_F32, dt, std::bit_cast<std::uint32_t>(std::ldexp(1.0f, -12))));
+    run_ok(map_kernel(1, {dt, dt}, dt, [&](WireBuilder& w, const std::vector<Id>& in) {
+             return w.binary(KILN_BINARY_SUB, dt, w.binary(KILN_BINARY_ADD, dt, in[0], in[1]), in[0]);
+           }),
+           args_of({&x, &y, &out}));
+    EXPECT_EQ(out.bits(0), 0u) << sdk::dtype_name(dt);
+  }
+}
+
 TEST(InterpreterOps, SelectPicksByCondition) {
   // out[i] = x[i] < y[i] ? x[i] : y[i]
   Buffer x = random_buffer(KILN_DTYPE_F32, 1), y = random_buffer(KILN_DTYPE_F32, 2), out(KILN_DTYPE_F32, kN);

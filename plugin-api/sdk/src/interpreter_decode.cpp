@@ -11,6 +11,7 @@
 // last use, so large kernels stay small in memory) and emits the instruction
 // list the engine runs.
 #include <algorithm>
+#include <charconv>
 #include <string>
 
 #include "interpreter_program.hpp"
@@ -32,8 +33,9 @@ class Decoder {
   Decoder(std::span<const kiln_op> ops, const InterpreterLimits& limits) : ops_(ops), limits_(limits) {}
 
   ProgramData decode() {
-    if (ops_.size() > limits_.max_ops || ops_.size() >= kNone)
-      kernel_error("has " + str(ops_.size()) + " ops, more than the interpreter's limit of " + str(limits_.max_ops));
+    if (ops_.size() > limits_.max_kernel_ops || ops_.size() >= kNone)
+      kernel_error("has " + str(ops_.size()) + " ops, more than the interpreter's limit of " +
+                   str(limits_.max_kernel_ops));
     out_.ops.assign(ops_.begin(), ops_.end());
     validate();
     assign_slots();
@@ -250,13 +252,8 @@ class Decoder {
   }
 
   static std::string hex(std::uint64_t v) {
-    static const char* digits = "0123456789abcdef";
-    std::string s;
-    do {
-      s.insert(s.begin(), digits[v & 15]);
-      v >>= 4;
-    } while (v != 0);
-    return s;
+    char digits[17];
+    return std::string(digits, std::to_chars(digits, digits + sizeof(digits), v, 16).ptr);
   }
 
   void scalar_result(std::uint32_t id, unsigned dtype = 0) const {

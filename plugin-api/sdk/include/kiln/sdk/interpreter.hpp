@@ -116,7 +116,7 @@ struct ExecStats {
 
 // Limits checked when a program is built: bounds on the memory a run needs.
 struct InterpreterLimits {
-  std::uint64_t max_ops = 1u << 20;                     // ops in a kernel
+  std::uint64_t max_kernel_ops = 1u << 20;              // ops in a kernel
   std::uint64_t max_local_threads = 1u << 16;           // threads per work-group
   std::uint64_t max_local_bytes = 64u << 20;            // LOCAL storage per group
   std::uint64_t max_register_bytes = 1u << 20;          // REGISTER storage per thread
