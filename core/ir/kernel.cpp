@@ -13,7 +13,7 @@ std::vector<kiln_op> Kernel::to_wire() const {
 Kernel Kernel::from_wire(std::span<const kiln_op> wire) {
   Kernel kernel;
   kernel.ops.resize(wire.size());
-  if (!wire.empty()) std::memcpy(kernel.ops.data(), wire.data(), wire.size() * sizeof(kiln_op));
+  if (!wire.empty()) std::memcpy(static_cast<void*>(kernel.ops.data()), wire.data(), wire.size() * sizeof(kiln_op));
   return kernel;
 }
 

@@ -1,0 +1,58 @@
+// kiln/runtime/device_info.hpp - what the core knows of a device: a C++
+// mirror of kiln_device_info, read once when the plugin loads.
+#pragma once
+
+#include <kiln/plugin.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+enum class DeviceKind { Unknown, Cpu, Gpu, Accelerator, Virtual };
+
+// "cpu", "gpu", "accelerator", "virtual", "unknown"
+std::string_view device_kind_name(DeviceKind kind);
+
+struct DeviceInfo {
+  std::string id;        // "<plugin>:<index>", e.g. "c:0"
+  std::string plugin;    // the plugin's name
+  std::uint32_t index = 0;  // the plugin's device index
+
+  std::string name;
+  std::string vendor;
+  std::string driver_version;
+  std::string pci_bus_id;
+  DeviceKind kind = DeviceKind::Unknown;
+  std::uint32_t flags = 0;  // KILN_DEVICE_*
+  std::uint64_t memory_bytes = 0;
+  std::uint64_t local_memory_bytes = 0;
+  std::uint64_t register_bytes = 0;
+  std::array<std::uint64_t, 3> max_grid_dims{};
+  std::array<std::uint32_t, 3> max_local_dims{};
+  std::uint32_t max_local_threads = 0;
+  std::uint32_t compute_units = 0;
+  std::uint32_t warp_size = 0;
+  std::uint32_t clock_mhz = 0;
+  std::uint32_t vector_width_mask = 0;  // bit n: width n supported
+  std::array<std::uint32_t, 16> dtype_ops{};  // [kiln_dtype]: KILN_CAP_* bits
+  std::array<std::uint64_t, 3> cache_bytes{};  // L1, L2, L3
+  double peak_gflops = 0;
+  double memory_bandwidth_gbps = 0;
+
+  bool can_compile() const { return (flags & KILN_DEVICE_CAN_COMPILE) != 0; }
+  bool host_memory() const { return (flags & KILN_DEVICE_HOST_MEMORY) != 0; }
+  bool native_exp2() const { return (flags & KILN_DEVICE_NATIVE_EXP2) != 0; }
+  bool device_timer() const { return (flags & KILN_DEVICE_DEVICE_TIMER) != 0; }
+  bool fixed_function() const { return (flags & KILN_DEVICE_FIXED_FUNCTION) != 0; }
+  // The supported vector widths, ascending (always includes 1).
+  std::vector<std::uint32_t> vector_widths() const;
+
+  // From the ABI struct (strings are read up to their NUL or the array end).
+  static DeviceInfo from_abi(const kiln_device_info& info, std::string plugin, std::uint32_t index);
+};
+
+}  // namespace kiln

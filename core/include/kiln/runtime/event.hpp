@@ -1,0 +1,42 @@
+// kiln/runtime/event.hpp - completion of one submitted copy or launch.
+#pragma once
+
+#include <kiln/result.hpp>
+
+#include <memory>
+
+struct kiln_event;
+
+namespace kiln {
+
+namespace detail {
+class DeviceState;
+struct LaunchAccess;
+}
+
+// An Event tracks work submitted to a device's in-order queue. Destroying
+// an Event waits for the work: host memory handed to an async copy must stay
+// valid (and, for writes, unchanged) until the Event is waited or destroyed.
+// An Event made for work that completed at once is already complete.
+class Event {
+ public:
+  Event() = default;  // complete
+  Event(std::shared_ptr<detail::DeviceState> device, kiln_event* event);
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  // Blocks until the work completed; returns its error if it failed. After
+  // the first call the Event is complete and wait() returns success.
+  Result<void> wait();
+  bool complete() const { return event_ == nullptr; }
+
+ private:
+  void release();
+  std::shared_ptr<detail::DeviceState> device_;
+  kiln_event* event_ = nullptr;
+};
+
+}  // namespace kiln

@@ -1,0 +1,47 @@
+// kiln/runtime/program.hpp - a kernel compiled for one device.
+#pragma once
+
+#include <kiln/plugin.h>
+#include <kiln/result.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+namespace detail {
+class DeviceState;
+struct LaunchAccess;
+}
+
+struct ProgramSource {
+  std::string language;  // "c", "cuda", "opencl-c", "glsl", "ptx", "blas-call", ...
+  std::string text;
+};
+
+class Program {
+ public:
+  Program() = default;
+  ~Program();
+  Program(Program&& other) noexcept;
+  Program& operator=(Program&& other) noexcept;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  bool valid() const { return program_ != nullptr; }
+  const std::string& device_id() const;
+  // The generated source or assembly, for debugging.
+  Result<ProgramSource> source() const;
+  // The wire kernel it was compiled from (the launch grid is computed from it).
+  const std::vector<kiln_op>& wire() const { return wire_; }
+
+ private:
+  friend class Device;
+  friend struct detail::LaunchAccess;
+  std::shared_ptr<detail::DeviceState> device_;
+  kiln_program* program_ = nullptr;
+  std::vector<kiln_op> wire_;
+};
+
+}  // namespace kiln

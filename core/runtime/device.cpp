@@ -1,0 +1,92 @@
+// Device: memory, compile and cache key. Launches are in launch.cpp.
+#include "kiln/runtime/device.hpp"
+
+#include "device_state.hpp"
+
+namespace kiln {
+
+const DeviceInfo& Device::info() const {
+  static const DeviceInfo none{};
+  return state_ != nullptr ? state_->info() : none;
+}
+
+Result<MemoryInfo> Device::memory_info() const {
+  if (state_->api().memory_info == nullptr) return state_->missing("memory_info");
+  kiln_memory_info_args args{};
+  args.struct_size = KILN_MEMORY_INFO_ARGS_STRUCT_SIZE;
+  args.device = state_->handle();
+  if (kiln_error* err = state_->api().memory_info(&args)) return state_->error(err, "memory_info");
+  return MemoryInfo{args.free_bytes, args.total_bytes};
+}
+
+Result<Buffer> Device::allocate(std::uint64_t bytes) const {
+  if (bytes == 0) {
+    Error e = make_error(ErrorCode::InvalidArgument, id() + ": cannot allocate 0 bytes");
+    e.function = "buffer_alloc";
+    return e;
+  }
+  const kiln_plugin_api& api = state_->api();
+  if (api.buffer_alloc == nullptr) return state_->missing("buffer_alloc");
+  kiln_buffer_alloc_args args{};
+  args.struct_size = KILN_BUFFER_ALLOC_ARGS_STRUCT_SIZE;
+  args.device = state_->handle();
+  args.bytes = bytes;
+  if (kiln_error* err = api.buffer_alloc(&args)) return state_->error(err, "buffer_alloc");
+  Buffer buffer;
+  buffer.device_ = state_;
+  buffer.buffer_ = args.buffer;
+  buffer.bytes_ = bytes;
+  if (info().host_memory()) {
+    // Kept so a launch on another host-memory device can use it without a copy.
+    if (api.buffer_host_pointer == nullptr) return state_->missing("buffer_host_pointer");
+    kiln_buffer_host_pointer_args pointer{};
+    pointer.struct_size = KILN_BUFFER_HOST_POINTER_ARGS_STRUCT_SIZE;
+    pointer.device = state_->handle();
+    pointer.buffer = args.buffer;
+    if (kiln_error* err = api.buffer_host_pointer(&pointer)) return state_->error(err, "buffer_host_pointer");
+    buffer.host_pointer_ = pointer.pointer;
+  }
+  return buffer;
+}
+
+Result<void> Device::synchronize() const {
+  if (state_->api().device_synchronize == nullptr) return state_->missing("device_synchronize");
+  std::lock_guard lock(state_->queue_mutex());
+  if (kiln_error* err = state_->api().device_synchronize(state_->handle()))
+    return state_->error(err, "device_synchronize");
+  return {};
+}
+
+Result<Program> Device::compile(const ir::Kernel& kernel) const {
+  // TODO(ir): run the IR verifier here once core/ir provides it; the ABI
+  // promises plugins only verified kernels.
+  if (state_->api().compile == nullptr) return state_->missing("compile");
+  Program program;
+  program.wire_ = kernel.to_wire();
+  kiln_kernel wire{};
+  wire.struct_size = KILN_KERNEL_STRUCT_SIZE;
+  wire.ops = program.wire_.data();
+  wire.n_ops = program.wire_.size();
+  wire.op_size = sizeof(kiln_op);
+  kiln_compile_args args{};
+  args.struct_size = KILN_COMPILE_ARGS_STRUCT_SIZE;
+  args.device = state_->handle();
+  args.kernel = &wire;
+  args.failed_op = -1;
+  // [any thread]: no queue lock, compiles may run side by side.
+  if (kiln_error* err = state_->api().compile(&args)) return state_->error(err, "compile", args.failed_op);
+  program.device_ = state_;
+  program.program_ = args.program;
+  return program;
+}
+
+Result<std::string> Device::cache_key() const {
+  if (state_->api().cache_key == nullptr) return state_->missing("cache_key");
+  kiln_cache_key_args args{};
+  args.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
+  args.device = state_->handle();
+  if (kiln_error* err = state_->api().cache_key(&args)) return state_->error(err, "cache_key");
+  return std::string(args.key != nullptr ? args.key : "");
+}
+
+}  // namespace kiln

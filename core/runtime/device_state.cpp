@@ -1,0 +1,32 @@
+#include "device_state.hpp"
+
+namespace kiln::detail {
+
+DeviceState::~DeviceState() {
+  if (!alive() || api().device_close == nullptr) return;
+  std::lock_guard lock(queue_mutex_);
+  api().device_close(handle_);
+}
+
+Error DeviceState::error(kiln_error* error, std::string_view function, std::int64_t op) const {
+  Error e = take_error(error, plugin_, function, op);
+  e.message = info_.id + ": " + e.message;
+  return e;
+}
+
+Error DeviceState::missing(std::string_view function) const {
+  Error e = make_error(ErrorCode::NotImplemented, info_.id + ": the plugin does not implement this function");
+  e.plugin = plugin_;
+  e.function = function;
+  return e;
+}
+
+Result<void> DeviceState::drain_locked() {
+  if (!pending_ || !alive()) return {};
+  if (api().device_synchronize == nullptr) return missing("device_synchronize");
+  if (kiln_error* err = api().device_synchronize(handle_)) return error(err, "device_synchronize");
+  pending_ = false;
+  return {};
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,75 @@
+// Internal: the process-wide table of plugin libraries.
+//
+// A library is dlopened, queried and initialised at most once per process,
+// whatever number of Runtimes name it, because the ABI allows init only
+// once. It is never unloaded: objects compiled with OpenMP crash when
+// unloaded under their threads, and drivers keep threads of their own.
+// shutdown runs at process exit, from an atexit handler registered right
+// after that plugin's init, so before the plugin's own static destructors.
+#pragma once
+
+#include "host_api.hpp"
+
+#include <kiln/plugin.h>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::detail {
+
+class DeviceState;
+
+class LoadedLibrary {
+ public:
+  LoadedLibrary(std::filesystem::path path, boost::dll::shared_library library, const kiln_plugin_api& api);
+
+  const std::filesystem::path& path() const { return path_; }
+  void* native_handle() const { return library_.native(); }
+  // The plugin table, zero-filled past the plugin's struct_size (so an older
+  // plugin's missing functions read as NULL).
+  const kiln_plugin_api& api() const { return api_; }
+  std::string version() const;
+  std::string description() const;
+  std::vector<LogLine> log() const { return log_.lines(); }
+
+  // Calls init once (later calls return the first outcome). `options_json`
+  // differing from the first call's is reported in `note`.
+  Result<void> initialize(const std::string& plugin_name, const std::string& options_json, std::string& note);
+
+  // The open device `index`, shared by every handle and Runtime.
+  Result<std::shared_ptr<DeviceState>> open_device(const std::string& plugin_name, std::uint32_t index,
+                                                   const DeviceInfo& info);
+
+  // True once shutdown ran: handles destroyed later must not call in.
+  bool shut_down() const { return shut_down_.load(); }
+  void shutdown();
+
+ private:
+  std::filesystem::path path_;
+  boost::dll::shared_library library_;
+  kiln_plugin_api api_{};
+  kiln_host_api host_{};
+  PluginLog log_;
+
+  std::mutex mutex_;  // init and the device table
+  enum class InitState { NotYet, Ready, Failed } init_state_ = InitState::NotYet;
+  std::optional<Error> init_error_;
+  std::string init_options_;
+  std::vector<std::weak_ptr<DeviceState>> devices_;
+  std::atomic<bool> shut_down_{false};
+};
+
+// Loads the library at `path` (absolute) and queries it, or finds it already
+// loaded. Errors (ErrorCode::PluginLoad) carry the exact reason: file
+// missing, the dlerror text (e.g. a missing dependency), no entry point,
+// query returned NULL, ABI major mismatch, table too small.
+Result<LoadedLibrary*> load_library(const std::filesystem::path& path);
+
+}  // namespace kiln::detail

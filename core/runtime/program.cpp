@@ -1,0 +1,50 @@
+#include "kiln/runtime/program.hpp"
+
+#include "device_state.hpp"
+
+#include <utility>
+
+namespace kiln {
+
+Program::~Program() {
+  if (program_ == nullptr || !device_->alive()) return;
+  {
+    // The ABI requires that no submitted launch still uses the program.
+    std::lock_guard lock(device_->queue_mutex());
+    (void)device_->drain_locked();
+  }
+  if (device_->api().program_release != nullptr) device_->api().program_release(program_);
+}
+
+Program::Program(Program&& other) noexcept
+    : device_(std::move(other.device_)), program_(std::exchange(other.program_, nullptr)), wire_(std::move(other.wire_)) {}
+
+Program& Program::operator=(Program&& other) noexcept {
+  if (this != &other) {
+    Program dying(std::move(*this));
+    device_ = std::move(other.device_);
+    program_ = std::exchange(other.program_, nullptr);
+    wire_ = std::move(other.wire_);
+  }
+  return *this;
+}
+
+const std::string& Program::device_id() const {
+  static const std::string none = "(no device)";
+  return device_ != nullptr ? device_->info().id : none;
+}
+
+Result<ProgramSource> Program::source() const {
+  if (program_ == nullptr) return make_error(ErrorCode::InvalidArgument, "program_source: empty Program");
+  if (device_->api().program_source == nullptr) return device_->missing("program_source");
+  kiln_program_source_args args{};
+  args.struct_size = KILN_PROGRAM_SOURCE_ARGS_STRUCT_SIZE;
+  args.program = program_;
+  if (kiln_error* err = device_->api().program_source(&args)) return device_->error(err, "program_source");
+  ProgramSource source;
+  source.language = args.language != nullptr ? args.language : "";
+  if (args.text != nullptr) source.text.assign(args.text, args.text_len);
+  return source;
+}
+
+}  // namespace kiln

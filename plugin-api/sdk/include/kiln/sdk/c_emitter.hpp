@@ -1,0 +1,139 @@
+// kiln/sdk/c_emitter.hpp - C-family source code from a wire kernel.
+//
+// One emitter serves every plugin that compiles a C-like language (C, OpenCL C,
+// CUDA; GLSL can join): everything that differs between the languages lives
+// in a Dialect, a small table of type names, spellings and a few hooks for the
+// parts that are structurally different (the kernel's signature, how a vector
+// is loaded). The emitter itself walks the ops once and writes one statement
+// per op: op i defines the variable `v<i>`.
+//
+// Semantics follow kernel_ir.h exactly, whatever the target compiler's flags:
+//   - f16/bf16 are stored as 16-bit patterns and computed in float, rounded to
+//     nearest even after every op (software conversion in the prelude, so every
+//     dialect rounds bit-identically to kiln/sdk/half.hpp);
+//   - BOOL is one byte holding 0 or 1, in memory and in values;
+//   - integer ADD/SUB/MUL/NEG/ABS/SHL are computed in an unsigned type of at
+//     least 32 bits, so they wrap without -fwrapv (and without the int promotion
+//     trap of u16 * u16); shift counts are taken mod the bit width;
+//   - integer DIV/MOD go through prelude helpers: by zero gives 0 and
+//     MIN / -1 wraps, so a buggy kernel cannot raise SIGFPE in the host.
+//
+// Vector values (lanes > 1) use the dialect's vector types. Ops the dialect
+// can write on whole vectors (float + - * / and MAD, bitwise ops) are emitted
+// as one expression; every other vector op is emitted lane by lane.
+//
+// Anything the dialect cannot express (a lane count, a LOCAL axis on a dialect
+// without threads...) throws PluginError(UNSUPPORTED) naming the op; a kernel
+// that breaks the wire format's rules throws PluginError(INVALID_ARGUMENT).
+#pragma once
+
+#include <kiln/plugin.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::sdk {
+
+// A PARAM of the kernel, in slot order.
+struct EmittedParam {
+  std::uint32_t op = 0;        // index of the PARAM op
+  std::uint32_t kind = 0;      // kiln_param_kind
+  std::uint32_t dtype = 0;     // element type
+  std::uint64_t elements = 0;  // PARAM imm (0: unknown)
+};
+
+// What the structural hooks of a dialect need to know about the kernel.
+struct KernelShape {
+  std::string entry;                          // function name
+  std::vector<EmittedParam> params;           // by slot
+  std::array<bool, 3> group_axes{};           // axes with a GROUP index
+  std::array<std::int64_t, 3> local_sizes{1, 1, 1};  // LOCAL index lengths (1: none)
+  bool parallel = false;                      // C: run group loops with OpenMP
+  int threads = 0;                            // C: OpenMP threads (0: runtime default)
+  bool uses_f64 = false;                      // OpenCL: enable cl_khr_fp64
+};
+
+struct Dialect;
+
+// A vector memory access the dialect may write as one statement.
+struct VectorAccess {
+  std::string_view value;        // LOAD: the variable to define; STORE: the value stored
+  std::string_view vector_type;  // of `value`
+  std::string_view memory;       // variable naming the buffer or storage
+  std::string_view index;        // first element
+  unsigned dtype = 0;
+  unsigned lanes = 0;
+  bool store = false;
+};
+
+struct Dialect {
+  std::string_view name;      // "c", "opencl-c", "cuda": the program_source language
+  // How each dtype is held in a variable, and how its elements lie in memory
+  // (f16/bf16: float values, 16-bit storage; BOOL: an 8-bit 0/1 both ways).
+  std::array<std::string_view, KILN_DTYPE_COUNT> value_types;
+  std::array<std::string_view, KILN_DTYPE_COUNT> storage_types;
+  std::uint32_t vector_lanes = 0;    // bit n: vectors of n lanes can be written
+  bool whole_vector_ops = false;     // + - * / & | ^ apply to whole vectors
+  std::string_view function_prefix;  // before prelude helper definitions
+  std::string_view f32_suffix;       // of float literals: "f"
+  std::string_view i64_suffix, u64_suffix;  // of 64-bit integer literals
+  // libm-style names per unary op (index kiln_unary_op) for f32 and f64;
+  // empty where the op is not a function call.
+  std::array<std::string_view, KILN_UNARY_COUNT> unary_f32, unary_f64;
+  std::string_view pow_f32, pow_f64, fmod_f32, fmod_f64;
+  std::string_view local_storage_prefix;  // "__local ", "__shared__ " ("" in C: one thread per group)
+  std::string_view barrier;               // statement; empty: no-op (one thread per group)
+
+  // Structural hooks.
+  std::string (*vector_type)(const Dialect&, unsigned dtype, unsigned lanes);
+  // A declaration for the prelude, or "" when the type is built in.
+  std::string (*vector_typedef)(const Dialect&, unsigned dtype, unsigned lanes);
+  std::string (*lane)(std::string_view vector, unsigned lane);
+  // A statement for a whole-vector LOAD/STORE, or "" to go lane by lane.
+  std::string (*vector_access)(const Dialect&, const VectorAccess&);
+  // A broadcast initializer expression, or "" to go lane by lane.
+  std::string (*broadcast)(std::string_view vector_type, std::string_view scalar, unsigned lanes);
+  // Includes, pragmas and bit-cast helpers kiln_f32_bits/kiln_bits_f32/
+  // kiln_f64_bits/kiln_bits_f64 the shared prelude relies on.
+  std::string (*prelude)(const Dialect&, const KernelShape&);
+  // Everything before the body (signature, parameters, group loops: the body
+  // then reads variable params from `v<op>_in`, buffers from `v<op>`), and
+  // everything after it.
+  std::string (*kernel_begin)(const Dialect&, const KernelShape&);
+  std::string (*kernel_end)(const Dialect&, const KernelShape&);
+  // Reading a GROUP / LOCAL coordinate on an axis, as an i64 expression.
+  std::string (*group_index)(unsigned axis);
+  std::string (*local_index)(unsigned axis);  // nullptr: LOCAL axes (> 1) unsupported
+};
+
+// The dialects shipped with the SDK.
+const Dialect& c_dialect();       // GCC/Clang C: vector_size types, group loops, OpenMP
+const Dialect& opencl_dialect();  // OpenCL C 1.2
+const Dialect& cuda_dialect();    // CUDA C++ for NVRTC (no headers needed)
+
+struct EmitOptions {
+  std::string entry = "kiln_kernel";
+  bool parallel = false;  // C: OpenMP on the group loops
+  int threads = 0;        // C: num_threads clause (0: none)
+};
+
+struct EmittedKernel {
+  std::string source;
+  KernelShape shape;
+};
+
+// Emits the kernel. Throws PluginError (UNSUPPORTED or INVALID_ARGUMENT)
+// with failed_op set to the op at fault.
+EmittedKernel emit_c_family(std::span<const kiln_op> ops, const Dialect& dialect, const EmitOptions& options = {});
+
+// What the emitter supports, for kiln_device_info.dtype_ops: the
+// KILN_CAP_UNARY/KILN_CAP_BINARY bits of `dtype` (0: dtype unsupported).
+std::uint32_t c_family_dtype_ops(const Dialect& dialect, unsigned dtype);
+// kiln_device_info.vector_widths for the dialect (bit 1 always set).
+std::uint32_t c_family_vector_widths(const Dialect& dialect);
+
+}  // namespace kiln::sdk

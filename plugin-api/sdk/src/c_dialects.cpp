@@ -1,0 +1,301 @@
+// The dialect tables: C (GCC/Clang), OpenCL C and CUDA. Everything that
+// differs between the languages is here; the emitter core is shared.
+#include "c_emitter_detail.hpp"
+
+#include "kiln/sdk/wire.hpp"
+
+namespace kiln::sdk {
+
+namespace {
+
+using detail::value_bytes;
+
+constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF32 = {
+    "", "", "", "expf", "exp2f", "logf", "log2f", "", "sqrtf", "sinf", "cosf", "floorf", "truncf", "fabsf"};
+constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF64 = {
+    "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs"};
+
+std::string lane_subscript(std::string_view v, unsigned lane) { return std::string(v) + "[" + std::to_string(lane) + "]"; }
+std::string no_broadcast(std::string_view, std::string_view, unsigned) { return ""; }
+
+// Vector type names of our own: kiln_f32x4, kiln_u8x16, ...
+std::string kiln_vector_name(const Dialect&, unsigned dt, unsigned lanes) {
+  return "kiln_" + std::string(dtype_name(dt)) + "x" + std::to_string(lanes);
+}
+
+// Buffer parameter declarations as C-style pointers; variables by value in
+// their storage type, named v<op>_in (the emitter converts them).
+std::string pointer_params(const Dialect& d, const KernelShape& shape, std::string_view address_space) {
+  std::string out;
+  for (const EmittedParam& p : shape.params) {
+    if (!out.empty()) out += ", ";
+    const std::string type(d.storage_types[p.dtype]), name = "v" + std::to_string(p.op);
+    if (p.kind == KILN_PARAM_VARIABLE) out += type + " " + name + "_in";
+    else out += std::string(address_space) + (p.kind == KILN_PARAM_GLOBAL ? "const " : "") + type + "* " + name;
+  }
+  return out;
+}
+
+// ===================================================================== C ==
+//
+// One thread per group: group axes become loops (axis 0 innermost, so
+// neighbouring groups touch neighbouring memory), run in parallel with
+// OpenMP and collapsed. The entry point has one signature for every kernel:
+//   void entry(void* const* args, const int64_t* groups)
+// args[slot] points at a buffer's bytes, or at a VARIABLE's 64-bit value
+// bits (little-endian: the value is in the low bytes); groups[axis] is the
+// launch's group count.
+
+std::string c_vector_typedef(const Dialect& d, unsigned dt, unsigned lanes) {
+  return "typedef " + std::string(d.value_types[dt]) + " " + kiln_vector_name(d, dt, lanes) + " __attribute__((vector_size(" +
+         std::to_string(lanes * value_bytes(dt)) + ")));\n";
+}
+
+// memcpy: element-aligned vector access, whatever the vector type's alignment.
+std::string c_vector_access(const Dialect&, const VectorAccess& a) {
+  const std::string at = "&" + std::string(a.memory) + "[" + std::string(a.index) + "]";
+  if (a.store) return "memcpy(" + at + ", &" + std::string(a.value) + ", sizeof " + std::string(a.value) + ");";
+  return std::string(a.vector_type) + " " + std::string(a.value) + "; memcpy(&" + std::string(a.value) + ", " + at + ", sizeof " +
+         std::string(a.value) + ");";
+}
+
+std::string c_broadcast(std::string_view, std::string_view x, unsigned lanes) {
+  std::string out = "{";
+  for (unsigned k = 0; k < lanes; ++k) out += (k == 0 ? "" : ", ") + std::string(x);
+  return out + "}";
+}
+
+std::string c_prelude(const Dialect&, const KernelShape&) {
+  return R"(#include <math.h>
+#include <stdint.h>
+#include <string.h>
+static inline uint32_t kiln_f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
+static inline float kiln_bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
+static inline uint64_t kiln_f64_bits(double x) { uint64_t u; memcpy(&u, &x, sizeof u); return u; }
+static inline double kiln_bits_f64(uint64_t u) { double x; memcpy(&x, &u, sizeof x); return x; }
+)";
+}
+
+std::string c_kernel_begin(const Dialect& d, const KernelShape& shape) {
+  std::string out = "\nvoid " + shape.entry + "(void* const* kiln_args, const int64_t* kiln_groups) {\n";
+  for (std::size_t slot = 0; slot < shape.params.size(); ++slot) {
+    const EmittedParam& p = shape.params[slot];
+    const std::string type(d.storage_types[p.dtype]), name = "v" + std::to_string(p.op), arg = "kiln_args[" + std::to_string(slot) + "]";
+    if (p.kind == KILN_PARAM_VARIABLE)
+      out += "  " + type + " " + name + "_in; memcpy(&" + name + "_in, " + arg + ", sizeof " + name + "_in);\n";
+    else if (p.kind == KILN_PARAM_GLOBAL)
+      out += "  const " + type + "* const " + name + " = (const " + type + "*)" + arg + ";\n";
+    else
+      out += "  " + type + "* const " + name + " = (" + type + "*)" + arg + ";\n";
+  }
+  int loops = 0;
+  for (int axis = 2; axis >= 0; --axis) {
+    if (!shape.group_axes[axis]) continue;
+    out += "  const int64_t kiln_n" + std::to_string(axis) + " = kiln_groups[" + std::to_string(axis) + "];\n";
+    ++loops;
+  }
+  if (loops == 0) return out;
+  if (shape.parallel) {
+    out += "  #pragma omp parallel for schedule(static)";
+    if (loops > 1) out += " collapse(" + std::to_string(loops) + ")";
+    if (shape.threads > 0) out += " num_threads(" + std::to_string(shape.threads) + ")";
+    out += "\n";
+  }
+  for (int axis = 2; axis >= 0; --axis) {
+    if (!shape.group_axes[axis]) continue;
+    const std::string g = "kiln_g" + std::to_string(axis);
+    out += "  for (int64_t " + g + " = 0; " + g + " < kiln_n" + std::to_string(axis) + "; ++" + g + ")";
+    out += --loops == 0 ? " {\n" : "\n";
+  }
+  return out;
+}
+
+std::string c_kernel_end(const Dialect&, const KernelShape& shape) {
+  const bool loops = shape.group_axes[0] || shape.group_axes[1] || shape.group_axes[2];
+  return loops ? "  }\n}\n" : "}\n";
+}
+
+std::string c_group_index(unsigned axis) { return "kiln_g" + std::to_string(axis); }
+
+// ================================================================ OpenCL ==
+
+std::string cl_vector_name(const Dialect& d, unsigned dt, unsigned lanes) {
+  return std::string(d.value_types[dt]) + std::to_string(lanes);
+}
+std::string no_typedef(const Dialect&, unsigned, unsigned) { return ""; }
+std::string cl_lane(std::string_view v, unsigned lane) { return std::string(v) + ".s" + "0123456789abcdef"[lane]; }
+
+std::string cl_vector_access(const Dialect&, const VectorAccess& a) {
+  const std::string n = std::to_string(a.lanes), at = "0, " + std::string(a.memory) + " + " + std::string(a.index);
+  if (a.store) return "vstore" + n + "(" + std::string(a.value) + ", " + at + ");";
+  return "const " + std::string(a.vector_type) + " " + std::string(a.value) + " = vload" + n + "(" + at + ");";
+}
+
+std::string cl_broadcast(std::string_view type, std::string_view x, unsigned) {
+  return "((" + std::string(type) + ")(" + std::string(x) + "))";
+}
+
+std::string cl_prelude(const Dialect&, const KernelShape& shape) {
+  std::string out;
+  if (shape.uses_f64) out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  out += R"(static inline uint kiln_f32_bits(float x) { return as_uint(x); }
+static inline float kiln_bits_f32(uint u) { return as_float(u); }
+)";
+  if (shape.uses_f64)
+    out += R"(static inline ulong kiln_f64_bits(double x) { return as_ulong(x); }
+static inline double kiln_bits_f64(ulong u) { return as_double(u); }
+)";
+  return out;
+}
+
+std::string cl_kernel_begin(const Dialect& d, const KernelShape& shape) {
+  return "\n__kernel void " + shape.entry + "(" + pointer_params(d, shape, "__global ") + ") {\n";
+}
+std::string close_brace(const Dialect&, const KernelShape&) { return "}\n"; }
+std::string cl_group_index(unsigned axis) { return "((long)get_group_id(" + std::to_string(axis) + "))"; }
+std::string cl_local_index(unsigned axis) { return "((long)get_local_id(" + std::to_string(axis) + "))"; }
+
+// ================================================================== CUDA ==
+//
+// Vectors are aligned structs of arrays (CUDA's float4 family stops at 4
+// lanes and has no arithmetic): one wide load or store, lanes by hand.
+
+unsigned cuda_vector_align(unsigned dt, unsigned lanes) {
+  unsigned bytes = lanes * value_bytes(dt), align = 1;
+  while (align < 16 && bytes % (align * 2) == 0) align *= 2;
+  return align;
+}
+
+std::string cuda_vector_typedef(const Dialect& d, unsigned dt, unsigned lanes) {
+  return "struct alignas(" + std::to_string(cuda_vector_align(dt, lanes)) + ") " + kiln_vector_name(d, dt, lanes) + " { " +
+         std::string(d.value_types[dt]) + " v[" + std::to_string(lanes) + "]; };\n";
+}
+std::string cuda_lane(std::string_view v, unsigned lane) { return std::string(v) + ".v[" + std::to_string(lane) + "]"; }
+
+std::string cuda_vector_access(const Dialect&, const VectorAccess& a) {
+  const std::string type(a.vector_type), at = "(" + std::string(a.memory) + " + " + std::string(a.index) + ")";
+  if (a.store) return "*(" + type + "*)" + at + " = " + std::string(a.value) + ";";
+  return "const " + type + " " + std::string(a.value) + " = *(const " + type + "*)" + at + ";";
+}
+
+std::string cuda_prelude(const Dialect&, const KernelShape&) {
+  return R"(static __device__ __forceinline__ unsigned int kiln_f32_bits(float x) { return __float_as_uint(x); }
+static __device__ __forceinline__ float kiln_bits_f32(unsigned int u) { return __uint_as_float(u); }
+static __device__ __forceinline__ unsigned long long kiln_f64_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
+static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { return __longlong_as_double((long long)u); }
+)";
+}
+
+std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
+  return "\nextern \"C\" __global__ void " + shape.entry + "(" + pointer_params(d, shape, "") + ") {\n";
+}
+std::string cuda_group_index(unsigned axis) { return "((long long)blockIdx." + std::string(1, "xyz"[axis]) + ")"; }
+std::string cuda_local_index(unsigned axis) { return "((long long)threadIdx." + std::string(1, "xyz"[axis]) + ")"; }
+
+constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {
+  std::uint32_t mask = 0;
+  for (unsigned n : lanes) mask |= 1u << n;
+  return mask;
+}
+
+}  // namespace
+
+const Dialect& c_dialect() {
+  static const Dialect d{
+      .name = "c",
+      .value_types = {"", "float", "float", "float", "double", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "int8_t",
+                      "int16_t", "int32_t", "int64_t", "uint8_t"},
+      .storage_types = {"", "uint16_t", "uint16_t", "float", "double", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+                        "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t"},
+      .vector_lanes = lanes_mask({2, 4, 8, 16}),  // vector_size needs a power of two
+      .whole_vector_ops = true,
+      .function_prefix = "static inline",
+      .f32_suffix = "f",
+      .i64_suffix = "LL",
+      .u64_suffix = "ULL",
+      .unary_f32 = kLibmF32,
+      .unary_f64 = kLibmF64,
+      .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
+      .local_storage_prefix = "",
+      .barrier = "",
+      .vector_type = kiln_vector_name,
+      .vector_typedef = c_vector_typedef,
+      .lane = lane_subscript,
+      .vector_access = c_vector_access,
+      .broadcast = c_broadcast,
+      .prelude = c_prelude,
+      .kernel_begin = c_kernel_begin,
+      .kernel_end = c_kernel_end,
+      .group_index = c_group_index,
+      .local_index = nullptr,
+  };
+  return d;
+}
+
+const Dialect& opencl_dialect() {
+  static constexpr std::array<std::string_view, KILN_UNARY_COUNT> kBuiltins = {
+      "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs"};
+  static const Dialect d{
+      .name = "opencl-c",
+      .value_types = {"", "float", "float", "float", "double", "uchar", "ushort", "uint", "ulong", "char", "short", "int",
+                      "long", "uchar"},
+      .storage_types = {"", "ushort", "ushort", "float", "double", "uchar", "ushort", "uint", "ulong", "char", "short", "int",
+                        "long", "uchar"},
+      .vector_lanes = lanes_mask({2, 3, 4, 8, 16}),
+      .whole_vector_ops = true,
+      .function_prefix = "static inline",
+      .f32_suffix = "f",
+      .i64_suffix = "L",
+      .u64_suffix = "UL",
+      .unary_f32 = kBuiltins,
+      .unary_f64 = kBuiltins,
+      .pow_f32 = "pow", .pow_f64 = "pow", .fmod_f32 = "fmod", .fmod_f64 = "fmod",
+      .local_storage_prefix = "__local ",
+      .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
+      .vector_type = cl_vector_name,
+      .vector_typedef = no_typedef,
+      .lane = cl_lane,
+      .vector_access = cl_vector_access,
+      .broadcast = cl_broadcast,
+      .prelude = cl_prelude,
+      .kernel_begin = cl_kernel_begin,
+      .kernel_end = close_brace,
+      .group_index = cl_group_index,
+      .local_index = cl_local_index,
+  };
+  return d;
+}
+
+const Dialect& cuda_dialect() {
+  static const Dialect d{
+      .name = "cuda",
+      .value_types = {"", "float", "float", "float", "double", "unsigned char", "unsigned short", "unsigned int",
+                      "unsigned long long", "signed char", "short", "int", "long long", "unsigned char"},
+      .storage_types = {"", "unsigned short", "unsigned short", "float", "double", "unsigned char", "unsigned short",
+                        "unsigned int", "unsigned long long", "signed char", "short", "int", "long long", "unsigned char"},
+      .vector_lanes = lanes_mask({2, 3, 4, 8, 16}),
+      .whole_vector_ops = false,
+      .function_prefix = "static __device__ __forceinline__",
+      .f32_suffix = "f",
+      .i64_suffix = "LL",
+      .u64_suffix = "ULL",
+      .unary_f32 = kLibmF32,
+      .unary_f64 = kLibmF64,
+      .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
+      .local_storage_prefix = "__shared__ ",
+      .barrier = "__syncthreads();",
+      .vector_type = kiln_vector_name,
+      .vector_typedef = cuda_vector_typedef,
+      .lane = cuda_lane,
+      .vector_access = cuda_vector_access,
+      .broadcast = no_broadcast,
+      .prelude = cuda_prelude,
+      .kernel_begin = cuda_kernel_begin,
+      .kernel_end = close_brace,
+      .group_index = cuda_group_index,
+      .local_index = cuda_local_index,
+  };
+  return d;
+}
+
+}  // namespace kiln::sdk

@@ -1,0 +1,26 @@
+// Internal to the C-family emitter: shared between the emitter core, the
+// shared prelude and the dialect tables.
+#pragma once
+
+#include "kiln/sdk/c_emitter.hpp"
+
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace kiln::sdk::detail {
+
+constexpr bool is_half(unsigned dt) { return dt == KILN_DTYPE_F16 || dt == KILN_DTYPE_BF16; }
+
+// Bytes of one lane of a value of dtype dt (f16/bf16 are held as float).
+unsigned value_bytes(unsigned dt);
+
+// The text with every `from` replaced by `to`.
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+
+// Helpers every dialect shares, written once in the C subset all of them
+// accept: f16/bf16 conversions and rounding (when `half`), and the integer
+// division helpers named in `divmod` ("div_i32", "mod_u8", ...).
+std::string shared_helpers(const Dialect& d, bool half, const std::set<std::string>& divmod);
+
+}  // namespace kiln::sdk::detail

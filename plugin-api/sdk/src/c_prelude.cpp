@@ -1,0 +1,95 @@
+// The prelude helpers shared by every C-family dialect. They are written in
+// the C subset that C, OpenCL C and CUDA all accept, with $-placeholders for
+// the few words that differ ($fn: function qualifiers; $f32, $u16, $u32,
+// $u64: type names). The f16/bf16 conversions mirror kiln/sdk/half.hpp bit
+// for bit (round to nearest even, NaN kept quiet).
+#include "c_emitter_detail.hpp"
+
+#include "kiln/sdk/wire.hpp"
+
+namespace kiln::sdk::detail {
+
+namespace {
+
+constexpr std::string_view kHalfHelpers = R"(
+$fn $f32 kiln_bf16_to_f32($u16 h) { return kiln_bits_f32(($u32)h << 16); }
+$fn $u16 kiln_f32_to_bf16($f32 v) {
+  const $u32 x = kiln_f32_bits(v);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return ($u16)((x >> 16) | 0x40u);
+  return ($u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+$fn $f32 kiln_f16_to_f32($u16 h) {
+  const $u32 sign = ($u32)(h & 0x8000u) << 16;
+  const $u32 e = ($u32)(h >> 10) & 0x1fu;
+  const $u32 m = ($u32)h & 0x3ffu;
+  if (e == 0x1fu) return kiln_bits_f32(sign | 0x7f800000u | (m << 13));
+  if (e != 0u) return kiln_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+  /* zero or subnormal: m * 2^-24 is exact in f32 */
+  const $f32 r = ($f32)m * 5.9604644775390625e-8f;
+  return sign != 0u ? -r : r;
+}
+$fn $u16 kiln_f32_to_f16($f32 v) {
+  const $u32 x = kiln_f32_bits(v);
+  const $u32 sign = (x >> 16) & 0x8000u;
+  const $u32 a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return ($u16)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u) return ($u16)(sign | 0x7c00u);
+  if (a >= 0x38800000u) return ($u16)(sign | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+  if (a < 0x33000000u) return ($u16)sign;
+  const $u32 shift = 126u - (a >> 23);
+  const $u32 m = (a & 0x7fffffu) | 0x800000u;
+  const $u32 halfway = 1u << (shift - 1u);
+  const $u32 rest = m & ((1u << shift) - 1u);
+  $u32 r = m >> shift;
+  if (rest > halfway || (rest == halfway && (r & 1u) != 0u)) r += 1u;
+  return ($u16)(sign | r);
+}
+$fn $f32 kiln_round_f16($f32 v) { return kiln_f16_to_f32(kiln_f32_to_f16(v)); }
+$fn $f32 kiln_round_bf16($f32 v) { return kiln_bf16_to_f32(kiln_f32_to_bf16(v)); }
+)";
+
+// Division by zero gives 0 and MIN / -1 wraps: a buggy kernel must not raise
+// SIGFPE in the host process (the reference interpreter reports it instead).
+constexpr std::string_view kSignedDiv =
+    "$fn $T kiln_div_$N($T a, $T b) { return b == 0 ? ($T)0 : b == ($T)-1 ? ($T)(($u64)0 - ($u64)a) : ($T)(a / b); }\n";
+constexpr std::string_view kSignedMod =
+    "$fn $T kiln_mod_$N($T a, $T b) { return (b == 0 || b == ($T)-1) ? ($T)0 : ($T)(a % b); }\n";
+constexpr std::string_view kUnsignedDiv = "$fn $T kiln_div_$N($T a, $T b) { return b == 0u ? ($T)0 : ($T)(a / b); }\n";
+constexpr std::string_view kUnsignedMod = "$fn $T kiln_mod_$N($T a, $T b) { return b == 0u ? ($T)0 : ($T)(a % b); }\n";
+
+std::string with_types(const Dialect& d, std::string text) {
+  text = replace_all(std::move(text), "$fn", d.function_prefix);
+  text = replace_all(std::move(text), "$f32", d.value_types[KILN_DTYPE_F32]);
+  text = replace_all(std::move(text), "$u16", d.value_types[KILN_DTYPE_U16]);
+  text = replace_all(std::move(text), "$u32", d.value_types[KILN_DTYPE_U32]);
+  return replace_all(std::move(text), "$u64", d.value_types[KILN_DTYPE_U64]);
+}
+
+}  // namespace
+
+unsigned value_bytes(unsigned dt) { return is_half(dt) ? 4u : dtype_bytes(dt); }
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string shared_helpers(const Dialect& d, bool half, const std::set<std::string>& divmod) {
+  std::string out;
+  if (half) out += with_types(d, std::string(kHalfHelpers));
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) {
+    if (!dtype_is_int(dt)) continue;
+    const std::string name(dtype_name(dt));
+    const bool is_signed = dtype_is_signed_int(dt);
+    for (const auto& [what, text] : {std::pair{"div_", is_signed ? kSignedDiv : kUnsignedDiv},
+                                     std::pair{"mod_", is_signed ? kSignedMod : kUnsignedMod}}) {
+      if (!divmod.contains(what + name)) continue;
+      std::string helper = replace_all(std::string(text), "$T", d.value_types[dt]);
+      out += with_types(d, replace_all(std::move(helper), "$N", name));
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln::sdk::detail

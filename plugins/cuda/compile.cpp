@@ -1,0 +1,80 @@
+// Compile: CUDA C++ (cuda_source) -> NVRTC for the device's exact
+// architecture (CUBIN; PTX + driver JIT only for a device newer than NVRTC)
+// -> a module in the device's context.
+#include "cuda.hpp"
+#include "cuda_source.hpp"
+
+#include <kiln/sdk/plugin_support.hpp>
+
+namespace kiln::cuda {
+
+namespace {
+
+void release(Program* p) {
+  if (p == nullptr) return;
+  if (p->module != nullptr && p->device->open) {
+    if (cu().cuCtxPushCurrent(p->device->context) == CUDA_SUCCESS) {
+      cu().cuModuleUnload(p->module);
+      CUcontext popped = nullptr;
+      cu().cuCtxPopCurrent(&popped);
+    }
+  }
+  delete p;
+}
+
+using ProgramPtr = std::unique_ptr<Program, decltype(&release)>;
+
+// Loads CUBIN or PTX into the current context; the JIT's error log goes into
+// the message (PTX only has one).
+CUmodule load_module(const DeviceCode& code) {
+  char log[8192] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {log, reinterpret_cast<void*>(static_cast<std::uintptr_t>(sizeof(log)))};
+  CUmodule module = nullptr;
+  const CUresult result = cu().cuModuleLoadDataEx(&module, code.image.data(), 2, options, values);
+  if (result != CUDA_SUCCESS) {
+    try {
+      check_cu(result, "cuModuleLoadDataEx(" + code.target + ")", KILN_STATUS_COMPILE_FAILED);
+    } catch (const sdk::PluginError& e) {
+      sdk::fail(e.status(), std::string(e.what()) + (log[0] != '\0' ? std::string("\n") + log : ""));
+    }
+  }
+  return module;
+}
+
+}  // namespace
+
+kiln_error* compile(kiln_compile_args* raw) {
+  return sdk::guard_compile(raw, [&] {
+    auto args = sdk::read_args(raw);
+    Device& d = checked_device(args.device, "compile");
+    const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
+    ProgramPtr p(new Program(&d), &release);
+    p->params = sdk::collect_params(ops);
+    p->source = generate_cuda_source(ops);
+    const DeviceCode code = compile_cuda(state().nvrtc, p->source, d.cc_major, d.cc_minor, state().settings.nvrtc);
+    p->target = code.target;
+    ContextScope scope(d.context);
+    p->module = load_module(code);
+    check_cu(cu().cuModuleGetFunction(&p->function, p->module, kCudaKernelName), "cuModuleGetFunction",
+             KILN_STATUS_COMPILE_FAILED);
+    args.program = reinterpret_cast<kiln_program*>(p.release());
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* program_source(kiln_program_source_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    if (args.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "program_source: program is NULL");
+    const Program& p = *as_program(args.program);
+    args.language = "cuda";
+    args.text = p.source.c_str();
+    args.text_len = p.source.size();
+    sdk::write_args(raw, args);
+  });
+}
+
+void program_release(kiln_program* program) { release(as_program(program)); }
+
+}  // namespace kiln::cuda

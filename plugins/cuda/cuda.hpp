@@ -1,0 +1,126 @@
+// The CUDA plugin's objects behind the ABI's opaque handles, and the table
+// functions each source file implements:
+//   plugin.cpp  table, init/shutdown, options, cache key
+//   device.cpp  discovery (cuDeviceGetAttribute), open/close
+//   pool.cpp    buffers, copies through pinned staging, events
+//   compile.cpp CUDA C++ from the SDK emitter -> NVRTC -> module
+//   launch.cpp  launch, timed launch (cuEvent pairs)
+#pragma once
+
+#include "driver_api.hpp"
+#include "nvrtc_compiler.hpp"
+#include "staging.hpp"
+
+#include <kiln/plugin.h>
+#include <kiln/sdk/launch_params.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln::cuda {
+
+inline constexpr const char* kPluginVersion = "1.0.0";
+
+// Options from config.json's "cuda" section (see plugin.cpp).
+struct Settings {
+  std::string driver_library = "libcuda.so.1";
+  std::string nvrtc_library;          // empty: the usual places
+  std::vector<std::int64_t> devices;  // ordinals to keep; empty: all
+  NvrtcOptions nvrtc;
+};
+
+// One CUDA device found at init; kiln_device* points at it once opened.
+struct Device {
+  CUdevice handle = 0;
+  int ordinal = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
+  kiln_device_info info{};
+  std::string cache_key;
+
+  // Opened state, guarded by mutex (device_open may race with itself).
+  std::mutex mutex;
+  bool open = false;
+  CUcontext context = nullptr;  // the device's primary context (shared with other CUDA users)
+  CUstream stream = nullptr;    // the device's one in-order queue
+  std::unique_ptr<StagingPool> staging;
+  CUdeviceptr flush_buffer = 0;  // lazily made for timed launches that flush the L2
+  std::size_t flush_bytes = 0;
+};
+
+struct Buffer {
+  Device* device;
+  CUdeviceptr ptr;
+  std::uint64_t bytes;
+};
+
+// A kiln_event: the completion of one submitted operation. Shared with the
+// staging pool, which keeps the pinned blocks of a copy until it completes
+// even when the host releases the event earlier.
+struct Event {
+  SharedEvent done;
+};
+
+struct Program {
+  explicit Program(Device* d) : device(d) {}
+  Device* device;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  std::string source;
+  std::string target;  // "sm_90" or "compute_90"
+  std::vector<sdk::ParamSlot> params;
+};
+
+struct PluginState {
+  Settings settings;
+  NvrtcApi nvrtc;
+  std::vector<std::unique_ptr<Device>> devices;
+};
+
+// Valid between a successful init and shutdown.
+PluginState& state();
+bool state_ready();
+
+inline Device* as_device(kiln_device* d) { return reinterpret_cast<Device*>(d); }
+inline Buffer* as_buffer(kiln_buffer* b) { return reinterpret_cast<Buffer*>(b); }
+inline Event* as_event(kiln_event* e) { return reinterpret_cast<Event*>(e); }
+inline Program* as_program(kiln_program* p) { return reinterpret_cast<Program*>(p); }
+
+// Throws INVALID_ARGUMENT unless `device` is an open device of this plugin.
+Device& checked_device(kiln_device* device, const char* function);
+
+// Hands a recorded completion to the host as a kiln_event.
+kiln_event* wrap_event(SharedEvent done);
+
+// device.cpp
+void discover_devices(PluginState& state);
+void close_device(Device& device);
+kiln_error* device_count(kiln_device_count_args* args);
+kiln_error* device_info(kiln_device_info_args* args);
+kiln_error* device_open(kiln_device_open_args* args);
+void device_close(kiln_device* device);
+kiln_error* device_synchronize(kiln_device* device);
+
+// pool.cpp
+kiln_error* memory_info(kiln_memory_info_args* args);
+kiln_error* buffer_alloc(kiln_buffer_alloc_args* args);
+void buffer_free(kiln_device* device, kiln_buffer* buffer);
+kiln_error* copy_to_device(kiln_copy_args* args);
+kiln_error* copy_to_host(kiln_copy_args* args);
+kiln_error* copy_device_to_device(kiln_copy_args* args);
+kiln_error* event_wait(kiln_event* event);
+void event_release(kiln_event* event);
+
+// compile.cpp
+kiln_error* compile(kiln_compile_args* args);
+kiln_error* program_source(kiln_program_source_args* args);
+void program_release(kiln_program* program);
+
+// launch.cpp
+kiln_error* launch(kiln_launch_args* args);
+kiln_error* launch_timed(kiln_timed_launch_args* args);
+
+}  // namespace kiln::cuda

@@ -1,0 +1,178 @@
+// Buffers (clCreateBuffer), non-blocking copies on the device's in-order
+// queue, and the events that track them.
+//
+// Host memory contract: copy_to_device and copy_to_host enqueue
+// non-blocking transfers, so the OpenCL driver reads (or writes) the
+// caller's host memory at any time until the returned event completes, and
+// never after. The caller keeps it alive and unchanged until then, as
+// plugin.h requires; this plugin keeps no pointer to it afterwards.
+#include "opencl.hpp"
+
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <string>
+
+namespace kiln::opencl {
+
+namespace {
+
+Buffer& checked_buffer(kiln_buffer* buffer, const Device& device, const char* function, const char* role) {
+  if (buffer == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + role + " buffer is NULL");
+  Buffer& b = *as_buffer(buffer);
+  if (b.device != &device)
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + role + " buffer belongs to another device");
+  return b;
+}
+
+void check_range(const Buffer& b, std::uint64_t offset, std::uint64_t bytes, const char* function, const char* role) {
+  if (offset > b.bytes || bytes > b.bytes - offset)
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + role + " range [" + std::to_string(offset) +
+                                                ", " + std::to_string(offset + bytes) + ") outside buffer of " +
+                                                std::to_string(b.bytes) + " bytes");
+}
+
+void check_host(const kiln_copy_args& args, const char* function) {
+  if (args.bytes != 0 && args.host == nullptr)
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": host pointer is NULL");
+}
+
+}  // namespace
+
+kiln_event* wrap_event(cl_event event) {
+  if (event == nullptr) return nullptr;
+  try {
+    return reinterpret_cast<kiln_event*>(new Event{event});
+  } catch (...) {
+    // No handle for the host: wait here instead, so the command is complete.
+    cl().clWaitForEvents(1, &event);
+    cl().clReleaseEvent(event);
+    throw;
+  }
+}
+
+kiln_error* memory_info(kiln_memory_info_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    Device& d = checked_device(args.device, "memory_info");
+    // OpenCL has no free-memory query: report what this plugin has not allocated.
+    args.total_bytes = d.info.memory_bytes;
+    const std::uint64_t used = d.allocated_bytes.load();
+    args.free_bytes = used < args.total_bytes ? args.total_bytes - used : 0;
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* buffer_alloc(kiln_buffer_alloc_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    Device& d = checked_device(args.device, "buffer_alloc");
+    if (args.bytes == 0) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "buffer_alloc: size is 0");
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = cl().clCreateBuffer(d.context, CL_MEM_READ_WRITE, args.bytes, nullptr, &err);
+    if (err == CL_INVALID_BUFFER_SIZE)
+      sdk::fail(KILN_STATUS_OUT_OF_MEMORY, "buffer_alloc: " + std::to_string(args.bytes) +
+                                               " bytes exceed the device's largest allocation (CL_INVALID_BUFFER_SIZE)");
+    check_cl(err, "clCreateBuffer", KILN_STATUS_OUT_OF_MEMORY);
+    try {
+      args.buffer = reinterpret_cast<kiln_buffer*>(new Buffer{&d, mem, args.bytes});
+    } catch (...) {
+      cl().clReleaseMemObject(mem);
+      throw;
+    }
+    d.allocated_bytes += args.bytes;
+    sdk::write_args(raw, args);
+  });
+}
+
+void buffer_free(kiln_device*, kiln_buffer* buffer) {
+  if (buffer == nullptr) return;
+  Buffer* b = as_buffer(buffer);
+  cl().clReleaseMemObject(b->mem);
+  b->device->allocated_bytes -= b->bytes;
+  delete b;
+}
+
+kiln_error* copy_to_device(kiln_copy_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    Device& d = checked_device(args.device, "copy_to_device");
+    Buffer& dst = checked_buffer(args.device_buffer, d, "copy_to_device", "destination");
+    check_range(dst, args.device_offset, args.bytes, "copy_to_device", "destination");
+    check_host(args, "copy_to_device");
+    args.event = nullptr;
+    if (args.bytes != 0) {
+      cl_event event = nullptr;
+      check_cl(cl().clEnqueueWriteBuffer(d.queue, dst.mem, CL_FALSE, args.device_offset, args.bytes, args.host, 0,
+                                         nullptr, &event),
+               "clEnqueueWriteBuffer");
+      args.event = wrap_event(event);
+    }
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* copy_to_host(kiln_copy_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    Device& d = checked_device(args.device, "copy_to_host");
+    Buffer& src = checked_buffer(args.device_buffer, d, "copy_to_host", "source");
+    check_range(src, args.device_offset, args.bytes, "copy_to_host", "source");
+    check_host(args, "copy_to_host");
+    args.event = nullptr;
+    if (args.bytes != 0) {
+      cl_event event = nullptr;
+      check_cl(cl().clEnqueueReadBuffer(d.queue, src.mem, CL_FALSE, args.device_offset, args.bytes, args.host, 0,
+                                        nullptr, &event),
+               "clEnqueueReadBuffer");
+      args.event = wrap_event(event);
+    }
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* copy_device_to_device(kiln_copy_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    Device& d = checked_device(args.device, "copy_device_to_device");
+    Buffer& dst = checked_buffer(args.device_buffer, d, "copy_device_to_device", "destination");
+    Buffer& src = checked_buffer(args.src_buffer, d, "copy_device_to_device", "source");
+    check_range(dst, args.device_offset, args.bytes, "copy_device_to_device", "destination");
+    check_range(src, args.src_offset, args.bytes, "copy_device_to_device", "source");
+    if (&dst == &src && args.bytes != 0 && args.device_offset < args.src_offset + args.bytes &&
+        args.src_offset < args.device_offset + args.bytes)
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_device_to_device: source and destination ranges overlap");
+    args.event = nullptr;
+    if (args.bytes != 0) {
+      cl_event event = nullptr;
+      check_cl(cl().clEnqueueCopyBuffer(d.queue, src.mem, dst.mem, args.src_offset, args.device_offset, args.bytes, 0,
+                                        nullptr, &event),
+               "clEnqueueCopyBuffer");
+      args.event = wrap_event(event);
+    }
+    sdk::write_args(raw, args);
+  });
+}
+
+void wait_for_command(cl_event event, const char* what) {
+  const cl_int err = cl().clWaitForEvents(1, &event);
+  cl_int status = CL_COMPLETE;
+  check_cl(cl().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
+           "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)");
+  // A negative status is the failed command's own error code.
+  check_cl(status < 0 ? status : err, what, KILN_STATUS_LAUNCH_FAILED);
+}
+
+kiln_error* event_wait(kiln_event* event) {
+  return sdk::guard([&] {
+    if (event != nullptr) wait_for_command(as_event(event)->event, "event_wait");
+  });
+}
+
+void event_release(kiln_event* event) {
+  if (event == nullptr) return;
+  Event* e = as_event(event);
+  cl().clReleaseEvent(e->event);
+  delete e;
+}
+
+}  // namespace kiln::opencl

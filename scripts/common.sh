@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# scripts/common.sh - shared by setup.sh and test.sh: install what is missing
+# (Debian 12), configure, build. Sourced, not run.
+#
+# Environment:
+#   KILN_BUILD_DIR   build folder (default: build)
+#   KILN_JOBS        parallel build jobs (default: number of cores)
+#   KILN_SKIP_APT=1  never call apt-get (e.g. a machine where nothing can be
+#                    installed); CMake then reports what it cannot find
+#   KILN_CMAKE_ARGS  extra arguments for the configure step
+
+KILN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KILN_BUILD_DIR="${KILN_BUILD_DIR:-$KILN_ROOT/build}"
+KILN_JOBS="${KILN_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+
+# The Debian 12 packages kiln builds and tests with (the platform notes' install line).
+KILN_PACKAGES=(
+  cmake g++ clang libomp-dev libclang-rt-14-dev pkg-config ccache
+  libboost1.81-dev libboost-json1.81-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  libvulkan-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
+  glslang-tools glslang-dev libshaderc-dev glslc spirv-tools
+  libopenblas-dev libsqlite3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+kiln_install_missing_packages() {
+  if [[ "${KILN_SKIP_APT:-0}" == 1 ]]; then
+    kiln_log "KILN_SKIP_APT=1: not checking Debian packages"
+    return 0
+  fi
+  if ! command -v dpkg-query >/dev/null; then
+    kiln_log "no dpkg here: skipping the package check (install the packages listed here by hand)"
+    return 0
+  fi
+  local missing=()
+  for package in "${KILN_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$package")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    kiln_log "all ${#KILN_PACKAGES[@]} packages present"
+    return 0
+  fi
+  kiln_log "installing missing packages: ${missing[*]}"
+  local sudo=()
+  if ((EUID != 0)); then
+    if ! command -v sudo >/dev/null; then
+      echo "error: not root and no sudo; install these packages: ${missing[*]} (or set KILN_SKIP_APT=1)" >&2
+      return 1
+    fi
+    sudo=(sudo)
+  fi
+  if ! "${sudo[@]}" apt-get update ||
+     ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; then
+    echo "error: could not install: ${missing[*]} (set KILN_SKIP_APT=1 to build with what is present)" >&2
+    return 1
+  fi
+}
+
+kiln_configure() {
+  local args=(-S "$KILN_ROOT" -B "$KILN_BUILD_DIR")
+  if command -v ninja >/dev/null; then args+=(-G Ninja); fi
+  if command -v ccache >/dev/null; then args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+  # An existing build folder keeps its generator.
+  if [[ -f "$KILN_BUILD_DIR/CMakeCache.txt" ]]; then args=(-S "$KILN_ROOT" -B "$KILN_BUILD_DIR"); fi
+  # shellcheck disable=SC2206
+  args+=(${KILN_CMAKE_ARGS:-})
+  kiln_log "configure: cmake ${args[*]}"
+  cmake "${args[@]}"
+}
+
+kiln_build() {
+  kiln_log "build ($KILN_JOBS jobs)"
+  cmake --build "$KILN_BUILD_DIR" -j "$KILN_JOBS"
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# gpu-check.sh - build kiln on the GPU machine, run the CUDA and OpenCL plugin
+# tests on the GPU, time the workload probe kernels next to PyTorch, and
+# print a short table last. One call does everything (device time is short).
+#
+#   scripts/gpu-check.sh                 configure + build in build-gpu/, then run
+#   scripts/gpu-check.sh --prebuilt DIR  run the binaries of an existing build tree
+#
+# Environment: OUT (logs go there when set, else to <build>/gpu-logs),
+# KILN_GPU_BUILD_DIR (default build-gpu), KILN_GPU_CMAKE_ARGS (extra
+# configure arguments, e.g. -DBoost_INCLUDE_DIR=/opt/boost/include),
+# KILN_GPU_SKIP_TORCH=1 (no PyTorch reference).
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${KILN_GPU_BUILD_DIR:-$ROOT/build-gpu}
+PREBUILT=0
+if [ "${1:-}" = "--prebuilt" ]; then
+  PREBUILT=1
+  BUILD=$(cd "${2:?--prebuilt needs a build directory}" && pwd)
+fi
+LOGS=${OUT:-$BUILD/gpu-logs}
+mkdir -p "$LOGS"
+ROWS=()   # "what|result|detail" lines for the final table
+row() { ROWS+=("$1|$2|$3"); }
+
+print_table() {
+  echo
+  echo "==================== kiln gpu-check ===================="
+  printf '%-34s %-10s %s\n' "check" "result" "detail"
+  for r in "${ROWS[@]}"; do
+    IFS='|' read -r what result detail <<<"$r"
+    printf '%-34s %-10s %s\n' "$what" "$result" "$detail"
+  done
+  echo "logs: $LOGS"
+}
+
+# ---------------------------------------------------------------- machine --
+{
+  echo "# $(date -u +%FT%TZ) $(uname -srm)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 || true
+  command -v nvcc >/dev/null && nvcc --version | tail -1
+  cmake --version | head -1
+  ${CXX:-c++} --version | head -1
+  (clinfo -l 2>/dev/null || echo "clinfo: not installed")
+} >"$LOGS/machine.txt" 2>&1
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+if [ -n "$GPU" ]; then row "machine" "ok" "$GPU"; else row "machine" "none" "no nvidia-smi / no GPU"; fi
+
+# ------------------------------------------------------------------ build --
+if [ "$PREBUILT" = 0 ]; then
+  GEN=()
+  command -v ninja >/dev/null && GEN=(-G Ninja)
+  CONFIG=(-DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_BENCH=OFF -DKILN_PLUGIN_CUDA=ON)
+  # Only what this machine has: no Vulkan loader/headers there, for instance.
+  [ -e /usr/include/vulkan/vulkan.h ] || CONFIG+=(-DKILN_PLUGIN_VULKAN=OFF)
+  [ -e /usr/include/CL/cl.h ] || CONFIG+=(-DKILN_PLUGIN_OPENCL=OFF)
+  # shellcheck disable=SC2206
+  EXTRA=(${KILN_GPU_CMAKE_ARGS:-})
+  if cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" "${CONFIG[@]}" "${EXTRA[@]}" >"$LOGS/configure.log" 2>&1; then
+    row "configure" "ok" "$(grep -c ': building' "$LOGS/configure.log") plugins building"
+  else
+    row "configure" "FAILED" "$(grep -m1 -i 'error' "$LOGS/configure.log" | cut -c1-80)"
+    print_table
+    exit 1
+  fi
+  TARGETS=()
+  HELP=$(cmake --build "$BUILD" --target help 2>/dev/null)
+  for t in kiln-plugin-cuda kiln-plugin-opencl kiln_cuda_tests kiln_opencl_tests; do
+    grep -Eq "(^|\.\.\. )$t(:|\s|$)" <<<"$HELP" && TARGETS+=("$t")
+  done
+  start=$(date +%s)
+  if cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}" >"$LOGS/build.log" 2>&1; then
+    row "build" "ok" "${TARGETS[*]} in $(($(date +%s) - start)) s"
+  else
+    row "build" "FAILED" "$(grep -m1 -E 'error|FAILED' "$LOGS/build.log" | cut -c1-80)"
+    print_table
+    exit 1
+  fi
+fi
+
+# ------------------------------------------------------------------ tests --
+FAILED=0
+run_tests() {  # name binary [gtest args...]
+  local name=$1 bin=$2
+  shift 2
+  if [ ! -x "$bin" ]; then
+    row "$name" "missing" "$bin not built"
+    return
+  fi
+  "$bin" --gtest_color=no "$@" >"$LOGS/$name.log" 2>&1
+  local rc=$?
+  local passed skipped failed
+  passed=$(grep -c '^\[       OK \]' "$LOGS/$name.log")
+  skipped=$(grep -c '^\[  SKIPPED \] .*(' "$LOGS/$name.log")
+  failed=$(grep -c '^\[  FAILED  \] .*(' "$LOGS/$name.log")
+  if [ "$rc" = 0 ]; then
+    row "$name" "ok" "$passed passed, $skipped skipped"
+  else
+    FAILED=1
+    row "$name" "FAILED" "$passed passed, $failed failed, $skipped skipped (rc $rc)"
+    grep '^\[  FAILED  \] .*(' "$LOGS/$name.log" | head -5 | while read -r line; do row "" "" "${line:13:70}"; done
+  fi
+}
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$BUILD/pocl-cache}
+mkdir -p "$POCL_CACHE_DIR"
+run_tests cuda-tests "$BUILD/bin/kiln_cuda_tests"
+run_tests opencl-tests "$BUILD/bin/kiln_opencl_tests"
+# The CUDA device's info, as the plugin reports it.
+INFO=$(grep -m1 'cuda:0 =' "$LOGS/cuda-tests.log" 2>/dev/null | sed 's/.*cuda:0 = //')
+[ -n "$INFO" ] && row "cuda:0" "info" "${INFO:0:90}"
+
+# ------------------------------------------------------------ performance --
+if [ -x "$BUILD/bin/kiln_cuda_tests" ]; then
+  "$BUILD/bin/kiln_cuda_tests" --gtest_color=no --gtest_also_run_disabled_tests \
+    --gtest_filter='CudaPerfProbe.*' >"$LOGS/perf-probe.log" 2>&1 || FAILED=1
+fi
+if [ "${KILN_GPU_SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
+  python3 - >"$LOGS/torch.log" 2>&1 <<'PY' || true
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+dev = "cuda"
+flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+def median_ms(fn, repeats=20, warmups=3):
+    for _ in range(warmups): fn()
+    times = []
+    for _ in range(repeats):
+        flush.fill_(1)  # cold L2, as the kiln probe
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[(len(times) - 1) // 2]
+n = 1 << 28
+x = torch.rand(n, device=dev); y = torch.rand(n, device=dev)
+print("PERF add_2^28_f32", 3 * 4 * n / median_ms(lambda: x + y) / 1e6, "GB/s")
+ms = median_ms(lambda: torch.exp(x) * 2 + 1)
+print("PERF exp_chain_2^28_f32_ms", ms, "ms")
+print("PERF exp_chain_2^28_f32", 2 * 4 * n / ms / 1e6, "GB/s (eager: 3 kernels)")
+del x, y
+m = torch.rand(16384, 16384, device=dev)
+print("PERF sum_rows_16384^2_f32", 4 * 16384 * 16384 / median_ms(lambda: m.sum(1)) / 1e6, "GB/s")
+del m
+a = torch.rand(4096, 4096, device=dev); b = torch.rand(4096, 4096, device=dev)
+print("PERF matmul_4096^3_f32", 2 * 4096 ** 3 / median_ms(lambda: a @ b) / 1e9, "TFLOP/s")
+PY
+fi
+perf() { grep -m1 "^PERF $1 " "$2" 2>/dev/null | awk '{printf "%.1f", $3}'; }
+for w in add_2^28_f32:GB/s exp_chain_2^28_f32:GB/s exp_chain_2^28_f32_ms:ms sum_rows_16384^2_f32:GB/s matmul_4096^3_f32:TFLOP/s; do
+  name=${w%%:*} unit=${w##*:}
+  ours=$(perf "$name" "$LOGS/perf-probe.log")
+  torch=$(perf "$name" "$LOGS/torch.log")
+  ratio=""
+  if [ -n "$ours" ] && [ -n "$torch" ]; then
+    ratio=$(awk -v a="$ours" -v b="$torch" -v u="$unit" 'BEGIN { r = (u == "ms") ? b / a : a / b; printf "%.0f%% of torch", 100 * r }')
+  fi
+  row "$name" "${ours:-n/a}" "$unit; torch ${torch:-n/a} $unit; $ratio"
+done
+# The issue's yardstick for a fused elementwise chain: torch's x + y bandwidth.
+ours=$(perf exp_chain_2^28_f32 "$LOGS/perf-probe.log")
+torch=$(perf add_2^28_f32 "$LOGS/torch.log")
+if [ -n "$ours" ] && [ -n "$torch" ]; then
+  row "exp_chain vs torch add" "$(awk -v a="$ours" -v b="$torch" 'BEGIN { printf "%.0f%%", 100 * a / b }')" \
+    "of torch's x+y bandwidth (target >= 85%)"
+fi
+
+print_table | tee "$LOGS/summary.txt"
+exit $FAILED

@@ -1,0 +1,180 @@
+// The C-family emitter on its own: plausible source in every dialect, and
+// clean refusals. Correctness of the C dialect's code is tested end to end
+// through the C plugin (c_ops_test.cpp); OpenCL and CUDA by their plugins.
+#include <gtest/gtest.h>
+
+#include "kiln/sdk/c_emitter.hpp"
+#include "kiln/sdk/plugin_support.hpp"
+#include "support/wire_builder.hpp"
+
+#include <string>
+
+namespace {
+
+using kiln::sdk::Dialect;
+using kiln::sdk::emit_c_family;
+using kiln::sdk::PluginError;
+using kiln::test::WireBuilder;
+
+// y[4g..4g+3] = exp(f16 x) * 2 as f32x4, with a LOOP, an IF and a REGISTER
+// accumulator: a little of everything.
+std::vector<kiln_op> small_kernel(std::uint8_t lanes = 4) {
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F16, 0, 64);
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, 64);
+  auto n = w.param(KILN_PARAM_VARIABLE, KILN_DTYPE_I64, 2);
+  auto acc = w.storage(KILN_SCOPE_REGISTER, KILN_DTYPE_I32, 1);
+  auto g = w.group_index(0, n);
+  auto four = w.const_i64(lanes);
+  auto i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, four);
+  auto v = w.load(KILN_DTYPE_F16, x, i, lanes);
+  auto e = w.unary(KILN_UNARY_EXP, KILN_DTYPE_F16, v, lanes);
+  auto f = w.cast(KILN_DTYPE_F32, e, lanes);
+  auto two = w.broadcast(KILN_DTYPE_F32, w.const_f32(2.0f), lanes);
+  auto r = w.binary(KILN_BINARY_MUL, KILN_DTYPE_F32, f, two, lanes);
+  auto zero = w.const_i64(0);
+  w.store(KILN_DTYPE_I32, acc, zero, w.const_bits(KILN_DTYPE_I32, 0));
+  auto l = w.loop(four);
+  auto c = w.binary(KILN_BINARY_CMPLT, KILN_DTYPE_I64, l, g);
+  auto iff = w.if_(c);
+  auto a = w.load(KILN_DTYPE_I32, acc, zero);
+  w.store(KILN_DTYPE_I32, acc, zero, w.binary(KILN_BINARY_DIV, KILN_DTYPE_I32, a, w.const_bits(KILN_DTYPE_I32, 3)));
+  w.end_if(iff);
+  w.end_loop(l);
+  w.store(KILN_DTYPE_F32, y, i, r, lanes);
+  return w.ops;
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(EmitterDialects, CUsesVectorSizeLoopsAndOpenMP) {
+  kiln::sdk::EmitOptions options;
+  options.parallel = true;
+  options.threads = 2;
+  const auto out = emit_c_family(small_kernel(), kiln::sdk::c_dialect(), options);
+  const std::string& s = out.source;
+  EXPECT_TRUE(contains(s, "__attribute__((vector_size(16)))")) << s;
+  EXPECT_FALSE(contains(s, "ext_vector_type")) << s;
+  EXPECT_TRUE(contains(s, "#pragma omp parallel for schedule(static) num_threads(2)")) << s;
+  EXPECT_TRUE(contains(s, "void kiln_kernel(void* const* kiln_args, const int64_t* kiln_groups)")) << s;
+  EXPECT_TRUE(contains(s, "for (int64_t kiln_g0 = 0; kiln_g0 < kiln_n0; ++kiln_g0)")) << s;
+  EXPECT_TRUE(contains(s, "kiln_f16_to_f32(")) << s;
+  EXPECT_TRUE(contains(s, "kiln_round_f16(expf(")) << s;
+  EXPECT_TRUE(contains(s, "kiln_div_i32(")) << s;
+  EXPECT_TRUE(contains(s, "int32_t v3[1];")) << s;
+  ASSERT_EQ(out.shape.params.size(), 3u);
+  EXPECT_EQ(out.shape.params[2].kind, static_cast<std::uint32_t>(KILN_PARAM_VARIABLE));
+  EXPECT_TRUE(out.shape.group_axes[0]);
+  EXPECT_FALSE(out.shape.group_axes[1]);
+}
+
+TEST(EmitterDialects, COmitsOpenMPWhenNotParallel) {
+  const auto s = emit_c_family(small_kernel(), kiln::sdk::c_dialect()).source;
+  EXPECT_FALSE(contains(s, "#pragma omp")) << s;
+}
+
+TEST(EmitterDialects, OpenCLUsesBuiltinsAndVload) {
+  const auto s = emit_c_family(small_kernel(), kiln::sdk::opencl_dialect()).source;
+  EXPECT_TRUE(contains(s, "__kernel void kiln_kernel(__global const ushort* v0, __global float* v1, long v2_in)")) << s;
+  EXPECT_TRUE(contains(s, "get_group_id(0)")) << s;
+  EXPECT_TRUE(contains(s, "vstore4(")) << s;
+  EXPECT_TRUE(contains(s, "as_uint(")) << s;
+  EXPECT_TRUE(contains(s, "((float4)(")) << s;  // broadcast
+  EXPECT_TRUE(contains(s, ".s3")) << s;
+  EXPECT_FALSE(contains(s, "#include")) << s;
+}
+
+TEST(EmitterDialects, CudaUsesBlockIdxAndAlignedStructs) {
+  const auto s = emit_c_family(small_kernel(), kiln::sdk::cuda_dialect()).source;
+  EXPECT_TRUE(contains(s, "extern \"C\" __global__ void kiln_kernel(const unsigned short* v0, float* v1, long long v2_in)")) << s;
+  EXPECT_TRUE(contains(s, "blockIdx.x")) << s;
+  EXPECT_TRUE(contains(s, "struct alignas(16) kiln_f32x4 { float v[4]; };")) << s;
+  EXPECT_TRUE(contains(s, "__float_as_uint")) << s;
+  EXPECT_TRUE(contains(s, ".v[3]")) << s;
+}
+
+TEST(EmitterDialects, LocalIndicesAndBarriers) {
+  WireBuilder w;
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 0, 64);
+  auto shared = w.storage(KILN_SCOPE_LOCAL, KILN_DTYPE_F32, 64);
+  auto t = w.local_index(0, w.const_i64(64));
+  w.store(KILN_DTYPE_F32, shared, t, w.const_f32(1.5f));
+  w.barrier();
+  w.store(KILN_DTYPE_F32, y, t, w.load(KILN_DTYPE_F32, shared, t));
+  const auto cl = emit_c_family(w.ops, kiln::sdk::opencl_dialect()).source;
+  EXPECT_TRUE(contains(cl, "__local float v1[64];")) << cl;
+  EXPECT_TRUE(contains(cl, "barrier(CLK_LOCAL_MEM_FENCE);")) << cl;
+  EXPECT_TRUE(contains(cl, "get_local_id(0)")) << cl;
+  const auto cu = emit_c_family(w.ops, kiln::sdk::cuda_dialect()).source;
+  EXPECT_TRUE(contains(cu, "__shared__ float v1[64];")) << cu;
+  EXPECT_TRUE(contains(cu, "__syncthreads();")) << cu;
+  EXPECT_TRUE(contains(cu, "threadIdx.x")) << cu;
+  // C has one thread per group: a LOCAL axis longer than 1 is refused, naming the op.
+  try {
+    emit_c_family(w.ops, kiln::sdk::c_dialect());
+    FAIL() << "expected UNSUPPORTED";
+  } catch (const PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_UNSUPPORTED);
+    EXPECT_EQ(e.failed_op(), 3);
+    EXPECT_TRUE(contains(e.what(), "op 3 (index i64)")) << e.what();
+  }
+}
+
+TEST(EmitterDialects, UnsupportedLaneCountNamesTheOp) {
+  try {
+    emit_c_family(small_kernel(3), kiln::sdk::c_dialect());
+    FAIL() << "expected UNSUPPORTED";
+  } catch (const PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_UNSUPPORTED);
+    EXPECT_EQ(e.failed_op(), 7);  // the first 3-lane op: the load
+    EXPECT_TRUE(contains(e.what(), "3-lane")) << e.what();
+  }
+  EXPECT_NO_THROW(emit_c_family(small_kernel(3), kiln::sdk::opencl_dialect()));
+}
+
+TEST(EmitterDialects, MalformedKernelsAreInvalidArguments) {
+  WireBuilder w;
+  auto y = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 4);  // read-only
+  auto i = w.const_i64(0);
+  w.store(KILN_DTYPE_F32, y, i, w.const_f32(1.0f));
+  try {
+    emit_c_family(w.ops, kiln::sdk::c_dialect());
+    FAIL();
+  } catch (const PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(e.failed_op(), 3);
+  }
+  WireBuilder forward;
+  forward.unary(KILN_UNARY_NEG, KILN_DTYPE_F32, 5);  // operand after the op
+  EXPECT_THROW(emit_c_family(forward.ops, kiln::sdk::c_dialect()), PluginError);
+  WireBuilder unknown;
+  unknown.op(77, KILN_DTYPE_F32);
+  try {
+    emit_c_family(unknown.ops, kiln::sdk::c_dialect());
+    FAIL();
+  } catch (const PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_UNSUPPORTED);
+    EXPECT_EQ(e.failed_op(), 0);
+  }
+  WireBuilder unclosed;
+  unclosed.loop(unclosed.const_i64(3));
+  EXPECT_THROW(emit_c_family(unclosed.ops, kiln::sdk::c_dialect()), PluginError);
+}
+
+TEST(EmitterDialects, CapabilitiesFollowTheSpelling) {
+  const Dialect& c = kiln::sdk::c_dialect();
+  const auto f32 = kiln::sdk::c_family_dtype_ops(c, KILN_DTYPE_F32);
+  EXPECT_TRUE(f32 & KILN_CAP_UNARY(KILN_UNARY_EXP));
+  EXPECT_TRUE(f32 & KILN_CAP_BINARY(KILN_BINARY_POW));
+  EXPECT_FALSE(f32 & KILN_CAP_BINARY(KILN_BINARY_SHL));
+  const auto i32 = kiln::sdk::c_family_dtype_ops(c, KILN_DTYPE_I32);
+  EXPECT_TRUE(i32 & KILN_CAP_BINARY(KILN_BINARY_SHL));
+  EXPECT_FALSE(i32 & KILN_CAP_UNARY(KILN_UNARY_EXP));
+  const auto b = kiln::sdk::c_family_dtype_ops(c, KILN_DTYPE_BOOL);
+  EXPECT_TRUE(b & KILN_CAP_BINARY(KILN_BINARY_AND));
+  EXPECT_FALSE(b & KILN_CAP_BINARY(KILN_BINARY_ADD));
+  EXPECT_EQ(kiln::sdk::c_family_dtype_ops(c, KILN_DTYPE_INVALID), 0u);
+  EXPECT_EQ(kiln::sdk::c_family_vector_widths(c), (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16));
+}
+
+}  // namespace

@@ -1,0 +1,76 @@
+// Emitted CUDA C++ compiles with NVRTC for sm_90 (the H200) for a suite of
+// kernels covering every op kind, every op on every dtype (f32, f16, bf16,
+// f64, integers, bool), casts, vectors, LOCAL storage with barriers and
+// REGISTER storage. Needs NVRTC, not a GPU.
+#include <gtest/gtest.h>
+
+#include "cuda_source.hpp"
+#include "nvrtc_compiler.hpp"
+#include "support/kernel_suite.hpp"
+
+#include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <set>
+
+using namespace kiln::cuda;
+
+namespace {
+
+kiln_device_info cuda_capabilities() {
+  return kiln::test::full_capabilities(
+      [](unsigned dt) { return kiln::sdk::c_family_dtype_ops(kiln::sdk::cuda_dialect(), dt); },
+      kiln::sdk::c_family_vector_widths(kiln::sdk::cuda_dialect()));
+}
+
+}  // namespace
+
+TEST(CudaCodegen, TheDialectOffersEveryDtypeAndVectors) {
+  const kiln_device_info info = cuda_capabilities();
+  for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt) EXPECT_NE(info.dtype_ops[dt], 0u) << dt;
+  EXPECT_TRUE(info.vector_widths & (1u << 4));
+}
+
+TEST(CudaCodegen, EmittedSuiteCompilesForSm90) {
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  const auto suite = kiln::test::kernel_suite(cuda_capabilities(), 1000);
+  std::set<unsigned> kinds;
+  for (const auto& kernel : suite) {
+    SCOPED_TRACE(kernel.name);
+    for (const kiln_op& op : kernel.ops) kinds.insert(op.kind);
+    try {
+      const std::string source = generate_cuda_source(kernel.ops);
+      EXPECT_NE(source.find("extern \"C\" __global__ void kiln_kernel("), std::string::npos);
+      const DeviceCode code = compile_cuda(nvrtc, source, 9, 0, options);
+      EXPECT_TRUE(code.is_cubin);
+      EXPECT_GT(code.image.size(), 1000u);
+      if (kernel.name.starts_with("local")) {
+        EXPECT_NE(source.find("__shared__"), std::string::npos) << source;
+        EXPECT_NE(source.find("__syncthreads();"), std::string::npos) << source;
+        EXPECT_NE(source.find("threadIdx.x"), std::string::npos) << source;
+      }
+    } catch (const kiln::sdk::PluginError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+  for (unsigned kind = KILN_OP_CONST; kind < KILN_OP_KIND_COUNT; ++kind)
+    EXPECT_TRUE(kinds.contains(kind)) << "the suite never uses op kind " << kiln::sdk::op_kind_name(kind);
+}
+
+TEST(CudaCodegen, AKernelTheDialectCannotWriteIsUnsupportedNamingTheOp) {
+  kiln::test::WireBuilder w;
+  auto a = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 64);
+  auto b = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, 64);
+  auto zero = w.const_i64(0);
+  auto v = w.load(KILN_DTYPE_F32, a, zero, 5);
+  w.store(KILN_DTYPE_F32, b, zero, v, 5);
+  try {
+    generate_cuda_source(w.ops);
+    FAIL() << "emitted";
+  } catch (const kiln::sdk::PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_UNSUPPORTED);
+    EXPECT_EQ(e.failed_op(), static_cast<std::int64_t>(v));
+  }
+}

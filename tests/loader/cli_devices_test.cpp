@@ -1,0 +1,138 @@
+// `kiln devices` end to end: the real executable, its exit codes, its JSON.
+#include "loader/scratch.hpp"
+
+#include <boost/json.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+namespace {
+
+using kiln::test::plugins_only;
+using kiln::test::ScratchDir;
+using kiln::test::test_plugin;
+using ::testing::HasSubstr;
+
+struct Output {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Output run_kiln(const ScratchDir& dir, const std::string& args) {
+  const std::string err_file = (dir / "stderr.txt").string();
+  const std::string command = std::string(KILN_CLI) + " " + args + " 2>" + err_file;
+  Output result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> chunk{};
+  std::size_t n = 0;
+  while ((n = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0) result.out.append(chunk.data(), n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  result.err.assign(std::istreambuf_iterator<char>(in), {});
+  return result;
+}
+
+TEST(CliDevices, JsonListsEveryPluginWithStatusReasonAndDevices) {
+  ScratchDir dir;
+  const std::string entries = R"("host": {"library": ")" + test_plugin("host") +
+                              R"("}, "frob": {"library": ")" + test_plugin("init-fails") + R"("})";
+  const auto config = dir.write("kiln.json", plugins_only(entries));
+  const Output output = run_kiln(dir, "devices --json --config " + config.string());
+  ASSERT_EQ(output.exit_code, 0) << output.err;
+  const boost::json::object report = boost::json::parse(output.out).as_object();
+  EXPECT_EQ(report.at("config").as_string(), config.string());
+  const boost::json::array& plugins = report.at("plugins").as_array();
+  ASSERT_EQ(plugins.size(), 8u);  // six built-in (disabled here) + two
+  std::map<std::string, boost::json::object> by_name;
+  for (const auto& p : plugins) by_name[std::string(p.at("name").as_string())] = p.as_object();
+
+  const boost::json::object& host = by_name.at("host");
+  EXPECT_EQ(host.at("status").as_string(), "loaded");
+  EXPECT_EQ(host.at("library").as_string(), test_plugin("host"));
+  EXPECT_EQ(host.at("version").as_string(), "1.0.0");
+  EXPECT_EQ(host.at("reason").as_string(), "");
+  const boost::json::object& device = host.at("devices").as_array().at(0).as_object();
+  EXPECT_EQ(device.at("id").as_string(), "host:0");
+  EXPECT_EQ(device.at("name").as_string(), "kiln test device (host)");
+  EXPECT_EQ(device.at("kind").as_string(), "virtual");
+  EXPECT_EQ(device.at("memory_bytes").to_number<std::uint64_t>(), 1ull << 30);
+  EXPECT_EQ(device.at("compute_units").to_number<int>(), 1);
+  EXPECT_EQ(device.at("warp_size").to_number<int>(), 1);
+  EXPECT_EQ(device.at("max_local_threads").to_number<int>(), 64);
+  EXPECT_EQ(boost::json::serialize(device.at("vector_widths")), "[1,4]");
+
+  const boost::json::object& frob = by_name.at("frob");
+  EXPECT_EQ(frob.at("status").as_string(), "skipped");
+  EXPECT_EQ(frob.at("reason").as_string(), "init failed: unavailable: the test frobnicator is not connected");
+  EXPECT_EQ(by_name.at("cuda").at("status").as_string(), "disabled");
+}
+
+TEST(CliDevices, PlainTableShowsDevicesAndReasons) {
+  ScratchDir dir;
+  const std::string entries = R"("host": {"library": ")" + test_plugin("host") +
+                              R"("}, "frob": {"library": ")" + test_plugin("init-fails") + R"("})";
+  const auto config = dir.write("kiln.json", plugins_only(entries));
+  const Output output = run_kiln(dir, "--config " + config.string() + " devices");
+  ASSERT_EQ(output.exit_code, 0) << output.err;
+  EXPECT_THAT(output.out, HasSubstr("host:0  virtual"));
+  EXPECT_THAT(output.out, HasSubstr("kiln test device (host)"));
+  EXPECT_THAT(output.out, HasSubstr("reason: init failed: unavailable: the test frobnicator is not connected"));
+}
+
+TEST(CliDevices, MalformedConfigIsAnErrorWithFileLineColumn) {
+  ScratchDir dir;
+  const auto config = dir.write("bad.json", "{\n  \"plugins\": {\n    \"c\": {\"enabled\": tru}\n  }\n}\n");
+  const Output output = run_kiln(dir, "devices --config " + config.string());
+  EXPECT_EQ(output.exit_code, 1);
+  EXPECT_TRUE(output.out.empty());
+  EXPECT_THAT(output.err, HasSubstr("kiln: error: " + config.string() + ":3:"));
+  EXPECT_THAT(output.err, HasSubstr("malformed JSON"));
+}
+
+TEST(CliDevices, MissingConfigFileIsAnError) {
+  ScratchDir dir;
+  const Output output = run_kiln(dir, "devices --json --config " + (dir / "absent.json").string());
+  EXPECT_EQ(output.exit_code, 1);
+  EXPECT_THAT(output.err, HasSubstr("absent.json (given explicitly) does not exist"));
+}
+
+TEST(CliDevices, RequiredPluginFailureExitsWithOne) {
+  ScratchDir dir;
+  const auto config = dir.write(
+      "kiln.json", plugins_only(R"("frob": {"required": true, "library": ")" + test_plugin("init-fails") + R"("})"));
+  const Output output = run_kiln(dir, "devices --config " + config.string());
+  EXPECT_EQ(output.exit_code, 1);
+  EXPECT_THAT(output.err, HasSubstr("required plugin 'frob'"));
+  EXPECT_THAT(output.err, HasSubstr("the test frobnicator is not connected"));
+}
+
+TEST(CliDevices, ShutdownRunsBeforeEachPluginsExitTeardown) {
+  // Two plugins, the second loaded after the first was initialised: each
+  // must be shut down before its own exit-time teardown runs.
+  ScratchDir dir;
+  const std::string report = (dir / "report.txt").string();
+  const auto config = dir.write(
+      "kiln.json", plugins_only(R"("host": {"library": ")" + test_plugin("host") + R"("}, "late": {"library": ")" +
+                                test_plugin("exit-order") + R"(", "options": {"report": ")" + report + R"("}})"));
+  const Output output = run_kiln(dir, "devices --config " + config.string());
+  ASSERT_EQ(output.exit_code, 0) << output.err;
+  std::ifstream in(report);
+  const std::string verdict((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(verdict, "ok");
+}
+
+TEST(CliDevices, UnknownOptionIsAUsageError) {
+  ScratchDir dir;
+  const Output output = run_kiln(dir, "devices --jsn");
+  EXPECT_EQ(output.exit_code, 1);
+  EXPECT_THAT(output.err, HasSubstr("--jsn"));
+}
+
+}  // namespace

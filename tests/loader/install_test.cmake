@@ -1,0 +1,115 @@
+# The install test, in three steps (ctest runs them as fixtures, in order):
+#   STEP=install   cmake --install the build tree into WORK_DIR/prefix
+#   STEP=plugin    build examples/out-of-tree-plugin against the installed
+#                  kiln, point a config at it, and check that the installed
+#                  `kiln devices --json` lists it as loaded
+#   STEP=host_app  build examples/host-app against the installed kiln and run
+#                  it on the example plugin's device
+# Arguments: BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER STEP
+cmake_minimum_required(VERSION 3.25)
+
+set(prefix ${WORK_DIR}/prefix)
+set(config ${WORK_DIR}/example-config.json)
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " command "${ARGN}")
+    message(FATAL_ERROR "failed (${rc}): ${command}\n--- stdout\n${out}\n--- stderr\n${err}")
+  endif()
+  set(output "${out}" PARENT_SCOPE)
+endfunction()
+
+function(expect_equal what actual expected)
+  if(NOT "${actual}" STREQUAL "${expected}")
+    message(FATAL_ERROR "${what}: expected '${expected}', got '${actual}'")
+  endif()
+endfunction()
+
+function(build_example name)
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${name} -B ${WORK_DIR}/${name} -G ${GENERATOR}
+      -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/${name})
+endfunction()
+
+if(STEP STREQUAL "install")
+  file(REMOVE_RECURSE ${WORK_DIR})
+  run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+  foreach(file bin/kiln lib/libkiln.so include/kiln/plugin.h include/kiln/kernel_ir.h include/kiln/runtime.hpp
+               share/kiln/config.example.json lib/cmake/kiln/kilnConfig.cmake lib/cmake/kiln/kilnTargets.cmake)
+    if(NOT EXISTS ${prefix}/${file})
+      message(FATAL_ERROR "not installed: ${prefix}/${file}")
+    endif()
+  endforeach()
+  # The package must not drag the SDK or Boost into host applications.
+  file(READ ${prefix}/lib/cmake/kiln/kilnTargets.cmake targets)
+  string(REGEX MATCH "set_target_properties\\(kiln::kiln PROPERTIES[^)]*\\)" kiln_properties "${targets}")
+  if(kiln_properties MATCHES "plugin_sdk|[Bb]oost")
+    message(FATAL_ERROR "kiln::kiln exports build-only dependencies:\n${kiln_properties}")
+  endif()
+  # The example config documents every key: it must be a valid config.
+  run(${prefix}/bin/kiln devices --json --config ${prefix}/share/kiln/config.example.json)
+  message(STATUS "installed into ${prefix}")
+
+elseif(STEP STREQUAL "plugin")
+  build_example(out-of-tree-plugin)
+  set(library ${WORK_DIR}/out-of-tree-plugin/libkiln-example.so)
+  if(NOT EXISTS ${library} OR NOT EXISTS ${WORK_DIR}/out-of-tree-plugin/kiln-example.json)
+    message(FATAL_ERROR "the example plugin or its manifest was not built")
+  endif()
+  # Built against the ABI alone: it must not need libkiln.
+  find_program(READELF readelf)
+  if(READELF)
+    run(${READELF} -d ${library})
+    if(output MATCHES "libkiln")
+      message(FATAL_ERROR "the out-of-tree plugin links libkiln:\n${output}")
+    endif()
+  endif()
+  # Only the example plugin; the in-tree ones are off so the check is about it alone.
+  file(WRITE ${config} "{
+  \"plugin_paths\": [\"out-of-tree-plugin\"],
+  \"plugins\": {\"c\": {\"enabled\": false}, \"cblas\": {\"enabled\": false}, \"cuda\": {\"enabled\": false},
+              \"opencl\": {\"enabled\": false}, \"vulkan\": {\"enabled\": false}}
+}\n")
+  run(${prefix}/bin/kiln devices --json --config ${config})
+  set(report "${output}")
+  string(JSON count LENGTH "${report}" plugins)
+  math(EXPR last "${count} - 1")
+  set(found "")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${report}" plugins ${i} name)
+    if(name STREQUAL "example")
+      set(found ${i})
+    endif()
+  endforeach()
+  if(found STREQUAL "")
+    message(FATAL_ERROR "kiln devices does not list the example plugin:\n${report}")
+  endif()
+  string(JSON status GET "${report}" plugins ${found} status)
+  string(JSON reason GET "${report}" plugins ${found} reason)
+  expect_equal("status (reason: ${reason})" "${status}" "loaded")
+  string(JSON lib GET "${report}" plugins ${found} library)
+  expect_equal("library" "${lib}" "${library}")
+  string(JSON version GET "${report}" plugins ${found} version)
+  expect_equal("version" "${version}" "1.0.0")
+  string(JSON id GET "${report}" plugins ${found} devices 0 id)
+  expect_equal("device id" "${id}" "example:0")
+  string(JSON kind GET "${report}" plugins ${found} devices 0 kind)
+  expect_equal("device kind" "${kind}" "cpu")
+  string(JSON can_compile GET "${report}" plugins ${found} can_compile)
+  expect_equal("can_compile" "${can_compile}" "OFF")
+  string(JSON config_source GET "${report}" config)
+  expect_equal("config" "${config_source}" "${config}")
+  message(STATUS "the installed kiln lists the out-of-tree plugin: ${id}")
+
+elseif(STEP STREQUAL "host_app")
+  build_example(host-app)
+  run(${WORK_DIR}/host-app/kiln-host-app --config ${config} example:0)
+  if(NOT output MATCHES "round trip ok: 65536 bytes on example:0")
+    message(FATAL_ERROR "unexpected host app output:\n${output}")
+  endif()
+  message(STATUS "${output}")
+
+else()
+  message(FATAL_ERROR "STEP must be install, plugin or host_app")
+endif()

@@ -1,0 +1,37 @@
+// tools/kiln/commands.hpp - how a subcommand joins the kiln CLI.
+//
+// Each subcommand lives in its own file and exposes one function,
+//   void add_<name>_command(CLI::App& app, const GlobalOptions& global);
+// that adds the subcommand and its callback; main.cpp calls it. A callback
+// reports failure by throwing CommandFailed (message to stderr, exit 1) or
+// returning a kiln::Error through fail(); it never lets another exception
+// escape (main catches them anyway, as a last resort).
+#pragma once
+
+#include <kiln/runtime.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace kiln::cli {
+
+// Options every subcommand sees (given before or after the subcommand).
+struct GlobalOptions {
+  std::string config_file;  // --config; empty: the search order
+};
+
+// Ends the command with exit code 1 after printing the message to stderr.
+struct CommandFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+[[noreturn]] void fail(const kiln::Error& error);
+
+// The Runtime the global options describe (--config or the search order).
+kiln::Runtime open_runtime(const GlobalOptions& global);
+
+void add_devices_command(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace kiln::cli
