@@ -103,7 +103,7 @@ struct ExecStats {
   std::array<std::uint64_t, kOpClassCount> warp_ops{};    // issued per warp (vector: per lane)
   std::array<MemoryStats, kMemorySpaceCount> memory{};
   std::uint64_t barriers = 0;                      // barrier crossings, counted once per group
-  std::uint64_t executed_ops = 0;                  // all thread-level ops (the max_ops budget)
+  std::uint64_t executed_ops = 0;                  // thread-level ops + threads started (the max_ops budget)
 
   const MemoryStats& global() const { return memory[static_cast<std::size_t>(MemorySpace::Global)]; }
   const MemoryStats& local() const { return memory[static_cast<std::size_t>(MemorySpace::Local)]; }
