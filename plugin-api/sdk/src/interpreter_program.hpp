@@ -45,6 +45,7 @@ enum class Exec : std::uint8_t {
 };
 
 inline constexpr std::uint32_t kNoSlot = UINT32_MAX;
+inline constexpr std::uint32_t kNone = UINT32_MAX;  // no op
 
 struct Instr {
   Exec exec;
@@ -115,7 +116,26 @@ struct ProgramData {
   bool has_barrier = false;
 };
 
-// Builds the decoded form; throws PluginError naming the op at fault.
+// What validation learns of a kernel's structure, for decoding.
+struct KernelStructure {
+  std::vector<std::uint32_t> end_of;     // LOOP/IF op -> its END op
+  std::vector<std::uint32_t> loop_of;    // op -> innermost LOOP whose body holds it (kNoSlot: none)
+  std::vector<std::uint32_t> param_ops;  // slot -> PARAM op
+  std::vector<interp::Memory> storages;  // STORAGE ops, laid out in a group's / a thread's block
+  std::array<std::uint32_t, 3> local = {1, 1, 1};
+  std::uint64_t threads_per_group = 1;
+  std::uint64_t local_bytes = 0;
+  std::uint64_t local_elements = 0;
+  std::uint64_t register_bytes = 0;
+  std::uint64_t register_elements = 0;
+  bool has_barrier = false;
+};
+
+// Checks every rule the interpreter relies on (interpreter_validate.cpp);
+// throws PluginError(INVALID_ARGUMENT) naming the op at fault.
+KernelStructure validate_kernel(std::span<const kiln_op> ops, const InterpreterLimits& limits);
+
+// Validates and builds the decoded form; throws PluginError naming the op at fault.
 ProgramData decode_program(std::span<const kiln_op> ops, const InterpreterLimits& limits);
 
 // Runs it (interpreter_engine.cpp) on the grid computed from the INDEX ops;
