@@ -180,5 +180,7 @@ TEST(InterpreterFuzz, MutatedValidKernelsNeverCrash) {
               outcome.faulted);
   EXPECT_GT(outcome.ran, kernels / 20);  // mutations reach the engine, not only the validator
   EXPECT_GT(outcome.invalid, kernels / 20);
-  if (kernels >= 2000) EXPECT_GT(outcome.faulted, 0);  // about 4% of mutants fault at run time
+  if (kernels >= 2000) {  // about 4% of mutants fault at run time
+    EXPECT_GT(outcome.faulted, 0);
+  }
 }
