@@ -49,8 +49,10 @@ function(kiln_add_plugin name)
     VISIBILITY_INLINES_HIDDEN ON)
   target_link_libraries(${target} PRIVATE kiln_plugin_sdk ${P_LIBRARIES})
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${P_INCLUDES})
-  # Fail at link time, not at dlopen time, on a missing symbol.
-  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  # Fail at link time, not at dlopen time, on a missing symbol; and export
+  # nothing from the static libraries linked in (the SDK, Boost.JSON,
+  # glslang...): a plugin's only export is kiln_plugin_query.
+  target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
   install(TARGETS ${target} LIBRARY DESTINATION ${KILN_PLUGIN_INSTALL_DIR})
   set_property(GLOBAL APPEND PROPERTY KILN_BUILT_PLUGINS ${name})
 endfunction()

@@ -156,6 +156,18 @@ TEST(EmitterDialects, MalformedKernelsAreInvalidArguments) {
     EXPECT_EQ(e.status(), KILN_STATUS_UNSUPPORTED);
     EXPECT_EQ(e.failed_op(), 0);
   }
+  // Garbage from a buggy host: unknown dtypes, codes and lanes are refused, never read out of range.
+  for (std::uint8_t dtype : {0, 14, 200}) {
+    WireBuilder bad;
+    bad.const_bits(dtype, 1);
+    EXPECT_THROW(emit_c_family(bad.ops, kiln::sdk::c_dialect()), PluginError) << int(dtype);
+  }
+  WireBuilder bad_code;
+  bad_code.unary(99, KILN_DTYPE_F32, bad_code.const_f32(1));
+  EXPECT_THROW(emit_c_family(bad_code.ops, kiln::sdk::c_dialect()), PluginError);
+  WireBuilder bad_lanes;
+  bad_lanes.broadcast(KILN_DTYPE_F32, bad_lanes.const_f32(1), 17);
+  EXPECT_THROW(emit_c_family(bad_lanes.ops, kiln::sdk::c_dialect()), PluginError);
   WireBuilder unclosed;
   unclosed.loop(unclosed.const_i64(3));
   EXPECT_THROW(emit_c_family(unclosed.ops, kiln::sdk::c_dialect()), PluginError);
@@ -175,6 +187,43 @@ TEST(EmitterDialects, CapabilitiesFollowTheSpelling) {
   EXPECT_FALSE(b & KILN_CAP_BINARY(KILN_BINARY_ADD));
   EXPECT_EQ(kiln::sdk::c_family_dtype_ops(c, KILN_DTYPE_INVALID), 0u);
   EXPECT_EQ(kiln::sdk::c_family_vector_widths(c), (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16));
+}
+
+}  // namespace
+
+namespace {
+
+// Random op arrays (mostly invalid) must give source or a PluginError in
+// every dialect: never a crash, never another exception.
+TEST(EmitterDialects, RandomOpArraysNeverCrash) {
+  std::uint64_t state = 12345;
+  auto next = [&](std::uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  };
+  int emitted = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<kiln_op> ops(1 + next(24));
+    for (std::size_t id = 0; id < ops.size(); ++id) {
+      kiln_op& op = ops[id];
+      op.kind = static_cast<std::uint8_t>(next(KILN_OP_KIND_COUNT + 2));
+      op.dtype = static_cast<std::uint8_t>(next(4) == 0 ? next(256) : 1 + next(13));
+      op.lanes = static_cast<std::uint8_t>(next(3) == 0 ? next(20) : 1);
+      op.code = static_cast<std::uint8_t>(next(22));
+      op.attr = static_cast<std::uint32_t>(next(5));
+      for (auto& s : op.src) s = next(5) == 0 ? KILN_NO_OPERAND : static_cast<std::uint32_t>(next(id + 2));
+      op.imm = next(3) == 0 ? next(1u << 31) : next(8);
+    }
+    for (const kiln::sdk::Dialect* d : {&kiln::sdk::c_dialect(), &kiln::sdk::opencl_dialect(), &kiln::sdk::cuda_dialect()}) {
+      try {
+        emit_c_family(ops, *d);
+        ++emitted;
+      } catch (const PluginError& e) {
+        EXPECT_NE(e.status(), KILN_STATUS_INTERNAL) << e.what();
+      }
+    }
+  }
+  EXPECT_GT(emitted, 0);  // some random kernels are valid
 }
 
 }  // namespace

@@ -16,7 +16,12 @@ constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF64 = {
     "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs"};
 
 std::string lane_subscript(std::string_view v, unsigned lane) { return std::string(v) + "[" + std::to_string(lane) + "]"; }
-std::string no_broadcast(std::string_view, std::string_view, unsigned) { return ""; }
+
+std::string joined(const std::vector<std::string>& lanes) {
+  std::string out;
+  for (const std::string& lane : lanes) out += (out.empty() ? "" : ", ") + lane;
+  return out;
+}
 
 // Vector type names of our own: kiln_f32x4, kiln_u8x16, ...
 std::string kiln_vector_name(const Dialect&, unsigned dt, unsigned lanes) {
@@ -59,14 +64,10 @@ std::string c_vector_access(const Dialect&, const VectorAccess& a) {
          std::string(a.value) + ");";
 }
 
-std::string c_broadcast(std::string_view, std::string_view x, unsigned lanes) {
-  std::string out = "{";
-  for (unsigned k = 0; k < lanes; ++k) out += (k == 0 ? "" : ", ") + std::string(x);
-  return out + "}";
-}
+std::string c_vector_literal(std::string_view, const std::vector<std::string>& lanes) { return "{" + joined(lanes) + "}"; }
 
-std::string c_prelude(const Dialect&, const KernelShape&) {
-  return R"(#include <math.h>
+std::string c_prelude(const Dialect&, const KernelShape& shape) {
+  std::string out = R"(#include <math.h>
 #include <stdint.h>
 #include <string.h>
 static inline uint32_t kiln_f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
@@ -74,6 +75,14 @@ static inline float kiln_bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x
 static inline uint64_t kiln_f64_bits(double x) { uint64_t u; memcpy(&u, &x, sizeof u); return u; }
 static inline double kiln_bits_f64(uint64_t u) { double x; memcpy(&x, &u, sizeof x); return x; }
 )";
+  if (shape.vector_math) {
+    // The functions every glibc libmvec has (since 2.22 on x86-64).
+    for (const char* f : {"exp", "log", "sin", "cos"})
+      out += std::string("#pragma omp declare simd notinbranch\nfloat ") + f + "f(float);\n#pragma omp declare simd notinbranch\ndouble " + f +
+             "(double);\n";
+    out += "#pragma omp declare simd notinbranch\nfloat powf(float, float);\n#pragma omp declare simd notinbranch\ndouble pow(double, double);\n";
+  }
+  return out;
 }
 
 std::string c_kernel_begin(const Dialect& d, const KernelShape& shape) {
@@ -131,8 +140,8 @@ std::string cl_vector_access(const Dialect&, const VectorAccess& a) {
   return "const " + std::string(a.vector_type) + " " + std::string(a.value) + " = vload" + n + "(" + at + ");";
 }
 
-std::string cl_broadcast(std::string_view type, std::string_view x, unsigned) {
-  return "((" + std::string(type) + ")(" + std::string(x) + "))";
+std::string cl_vector_literal(std::string_view type, const std::vector<std::string>& lanes) {
+  return "((" + std::string(type) + ")(" + joined(lanes) + "))";
 }
 
 std::string cl_prelude(const Dialect&, const KernelShape& shape) {
@@ -171,6 +180,7 @@ std::string cuda_vector_typedef(const Dialect& d, unsigned dt, unsigned lanes) {
          std::string(d.value_types[dt]) + " v[" + std::to_string(lanes) + "]; };\n";
 }
 std::string cuda_lane(std::string_view v, unsigned lane) { return std::string(v) + ".v[" + std::to_string(lane) + "]"; }
+std::string cuda_vector_literal(std::string_view, const std::vector<std::string>& lanes) { return "{{" + joined(lanes) + "}}"; }
 
 std::string cuda_vector_access(const Dialect&, const VectorAccess& a) {
   const std::string type(a.vector_type), at = "(" + std::string(a.memory) + " + " + std::string(a.index) + ")";
@@ -222,7 +232,7 @@ const Dialect& c_dialect() {
       .vector_typedef = c_vector_typedef,
       .lane = lane_subscript,
       .vector_access = c_vector_access,
-      .broadcast = c_broadcast,
+      .vector_literal = c_vector_literal,
       .prelude = c_prelude,
       .kernel_begin = c_kernel_begin,
       .kernel_end = c_kernel_end,
@@ -256,7 +266,7 @@ const Dialect& opencl_dialect() {
       .vector_typedef = no_typedef,
       .lane = cl_lane,
       .vector_access = cl_vector_access,
-      .broadcast = cl_broadcast,
+      .vector_literal = cl_vector_literal,
       .prelude = cl_prelude,
       .kernel_begin = cl_kernel_begin,
       .kernel_end = close_brace,
@@ -288,7 +298,7 @@ const Dialect& cuda_dialect() {
       .vector_typedef = cuda_vector_typedef,
       .lane = cuda_lane,
       .vector_access = cuda_vector_access,
-      .broadcast = no_broadcast,
+      .vector_literal = cuda_vector_literal,
       .prelude = cuda_prelude,
       .kernel_begin = cuda_kernel_begin,
       .kernel_end = close_brace,

@@ -1,17 +1,13 @@
-// The dialect-independent part of the C-family emitter: one statement per op.
+// The dialect-independent part of the C-family emitter: walks the ops once,
+// one statement per op (spellings of the element ops: c_spelling.hpp).
 #include "kiln/sdk/c_emitter.hpp"
 
 #include "c_emitter_detail.hpp"
+#include "c_spelling.hpp"
 #include "kiln/sdk/grid.hpp"
-#include "kiln/sdk/half.hpp"
 #include "kiln/sdk/plugin_support.hpp"
 #include "kiln/sdk/wire.hpp"
 
-#include <bit>
-#include <cinttypes>
-#include <cmath>
-#include <cstdio>
-#include <limits>
 #include <set>
 #include <utility>
 
@@ -20,8 +16,7 @@ namespace kiln::sdk {
 namespace {
 
 using detail::is_half;
-
-bool is_real(unsigned dt) { return dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64 || is_half(dt); }
+using detail::Spelling;
 
 std::string describe(std::uint32_t id, const kiln_op& op) {
   std::string what(op_kind_name(op.kind));
@@ -32,187 +27,6 @@ std::string describe(std::uint32_t id, const kiln_op& op) {
   return "op " + std::to_string(id) + " (" + what + ")";
 }
 
-// ------------------------------------------------------- scalar expressions --
-//
-// One place decides how every op is spelled on scalars (and, for the ops a
-// dialect applies to whole vectors, on vectors: the spelling is the same).
-
-class Spelling {
- public:
-  explicit Spelling(const Dialect& d) : d_(d) {}
-
-  // Prelude helpers the spelled expressions call.
-  std::set<std::string> divmod_helpers;  // "div_i32", "mod_u8", ...
-  bool uses_half = false;
-
-  // An expression of the op's result, or "" when unsupported.
-  std::string unary(unsigned code, unsigned dt, const std::string& x) {
-    if (is_real(dt)) {
-      std::string e;
-      const bool f64 = dt == KILN_DTYPE_F64;
-      switch (code) {
-        case KILN_UNARY_NEG: e = "(-" + x + ")"; break;
-        case KILN_UNARY_RECIP: e = "(1.0" + std::string(f64 ? "" : d_.f32_suffix) + " / " + x + ")"; break;
-        case KILN_UNARY_BIT_NOT: return "";
-        default: {
-          if (code >= KILN_UNARY_COUNT) return "";
-          const std::string_view fn = f64 ? d_.unary_f64[code] : d_.unary_f32[code];
-          if (fn.empty()) return "";
-          e = std::string(fn) + "(" + x + ")";
-        }
-      }
-      return rounded(dt, e);
-    }
-    if (dt == KILN_DTYPE_BOOL) return code == KILN_UNARY_BIT_NOT ? "(" + x + " ^ 1)" : "";
-    if (!dtype_is_int(dt)) return "";
-    const std::string u(wide_unsigned(dt));
-    switch (code) {
-      case KILN_UNARY_NEG: return "((" + u + ")0 - (" + u + ")" + x + ")";
-      case KILN_UNARY_BIT_NOT: return "(~" + x + ")";
-      case KILN_UNARY_ABS:
-        if (!dtype_is_signed_int(dt)) return x;
-        return "(" + x + " < 0 ? (" + u + ")0 - (" + u + ")" + x + " : (" + u + ")" + x + ")";
-      default: return "";
-    }
-  }
-
-  std::string binary(unsigned code, unsigned dt, const std::string& x, const std::string& y) {
-    const auto infix = [&](std::string_view o) { return "(" + x + " " + std::string(o) + " " + y + ")"; };
-    switch (code) {  // the same on every dtype
-      case KILN_BINARY_CMPLT: return infix("<");
-      case KILN_BINARY_CMPGT: return infix(">");
-      case KILN_BINARY_EQ: return infix("==");
-      case KILN_BINARY_NOT_EQ: return infix("!=");
-      case KILN_BINARY_MAX: return "(" + x + " > " + y + " ? " + x + " : " + y + ")";
-      case KILN_BINARY_MIN: return "(" + x + " < " + y + " ? " + x + " : " + y + ")";
-      default: break;
-    }
-    if (is_real(dt)) {
-      const bool f64 = dt == KILN_DTYPE_F64;
-      std::string e;
-      switch (code) {
-        case KILN_BINARY_ADD: e = infix("+"); break;
-        case KILN_BINARY_SUB: e = infix("-"); break;
-        case KILN_BINARY_MUL: e = infix("*"); break;
-        case KILN_BINARY_DIV: e = infix("/"); break;
-        case KILN_BINARY_POW: e = std::string(f64 ? d_.pow_f64 : d_.pow_f32) + "(" + x + ", " + y + ")"; break;
-        case KILN_BINARY_MOD: e = std::string(f64 ? d_.fmod_f64 : d_.fmod_f32) + "(" + x + ", " + y + ")"; break;
-        default: return "";
-      }
-      return rounded(dt, e);
-    }
-    const bool is_bool = dt == KILN_DTYPE_BOOL;
-    if (!is_bool && !dtype_is_int(dt)) return "";
-    switch (code) {  // integers and bool
-      case KILN_BINARY_AND: case KILN_BINARY_BIT_AND: return infix("&");
-      case KILN_BINARY_OR: case KILN_BINARY_BIT_OR: return infix("|");
-      case KILN_BINARY_BIT_XOR: return infix("^");
-      default: break;
-    }
-    if (is_bool) return "";
-    const std::string u(wide_unsigned(dt));
-    const std::string ux = "(" + u + ")" + x, uy = "(" + u + ")" + y;
-    const std::string mask = std::to_string(dtype_bytes(dt) * 8 - 1);
-    switch (code) {
-      case KILN_BINARY_ADD: return "(" + ux + " + " + uy + ")";
-      case KILN_BINARY_SUB: return "(" + ux + " - " + uy + ")";
-      case KILN_BINARY_MUL: return "(" + ux + " * " + uy + ")";
-      case KILN_BINARY_DIV: return helper("div", dt) + "(" + x + ", " + y + ")";
-      case KILN_BINARY_MOD: return helper("mod", dt) + "(" + x + ", " + y + ")";
-      case KILN_BINARY_SHL: return "(" + ux + " << (" + y + " & " + mask + "))";
-      case KILN_BINARY_SHR: return "(" + x + " >> (" + y + " & " + mask + "))";
-      default: return "";
-    }
-  }
-
-  std::string mad(unsigned dt, const std::string& a, const std::string& b, const std::string& c) {
-    if (is_real(dt)) return rounded(dt, "(" + a + " * " + b + " + " + c + ")");
-    if (!dtype_is_int(dt)) return "";
-    const std::string u = "(" + std::string(wide_unsigned(dt)) + ")";
-    return "(" + u + a + " * " + u + b + " + " + u + c + ")";
-  }
-
-  std::string cast(unsigned from, unsigned to, const std::string& x) {
-    if (from == to) return x;
-    if (to == KILN_DTYPE_BOOL) return "(" + x + " != 0)";
-    if (is_half(to)) {
-      const std::string f32(d_.value_types[KILN_DTYPE_F32]);
-      return rounded(to, is_half(from) || from == KILN_DTYPE_F32 ? x : "(" + f32 + ")" + x);
-    }
-    return "(" + std::string(d_.value_types[to]) + ")" + x;
-  }
-
-  // The variable's value read from / written to memory of dtype dt.
-  std::string from_storage(unsigned dt, const std::string& element) {
-    if (!is_half(dt)) return element;
-    uses_half = true;
-    return std::string(dt == KILN_DTYPE_F16 ? "kiln_f16_to_f32(" : "kiln_bf16_to_f32(") + element + ")";
-  }
-  std::string to_storage(unsigned dt, const std::string& value) {
-    if (!is_half(dt)) return value;
-    uses_half = true;
-    return std::string(dt == KILN_DTYPE_F16 ? "kiln_f32_to_f16(" : "kiln_f32_to_bf16(") + value + ")";
-  }
-
-  std::string literal(unsigned dt, std::uint64_t bits) const {
-    const std::string type(d_.value_types[dt]);
-    switch (dt) {
-      case KILN_DTYPE_F32: return float_literal(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
-      case KILN_DTYPE_F16: return float_literal(f16_bits_to_f32(static_cast<std::uint16_t>(bits)));
-      case KILN_DTYPE_BF16: return float_literal(bf16_bits_to_f32(static_cast<std::uint16_t>(bits)));
-      case KILN_DTYPE_F64: {
-        const double v = std::bit_cast<double>(bits);
-        if (!std::isfinite(v)) return "kiln_bits_f64(" + std::to_string(bits) + std::string(d_.u64_suffix) + ")";
-        return "(" + hex_float(v) + ")";
-      }
-      case KILN_DTYPE_BOOL: return "((" + type + ")" + (bits != 0 ? "1" : "0") + ")";
-      case KILN_DTYPE_U64: return "((" + type + ")" + std::to_string(bits) + std::string(d_.u64_suffix) + ")";
-      case KILN_DTYPE_I64: {
-        const std::int64_t v = static_cast<std::int64_t>(bits);
-        const std::string sfx(d_.i64_suffix);
-        if (v == std::numeric_limits<std::int64_t>::min())
-          return "((" + type + ")(-9223372036854775807" + sfx + " - 1" + sfx + "))";
-        return "((" + type + ")" + std::to_string(v) + sfx + ")";
-      }
-      case KILN_DTYPE_U32: return "((" + type + ")" + std::to_string(static_cast<std::uint32_t>(bits)) + "u)";
-      default: {  // narrow integers: always within int
-        return "((" + type + ")" + std::to_string(int_from_bits(bits, dt)) + ")";
-      }
-    }
-  }
-
- private:
-  const Dialect& d_;
-
-  std::string_view wide_unsigned(unsigned dt) const {
-    return d_.value_types[dtype_bytes(dt) == 8 ? KILN_DTYPE_U64 : KILN_DTYPE_U32];
-  }
-
-  std::string helper(std::string_view what, unsigned dt) {
-    const std::string name = std::string(what) + "_" + std::string(dtype_name(dt));
-    divmod_helpers.insert(name);
-    return "kiln_" + name;
-  }
-
-  std::string rounded(unsigned dt, const std::string& e) {
-    if (!is_half(dt)) return e;
-    uses_half = true;
-    return std::string(dt == KILN_DTYPE_F16 ? "kiln_round_f16(" : "kiln_round_bf16(") + e + ")";
-  }
-
-  static std::string hex_float(double v) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%a", v);
-    return buffer;
-  }
-
-  std::string float_literal(float v) const {
-    if (!std::isfinite(v))
-      return "kiln_bits_f32(" + std::to_string(std::bit_cast<std::uint32_t>(v)) + "u)";
-    return "(" + hex_float(static_cast<double>(v)) + std::string(d_.f32_suffix) + ")";
-  }
-};
-
 // ------------------------------------------------------------- the emitter --
 
 class Emitter {
@@ -222,6 +36,7 @@ class Emitter {
     shape_.entry = options.entry;
     shape_.parallel = options.parallel;
     shape_.threads = options.threads;
+    shape_.vector_math = options.vector_math;
   }
 
   EmittedKernel run() {
@@ -235,7 +50,7 @@ class Emitter {
     out.shape = shape_;
     out.source = d_.prelude(d_, shape_);
     for (const auto& [dt, lanes] : vector_types_) out.source += d_.vector_typedef(d_, dt, lanes);
-    out.source += detail::shared_helpers(d_, spell_.uses_half, spell_.divmod_helpers);
+    out.source += detail::shared_helpers(d_, spell_.helpers);
     out.source += d_.kernel_begin(d_, shape_);
     out.source += body_;
     out.source += d_.kernel_end(d_, shape_);
@@ -342,21 +157,24 @@ class Emitter {
     const kiln_op& op = ops_[id];
     if (op.lanes == 0) reject(id, KILN_STATUS_INVALID_ARGUMENT, "lanes is 0");
     switch (op.kind) {
-      case KILN_OP_CONST:
+      case KILN_OP_CONST: {
         if (op.lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "a CONST is a scalar");
-        define(id, value_type(id, op.dtype, 1), spell_.literal(op.dtype, op.imm));
+        const std::string type = value_type(id, op.dtype, 1);  // validates the dtype first
+        define(id, type, spell_.literal(op.dtype, op.imm));
         return;
+      }
       case KILN_OP_PARAM:
-        if (op.code == KILN_PARAM_VARIABLE)
-          define(id, value_type(id, op.dtype, 1), spell_.from_storage(op.dtype, var(id) + "_in"));
+        if (op.code == KILN_PARAM_VARIABLE) {
+          const std::string type = value_type(id, op.dtype, 1);
+          define(id, type, spell_.from_storage(op.dtype, var(id) + "_in"));
+        }
         return;  // buffers are named by the signature
       case KILN_OP_STORAGE: return emit_storage(id, op);
       case KILN_OP_LOAD: return emit_load(id, op);
       case KILN_OP_STORE: return emit_store(id, op);
       case KILN_OP_INDEX: return emit_index(id, op);
       case KILN_OP_LOOP: {
-        const kiln_op& count = scalar_index(id, 0);
-        (void)count;
+        scalar_index(id, 0);  // the trip count
         line("for (" + value_type(id, KILN_DTYPE_I64, 1) + " " + var(id) + " = 0; " + var(id) + " < " + var(op.src[0]) +
              "; ++" + var(id) + ") {");
         open(id);
@@ -382,8 +200,10 @@ class Emitter {
         value_operand(id, 1);
         if (op.lanes < 2 || v.lanes != op.lanes || op.attr >= op.lanes)
           reject(id, KILN_STATUS_INVALID_ARGUMENT, "lane out of range or vector widths differ");
-        line(value_type(id, op.dtype, op.lanes) + " " + var(id) + " = " + var(op.src[0]) + ";");
-        line(d_.lane(var(id), op.attr) + " = " + var(op.src[1]) + ";");
+        std::vector<std::string> lanes;
+        for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(k == op.attr ? var(op.src[1]) : d_.lane(var(op.src[0]), k));
+        const std::string type = value_type(id, op.dtype, op.lanes);
+        define(id, type, d_.vector_literal(type, lanes));
         return;
       }
       case KILN_OP_VEC_EXTRACT: {
@@ -449,9 +269,9 @@ class Emitter {
       const std::string whole = d_.vector_access(d_, {name, type, mem, index, op.dtype, op.lanes, false});
       if (!whole.empty()) return line(whole);
     }
-    line(type + " " + var(id) + ";");
-    for (unsigned k = 0; k < op.lanes; ++k)
-      line(d_.lane(var(id), k) + " = " + spell_.from_storage(op.dtype, element(op, k)) + ";");
+    std::vector<std::string> lanes;
+    for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.from_storage(op.dtype, element(op, k)));
+    define(id, type, d_.vector_literal(type, lanes));
   }
 
   void emit_store(std::uint32_t id, const kiln_op& op) {
@@ -474,10 +294,7 @@ class Emitter {
     if (x.lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "broadcast source must be a scalar");
     const std::string type = value_type(id, op.dtype, op.lanes);
     if (op.lanes == 1) return define(id, type, var(op.src[0]));
-    const std::string whole = d_.broadcast(type, var(op.src[0]), op.lanes);
-    if (!whole.empty()) return define(id, type, whole);
-    line(type + " " + var(id) + ";");
-    for (unsigned k = 0; k < op.lanes; ++k) line(d_.lane(var(id), k) + " = " + var(op.src[0]) + ";");
+    define(id, type, d_.vector_literal(type, std::vector<std::string>(op.lanes, var(op.src[0]))));
   }
 
   // The ops whose scalar spelling also applies to whole vectors.
@@ -525,14 +342,14 @@ class Emitter {
       if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");
       return define(id, type, e);
     }
-    line(type + " " + var(id) + ";");
+    std::vector<std::string> lanes;
     for (unsigned k = 0; k < op.lanes; ++k) {
       std::array<std::string, 3> a;
       for (unsigned i = 0; i < n; ++i) a[i] = in[i]->lanes == 1 ? var(op.src[i]) : d_.lane(var(op.src[i]), k);
-      const std::string e = spell(a);
-      if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");
-      line(d_.lane(var(id), k) + " = " + e + ";");
+      lanes.push_back(spell(a));
+      if (lanes.back().empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");
     }
+    define(id, type, d_.vector_literal(type, lanes));
   }
 };
 

@@ -19,8 +19,9 @@ unsigned value_bytes(unsigned dt);
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 
 // Helpers every dialect shares, written once in the C subset all of them
-// accept: f16/bf16 conversions and rounding (when `half`), and the integer
-// division helpers named in `divmod` ("div_i32", "mod_u8", ...).
-std::string shared_helpers(const Dialect& d, bool half, const std::set<std::string>& divmod);
+// accept, those named in `helpers`: "half" (f16/bf16 conversions and
+// rounding), "odd_f64" / "odd_int" (round-to-odd f32 on the way to f16/bf16),
+// and integer division ("div_i32", "mod_u8", ...).
+std::string shared_helpers(const Dialect& d, const std::set<std::string>& helpers);
 
 }  // namespace kiln::sdk::detail

@@ -48,6 +48,34 @@ $fn $f32 kiln_round_f16($f32 v) { return kiln_f16_to_f32(kiln_f32_to_f16(v)); }
 $fn $f32 kiln_round_bf16($f32 v) { return kiln_bf16_to_f32(kiln_f32_to_bf16(v)); }
 )";
 
+// f64 and 64-bit integers reach f16/bf16 through an f32 rounded to odd
+// (truncated, last bit set when inexact): the final rounding to nearest even
+// is then the only one, as if converted directly.
+constexpr std::string_view kOddFromF64 = R"(
+$fn $f32 kiln_f64_to_f32_odd($f64 x) {
+  $f32 f = ($f32)x;
+  if (($f64)f != x && x == x) {
+    $u32 b = kiln_f32_bits(f);
+    if (fabs(($f64)f) > fabs(x)) b -= 1u;
+    f = kiln_bits_f32(b | 1u);
+  }
+  return f;
+}
+)";
+constexpr std::string_view kOddFromInt = R"(
+$fn $f32 kiln_u64_to_f32_odd($u64 m) {
+  $u32 drop = 0u;
+  while ((m >> drop) >= 0x1000000u) drop += 1u;
+  $u64 kept = m >> drop;
+  if (drop != 0u && (m & ((($u64)1 << drop) - 1u)) != 0u) kept |= 1u;
+  return ($f32)kept * kiln_bits_f32((127u + drop) << 23);
+}
+$fn $f32 kiln_i64_to_f32_odd($i64 x) {
+  const $f32 r = kiln_u64_to_f32_odd(x < 0 ? ($u64)0 - ($u64)x : ($u64)x);
+  return x < 0 ? -r : r;
+}
+)";
+
 // Division by zero gives 0 and MIN / -1 wraps: a buggy kernel must not raise
 // SIGFPE in the host process (the reference interpreter reports it instead).
 constexpr std::string_view kSignedDiv =
@@ -60,6 +88,8 @@ constexpr std::string_view kUnsignedMod = "$fn $T kiln_mod_$N($T a, $T b) { retu
 std::string with_types(const Dialect& d, std::string text) {
   text = replace_all(std::move(text), "$fn", d.function_prefix);
   text = replace_all(std::move(text), "$f32", d.value_types[KILN_DTYPE_F32]);
+  text = replace_all(std::move(text), "$f64", d.value_types[KILN_DTYPE_F64]);
+  text = replace_all(std::move(text), "$i64", d.value_types[KILN_DTYPE_I64]);
   text = replace_all(std::move(text), "$u16", d.value_types[KILN_DTYPE_U16]);
   text = replace_all(std::move(text), "$u32", d.value_types[KILN_DTYPE_U32]);
   return replace_all(std::move(text), "$u64", d.value_types[KILN_DTYPE_U64]);
@@ -75,16 +105,18 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
   return text;
 }
 
-std::string shared_helpers(const Dialect& d, bool half, const std::set<std::string>& divmod) {
+std::string shared_helpers(const Dialect& d, const std::set<std::string>& helpers) {
   std::string out;
-  if (half) out += with_types(d, std::string(kHalfHelpers));
+  if (helpers.contains("half")) out += with_types(d, std::string(kHalfHelpers));
+  if (helpers.contains("odd_f64")) out += with_types(d, std::string(kOddFromF64));
+  if (helpers.contains("odd_int")) out += with_types(d, std::string(kOddFromInt));
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) {
     if (!dtype_is_int(dt)) continue;
     const std::string name(dtype_name(dt));
     const bool is_signed = dtype_is_signed_int(dt);
     for (const auto& [what, text] : {std::pair{"div_", is_signed ? kSignedDiv : kUnsignedDiv},
                                      std::pair{"mod_", is_signed ? kSignedMod : kUnsignedMod}}) {
-      if (!divmod.contains(what + name)) continue;
+      if (!helpers.contains(what + name)) continue;
       std::string helper = replace_all(std::string(text), "$T", d.value_types[dt]);
       out += with_types(d, replace_all(std::move(helper), "$N", name));
     }

@@ -129,6 +129,23 @@ Options Options::get_object(std::string_view key) const {
   return nested;
 }
 
+std::vector<Options> Options::get_object_list(std::string_view key) const {
+  std::vector<Options> out;
+  const json::value* v = impl_->object.if_contains(key);
+  if (v == nullptr) return out;
+  impl_->read.emplace(key);
+  if (!v->is_array()) type_error(impl_->path, key, "an array of objects", *v);
+  for (const json::value& item : v->as_array()) {
+    const std::string name = std::string(key) + "[" + std::to_string(out.size()) + "]";
+    if (!item.is_object()) type_error(impl_->path, name, "an object", item);
+    Options nested;
+    nested.impl_->path = impl_->path + name + ".";
+    nested.impl_->object = item.as_object();
+    out.push_back(std::move(nested));
+  }
+  return out;
+}
+
 std::vector<std::string> Options::unknown_keys() const {
   std::vector<std::string> out;
   for (const auto& entry : impl_->object)

@@ -20,7 +20,8 @@
 //
 // Vector values (lanes > 1) use the dialect's vector types. Ops the dialect
 // can write on whole vectors (float + - * / and MAD, bitwise ops) are emitted
-// as one expression; every other vector op is emitted lane by lane.
+// as one expression; every other vector op as a vector literal of one scalar
+// expression per lane.
 //
 // Anything the dialect cannot express (a lane count, a LOCAL axis on a dialect
 // without threads...) throws PluginError(UNSUPPORTED) naming the op; a kernel
@@ -55,6 +56,7 @@ struct KernelShape {
   bool parallel = false;                      // C: run group loops with OpenMP
   int threads = 0;                            // C: OpenMP threads (0: runtime default)
   bool uses_f64 = false;                      // OpenCL: enable cl_khr_fp64
+  bool vector_math = false;                   // C: libm functions have SIMD variants (glibc libmvec)
 };
 
 struct Dialect;
@@ -95,8 +97,11 @@ struct Dialect {
   std::string (*lane)(std::string_view vector, unsigned lane);
   // A statement for a whole-vector LOAD/STORE, or "" to go lane by lane.
   std::string (*vector_access)(const Dialect&, const VectorAccess&);
-  // A broadcast initializer expression, or "" to go lane by lane.
-  std::string (*broadcast)(std::string_view vector_type, std::string_view scalar, unsigned lanes);
+  // A vector made of one expression per lane, as the initializer of a
+  // declaration `const <vector_type> v = <literal>;`. (Every lane-by-lane
+  // result is built this way, never by assigning lanes: GCC 12 -O2/-O3
+  // miscompiles lane stores into 4-byte vector_size types.)
+  std::string (*vector_literal)(std::string_view vector_type, const std::vector<std::string>& lanes);
   // Includes, pragmas and bit-cast helpers kiln_f32_bits/kiln_bits_f32/
   // kiln_f64_bits/kiln_bits_f64 the shared prelude relies on.
   std::string (*prelude)(const Dialect&, const KernelShape&);
@@ -119,6 +124,10 @@ struct EmitOptions {
   std::string entry = "kiln_kernel";
   bool parallel = false;  // C: OpenMP on the group loops
   int threads = 0;        // C: num_threads clause (0: none)
+  // C: declare exp/log/sin/cos/pow `omp declare simd`, so loops over them
+  // vectorise into glibc's libmvec (compile with -fopenmp or -fopenmp-simd,
+  // -fno-math-errno, and link -lmvec).
+  bool vector_math = false;
 };
 
 struct EmittedKernel {

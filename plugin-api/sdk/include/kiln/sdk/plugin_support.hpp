@@ -158,6 +158,9 @@ class Options {
   std::vector<std::int64_t> get_int_list(std::string_view key) const;
   // A nested object, as options of its own.
   Options get_object(std::string_view key) const;
+  // An array of objects, each as options of its own (named "key[i]." in
+  // messages and unknown keys).
+  std::vector<Options> get_object_list(std::string_view key) const;
 
   // Keys present but never asked for (in document order).
   std::vector<std::string> unknown_keys() const;

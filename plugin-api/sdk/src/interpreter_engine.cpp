@@ -1,0 +1,620 @@
+// The interpreter's engine: runs a decoded program over a launch grid.
+//
+// Lanes: the threads of a batch of consecutive work-groups, group-major
+// (lane = group_in_batch * threads_per_group + linear thread id). Every value
+// slot holds one u64 per lane, so an op is one pass over a contiguous row.
+// Control flow keeps one active mask per nesting level: entering an IF or a
+// LOOP computes the next level's mask from the current one; leaving it goes
+// back a level (structured control flow needs nothing else).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "interpreter_program.hpp"
+#include "kiln/sdk/plugin_support.hpp"
+
+namespace kiln::sdk {
+
+namespace {
+
+using namespace interp;
+
+constexpr std::uint64_t kTargetLanes = 256;            // lanes per batch to aim for
+constexpr std::uint64_t kStateBudget = 64ull << 20;    // bytes of per-lane state to aim below
+constexpr std::uint64_t kStateLimit = 1ull << 30;      // bytes of per-lane state never to exceed
+constexpr std::uint32_t kManyReaders = UINT32_MAX;
+
+std::string str(std::uint64_t v) { return std::to_string(v); }
+
+// Race and initialisation record of one LOCAL element (per group).
+struct Shadow {
+  std::uint32_t write_phase;  // barrier phase of the last write (0: never written)
+  std::uint32_t writer;       // lane of the last write
+  std::uint32_t read_phase;   // phase of the last read
+  std::uint32_t reader;       // lane of the reads in read_phase, or kManyReaders
+};
+
+struct BoundMemory {
+  unsigned char* base = nullptr;
+  std::uint64_t elements = 0;
+  std::uint64_t group_stride = 0;  // Local: bytes between the blocks of groups in a batch
+  std::uint64_t lane_stride = 0;   // Register: bytes between the blocks of lanes
+  const Memory* decl = nullptr;
+};
+
+class Engine {
+ public:
+  Engine(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid* grid,
+         const RunOptions& options)
+      : p_(program), o_(options) {
+    if (o_.warp_size == 0) o_.warp_size = 1;
+    if (o_.sector_bytes == 0 || (o_.sector_bytes & (o_.sector_bytes - 1)) != 0)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "RunOptions::sector_bytes must be a power of two");
+    sector_shift_ = static_cast<unsigned>(std::countr_zero(o_.sector_bytes));
+    bind_arguments(args, grid);
+  }
+
+  ExecStats run() {
+    plan_batches();
+    fill_launch_slots();
+    for (std::uint64_t first = 0; first < total_groups_; first += groups_per_batch_) {
+      start_batch(first, std::min(groups_per_batch_, total_groups_ - first));
+      execute();
+    }
+    return stats_;
+  }
+
+ private:
+  // ------------------------------------------------------------- setup --
+
+  [[noreturn]] void arg_error(std::uint32_t slot, const std::string& what) const {
+    fail(KILN_STATUS_INVALID_ARGUMENT, "argument " + str(slot) + " (param op " + str(p_.param_ops[slot]) + "): " + what,
+         p_.param_ops[slot]);
+  }
+
+  void bind_arguments(std::span<const kiln_arg> args, const LaunchGrid* grid) {
+    if (args.size() != p_.param_ops.size())
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kernel has " + str(p_.param_ops.size()) + " params but " +
+                                             str(args.size()) + " arguments were given");
+    for (std::uint32_t slot = 0; slot < args.size(); ++slot) {
+      const kiln_op& op = p_.ops[p_.param_ops[slot]];
+      const kiln_arg& arg = args[slot];
+      if (op.code == KILN_PARAM_VARIABLE) {
+        if (arg.kind != KILN_ARG_SCALAR) arg_error(slot, "a VARIABLE param needs a SCALAR argument");
+        if (arg.dtype != op.dtype)
+          arg_error(slot, "scalar dtype " + std::string(dtype_name(arg.dtype)) + " differs from the param's " +
+                              std::string(dtype_name(op.dtype)));
+        if (!wire_bits_fit(op.dtype, arg.scalar_bits))
+          arg_error(slot, "scalar bits do not hold a " + std::string(dtype_name(op.dtype)) + " (zero-extended)");
+        continue;
+      }
+      if (arg.kind != KILN_ARG_BUFFER) arg_error(slot, "a GLOBAL param needs a BUFFER argument");
+      const std::uint64_t bytes = dtype_bytes(op.dtype);
+      if (arg.bytes != 0 && arg.host_pointer == nullptr) arg_error(slot, "host_pointer is NULL");
+      if (op.imm != 0 && arg.bytes / bytes < op.imm)
+        arg_error(slot, "buffer of " + str(arg.bytes) + " bytes is shorter than the " + str(op.imm) + " " +
+                            std::string(dtype_name(op.dtype)) + " elements the kernel declares");
+    }
+    args_ = args;
+    // A launch grid given by the host must be the kernel's.
+    grid_ = compute_grid(p_.ops, args);
+    if (grid != nullptr && (grid->groups != grid_.groups || grid->local != grid_.local))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "launch grid " + describe(*grid) + " differs from the kernel's " +
+                                             describe(grid_) + " (computed from its INDEX ops)");
+    total_groups_ = 1;
+    for (std::uint64_t g : grid_.groups)
+      if (__builtin_mul_overflow(total_groups_, g, &total_groups_))
+        fail(KILN_STATUS_INVALID_ARGUMENT, "launch grid " + describe(grid_) + " has more than 2^64 groups");
+  }
+
+  static std::string describe(const LaunchGrid& g) {
+    return "groups (" + str(g.groups[0]) + "," + str(g.groups[1]) + "," + str(g.groups[2]) + ") local (" +
+           str(g.local[0]) + "," + str(g.local[1]) + "," + str(g.local[2]) + ")";
+  }
+
+  void plan_batches() {
+    threads_ = p_.threads_per_group;
+    const std::uint64_t local_block = (p_.local_bytes + 15) / 16 * 16;
+    const std::uint64_t register_block = (p_.register_bytes + 15) / 16 * 16;
+    const bool check = o_.check_storage;
+    // Bytes of interpreter state per thread and per group.
+    const std::uint64_t per_thread = std::uint64_t{p_.slot_count} * 8 + (p_.max_depth + 1) + register_block +
+                                     (check ? p_.register_elements : 0) + 16;
+    const std::uint64_t per_group = per_thread * threads_ + local_block + (check ? p_.local_elements * sizeof(Shadow) : 0);
+    if (per_group > kStateLimit)
+      fail(KILN_STATUS_LAUNCH_FAILED, "the kernel needs " + str(per_group) +
+                                          " bytes of interpreter state per work-group, more than its limit of " +
+                                          str(kStateLimit));
+    std::uint64_t batch = std::max<std::uint64_t>(1, kTargetLanes / threads_);
+    batch = std::min(batch, std::max<std::uint64_t>(1, kStateBudget / per_group));
+    groups_per_batch_ = std::min(batch, total_groups_);
+    lanes_ = static_cast<std::size_t>(std::max<std::uint64_t>(groups_per_batch_, 1) * threads_);
+
+    vals_.assign(std::size_t{p_.slot_count} * lanes_, 0);
+    masks_.assign(std::size_t{p_.max_depth + 1} * lanes_, 0);
+    level_active_.assign(p_.max_depth + 1, 0);
+    level_warps_.assign(p_.max_depth + 1, 0);
+    lane_group_.resize(lanes_);
+    warp_first_.resize(lanes_);
+    for (std::size_t l = 0; l < lanes_; ++l) {
+      lane_group_[l] = static_cast<std::uint32_t>(l / threads_);
+      warp_first_[l] = (l % threads_) % o_.warp_size == 0;
+    }
+    local_.assign(groups_per_batch_ * local_block, 0);
+    registers_.assign(lanes_ * register_block, 0);
+    if (check) {
+      shadow_.assign(groups_per_batch_ * p_.local_elements, Shadow{});
+      written_.assign(lanes_ * p_.register_elements, 0);
+    }
+    mem_.resize(p_.memories.size());
+    for (std::size_t i = 0; i < p_.memories.size(); ++i) {
+      const Memory& decl = p_.memories[i];
+      BoundMemory& m = mem_[i];
+      m.decl = &decl;
+      switch (decl.space) {
+        case Space::Global: {
+          const kiln_arg& arg = args_[decl.param_slot];
+          m.base = static_cast<unsigned char*>(arg.host_pointer);
+          m.elements = decl.elements != 0 ? decl.elements : arg.bytes / dtype_bytes(decl.dtype);
+          break;
+        }
+        case Space::Local:
+          m.base = local_.data() + decl.offset;
+          m.elements = decl.elements;
+          m.group_stride = local_block;
+          break;
+        case Space::Register:
+          m.base = registers_.data() + decl.offset;
+          m.elements = decl.elements;
+          m.lane_stride = register_block;
+          break;
+      }
+    }
+
+    stats_.groups = total_groups_;
+    stats_.threads_per_group = threads_;
+    stats_.threads = total_groups_ * threads_;
+    stats_.warp_size = o_.warp_size;
+    stats_.warps = total_groups_ * ((threads_ + o_.warp_size - 1) / o_.warp_size);
+    stats_.local_bytes_per_group = p_.local_bytes;
+    stats_.register_bytes_per_thread = p_.register_bytes;
+  }
+
+  // Values that are the same in every batch: constants, scalar arguments and
+  // thread ids within a group.
+  void fill_launch_slots() {
+    for (const ConstSlot& c : p_.consts) std::fill_n(slot(c.slot), lanes_, c.value);
+    for (const VariableSlot& v : p_.variables)
+      std::fill_n(slot(v.slot), lanes_, slot_from_wire_bits(v.dtype, args_[v.param_slot].scalar_bits));
+    for (const IndexSlot& index : p_.local_indices) {
+      u64* row = slot(index.slot);
+      for (std::size_t l = 0; l < lanes_; ++l) row[l] = thread_coords(l % threads_)[index.axis];
+    }
+  }
+
+  void start_batch(std::uint64_t first_group, std::uint64_t groups) {
+    batch_first_ = first_group;
+    n_lanes_ = static_cast<std::size_t>(groups * threads_);
+    stats_.executed_ops += n_lanes_;  // starting a thread counts against the op budget
+    if (o_.max_ops != 0 && stats_.executed_ops > o_.max_ops)
+      fail(KILN_STATUS_LAUNCH_FAILED, "stopped after " + str(stats_.executed_ops) + " executed ops (" +
+                                          str(first_group) + " of " + str(total_groups_) +
+                                          " groups started), over the limit of " + str(o_.max_ops) +
+                                          " (RunOptions::max_ops)");
+    for (const IndexSlot& index : p_.group_indices) {
+      u64* row = slot(index.slot);
+      for (std::size_t l = 0; l < n_lanes_; ++l) row[l] = group_coords(first_group + lane_group_[l])[index.axis];
+    }
+    std::fill_n(mask(0), n_lanes_, std::uint8_t{1});
+    level_ = 0;
+    n_active_ = n_lanes_;
+    n_active_warps_ = count_warps(mask(0));
+    std::fill(local_.begin(), local_.end(), 0);
+    std::fill(registers_.begin(), registers_.end(), 0);
+    if (o_.check_storage) {
+      std::fill(shadow_.begin(), shadow_.end(), Shadow{});
+      std::fill(written_.begin(), written_.end(), 0);
+      phase_ = 1;
+    }
+  }
+
+  // --------------------------------------------------------- execution --
+
+  void execute() {
+    const Instr* code = p_.code.data();
+    const std::size_t count = p_.code.size();
+    std::size_t pc = 0;
+    while (pc < count) {
+      const Instr& in = code[pc];
+      stats_.executed_ops += n_active_;
+      if (in.op_class != OpClass::Count) {
+        const auto c = static_cast<std::size_t>(in.op_class);
+        stats_.thread_ops[c] += n_active_ * in.lanes;
+        stats_.warp_ops[c] += n_active_warps_ * in.lanes;
+      }
+      switch (in.exec) {
+        case Exec::Elementwise: elementwise(in); ++pc; break;
+        case Exec::Load: (this->*kLoads[in.dtype])(in); ++pc; break;
+        case Exec::Store: (this->*kStores[in.dtype])(in); ++pc; break;
+        case Exec::Select: select(in); ++pc; break;
+        case Exec::Broadcast: broadcast(in); ++pc; break;
+        case Exec::Insert: insert(in); ++pc; break;
+        case Exec::Extract: std::copy_n(slot(in.a + in.aux), n_lanes_, slot(in.dst)); ++pc; break;
+        case Exec::If: pc = enter_if(in, pc); break;
+        case Exec::EndIf: leave_level(); ++pc; break;
+        case Exec::Loop: pc = enter_loop(in, pc); break;
+        case Exec::EndLoop: pc = end_loop(in, pc); break;
+        case Exec::Barrier: barrier(in); ++pc; break;
+      }
+    }
+  }
+
+  u64* slot(std::uint32_t s) { return vals_.data() + std::size_t{s} * lanes_; }
+  std::uint8_t* mask(std::uint32_t level) { return masks_.data() + std::size_t{level} * lanes_; }
+
+  void elementwise(const Instr& in) {
+    Row row{nullptr, nullptr, nullptr, nullptr, n_lanes_, in.shift, mask(level_)};
+    for (std::uint32_t j = 0; j < in.lanes; ++j) {
+      row.out = slot(in.dst + j);
+      row.a = slot(in.a + j);
+      if (in.operands > 1) row.b = slot(in.b + j);
+      if (in.operands > 2) row.c = slot(in.c + j);
+      const std::size_t bad = in.fn(row);
+      if (bad != n_lanes_) fault(in, bad, "integer " + std::string(binary_name(p_.ops[in.op].code)) + " by zero");
+    }
+  }
+
+  void select(const Instr& in) {
+    for (std::uint32_t j = 0; j < in.lanes; ++j) {
+      const u64* cond = slot(in.a + (in.aux != 0 ? j : 0));
+      const u64* yes = slot(in.b + j);
+      const u64* no = slot(in.c + j);
+      u64* out = slot(in.dst + j);
+      for (std::size_t l = 0; l < n_lanes_; ++l) out[l] = (cond[l] & 1) != 0 ? yes[l] : no[l];
+    }
+  }
+
+  void broadcast(const Instr& in) {
+    for (std::uint32_t j = 0; j < in.lanes; ++j) std::copy_n(slot(in.a), n_lanes_, slot(in.dst + j));
+  }
+
+  void insert(const Instr& in) {
+    for (std::uint32_t j = 0; j < in.lanes; ++j)
+      std::copy_n(j == in.aux ? slot(in.b) : slot(in.a + j), n_lanes_, slot(in.dst + j));
+  }
+
+  // ------------------------------------------------------ control flow --
+
+  std::uint64_t count_warps(const std::uint8_t* m) const {
+    std::uint64_t warps = 0;
+    bool any = false;
+    for (std::size_t l = 0; l < n_lanes_; ++l) {
+      if (warp_first_[l]) {
+        warps += any;
+        any = false;
+      }
+      any = any || m[l] != 0;
+    }
+    return warps + any;
+  }
+
+  // Makes mask level_ + 1 (already filled, `active` lanes set) current.
+  void enter_level(std::uint64_t active) {
+    level_active_[level_] = n_active_;
+    level_warps_[level_] = n_active_warps_;
+    ++level_;
+    if (active != n_active_) n_active_warps_ = count_warps(mask(level_));
+    n_active_ = active;
+  }
+
+  void leave_level() {
+    --level_;
+    n_active_ = level_active_[level_];
+    n_active_warps_ = level_warps_[level_];
+  }
+
+  std::size_t enter_if(const Instr& in, std::size_t pc) {
+    const u64* cond = slot(in.a);
+    const std::uint8_t* parent = mask(level_);
+    std::uint8_t* m = mask(level_ + 1);
+    std::uint64_t active = 0;
+    for (std::size_t l = 0; l < n_lanes_; ++l) {
+      m[l] = parent[l] & static_cast<std::uint8_t>(cond[l] & 1);
+      active += m[l];
+    }
+    if (active == 0) return in.jump;
+    enter_level(active);
+    return pc + 1;
+  }
+
+  std::size_t enter_loop(const Instr& in, std::size_t pc) {
+    const u64* count = slot(in.a);
+    u64* counter = slot(in.dst);
+    u64* trip = slot(in.aux);
+    const std::uint8_t* parent = mask(level_);
+    std::uint8_t* m = mask(level_ + 1);
+    std::uint64_t active = 0;
+    for (std::size_t l = 0; l < n_lanes_; ++l) {
+      counter[l] = 0;
+      trip[l] = count[l];
+      m[l] = parent[l] & static_cast<std::uint8_t>(static_cast<i64>(count[l]) > 0);
+      active += m[l];
+    }
+    if (active == 0) return in.jump;
+    enter_level(active);
+    return pc + 1;
+  }
+
+  std::size_t end_loop(const Instr& in, std::size_t pc) {
+    u64* counter = slot(in.dst);
+    const u64* trip = slot(in.aux);
+    std::uint8_t* m = mask(level_);
+    std::uint64_t active = 0;
+    for (std::size_t l = 0; l < n_lanes_; ++l) {
+      counter[l] += 1;
+      m[l] &= static_cast<std::uint8_t>(static_cast<i64>(counter[l]) < static_cast<i64>(trip[l]));
+      active += m[l];
+    }
+    check_budget(in.op);
+    if (active == 0) {
+      leave_level();
+      return pc + 1;
+    }
+    if (active != n_active_) {
+      n_active_ = active;
+      n_active_warps_ = count_warps(m);
+    }
+    return in.jump;
+  }
+
+  void check_budget(std::uint32_t op) const {
+    if (o_.max_ops != 0 && stats_.executed_ops > o_.max_ops)
+      fail(KILN_STATUS_LAUNCH_FAILED, "op " + str(op) + " (" + std::string(op_kind_name(p_.ops[op].kind)) +
+                                          "): stopped after " + str(stats_.executed_ops) +
+                                          " executed ops, over the limit of " + str(o_.max_ops) +
+                                          " (RunOptions::max_ops; a loop that runs too long?)",
+           op);
+  }
+
+  void barrier(const Instr& in) {
+    const std::uint8_t* m = mask(level_);
+    std::uint64_t groups = n_lanes_ / threads_;  // when every thread is there
+    if (n_active_ != n_lanes_) {
+      groups = 0;
+      for (std::size_t first = 0; first < n_lanes_; first += threads_) {
+        std::uint64_t arrived = 0;
+        for (std::size_t t = 0; t < threads_; ++t) arrived += m[first + t];
+        if (arrived == 0) continue;
+        if (arrived != threads_) {
+          std::size_t in_lane = first, out_lane = first;
+          while (!m[in_lane]) ++in_lane;
+          while (m[out_lane]) ++out_lane;
+          fault(in, in_lane,
+                "divergent barrier at op " + str(in.op) + ": thread " + thread_name(out_lane) +
+                    " of the same group does not reach it (a BARRIER inside an IF or LOOP that not all the "
+                    "group's threads take)");
+        }
+        ++groups;
+      }
+    }
+    stats_.barriers += groups;
+    if (o_.check_storage && ++phase_ == UINT32_MAX) {
+      // Phases are only compared for equality (and 0 means "never written"):
+      // renumber every past phase as 1 and go on from 2.
+      for (Shadow& s : shadow_) {
+        s.write_phase = s.write_phase != 0 ? 1 : 0;
+        s.read_phase = 0;
+      }
+      phase_ = 2;
+    }
+  }
+
+  // ------------------------------------------------------------ memory --
+
+  template <unsigned DT>
+  void load(const Instr& in) {
+    switch (mem_[in.a].decl->space) {
+      case Space::Global: access<DT, Space::Global, false>(in); break;
+      case Space::Local: access<DT, Space::Local, false>(in); break;
+      case Space::Register: access<DT, Space::Register, false>(in); break;
+    }
+  }
+
+  template <unsigned DT>
+  void store(const Instr& in) {
+    switch (mem_[in.a].decl->space) {
+      case Space::Global: access<DT, Space::Global, true>(in); break;
+      case Space::Local: access<DT, Space::Local, true>(in); break;
+      case Space::Register: access<DT, Space::Register, true>(in); break;
+    }
+  }
+
+  template <unsigned DT, Space S, bool kStore>
+  void access(const Instr& in) {
+    constexpr std::uint64_t bytes = dtype_bytes(DT);
+    const BoundMemory& m = mem_[in.a];
+    const u64* index = slot(in.b);
+    const unsigned lanes = in.lanes;
+    const std::uint8_t* active = mask(level_);
+    const bool check = S != Space::Global && o_.check_storage;
+    u64* values[KILN_MAX_LANES];
+    for (unsigned j = 0; j < lanes; ++j) values[j] = slot((kStore ? in.c : in.dst) + j);
+    std::uint64_t sectors = 0;
+    std::uint64_t last_sector = UINT64_MAX;
+    for (std::size_t l = 0; l < n_lanes_; ++l) {
+      if constexpr (S == Space::Global)
+        if (warp_first_[l]) last_sector = UINT64_MAX;
+      if (!active[l]) continue;
+      const u64 i = index[l];
+      if (i >= m.elements || m.elements - i < lanes) out_of_range(in, m, l, i);
+      if (lanes > 1 && i % lanes != 0) misaligned(in, m, l, i);
+      unsigned char* p = m.base + i * bytes;
+      if constexpr (S == Space::Local) p += lane_group_[l] * m.group_stride;
+      if constexpr (S == Space::Register) p += l * m.lane_stride;
+      for (unsigned j = 0; j < lanes; ++j) {
+        if (check) track<DT, S, kStore>(in, m, l, i + j, p + j * bytes, values[j][l]);
+        if constexpr (kStore) write_element<DT>(p + j * bytes, values[j][l]);
+        else values[j][l] = read_element<DT>(p + j * bytes);
+      }
+      if constexpr (S == Space::Global) {
+        const std::uint64_t first = (i * bytes) >> sector_shift_;
+        const std::uint64_t last = ((i + lanes) * bytes - 1) >> sector_shift_;
+        sectors += last - first + 1 - (first == last_sector);
+        last_sector = last;
+      }
+    }
+    MemoryStats& s = stats_.memory[static_cast<std::size_t>(S)];
+    (kStore ? s.stores : s.loads) += n_active_;
+    (kStore ? s.store_bytes : s.load_bytes) += n_active_ * lanes * bytes;
+    s.warp_accesses += n_active_warps_;
+    s.sectors += sectors;
+  }
+
+  // Initialisation and race checks of one LOCAL/REGISTER element, before the
+  // access.
+  template <unsigned DT, Space S, bool kStore>
+  void track(const Instr& in, const BoundMemory& m, std::size_t lane, u64 element, const unsigned char* p,
+             u64 value) {
+    const auto me = static_cast<std::uint32_t>(lane);
+    if constexpr (S == Space::Register) {
+      std::uint8_t& written = written_[lane * p_.register_elements + m.decl->first_element + element];
+      if (kStore) written = 1;
+      else if (!written) storage_fault(in, m, lane, element, "before this thread wrote it");
+      return;
+    } else {
+      Shadow& s = shadow_[lane_group_[lane] * p_.local_elements + m.decl->first_element + element];
+      if constexpr (!kStore) {
+        if (s.write_phase == 0) storage_fault(in, m, lane, element, "before any thread of its group wrote it");
+        if (s.write_phase == phase_ && s.writer != me)
+          storage_fault(in, m, lane, element,
+                        "which thread " + thread_name(s.writer) + " wrote since the last barrier (a data race)");
+        if (s.read_phase != phase_) {
+          s.read_phase = phase_;
+          s.reader = me;
+        } else if (s.reader != me) {
+          s.reader = kManyReaders;
+        }
+      } else {
+        unsigned char encoded[8];
+        write_element<DT>(encoded, value);
+        const bool changes = std::memcmp(encoded, p, dtype_bytes(DT)) != 0;
+        if (changes && s.write_phase == phase_ && s.writer != me)
+          storage_fault(in, m, lane, element,
+                        "with a value other than the one thread " + thread_name(s.writer) +
+                            " wrote since the last barrier (a data race)");
+        if (changes && s.read_phase == phase_ && s.reader != me)
+          storage_fault(in, m, lane, element,
+                        "which " + (s.reader == kManyReaders ? std::string("other threads") : "thread " + thread_name(s.reader)) +
+                            " read since the last barrier (a data race)");
+        s.write_phase = phase_;
+        s.writer = me;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ errors --
+
+  std::array<std::uint64_t, 3> group_coords(std::uint64_t g) const {
+    return {g % grid_.groups[0], g / grid_.groups[0] % grid_.groups[1], g / grid_.groups[0] / grid_.groups[1]};
+  }
+  std::array<std::uint64_t, 3> thread_coords(std::uint64_t t) const {
+    return {t % grid_.local[0], t / grid_.local[0] % grid_.local[1], t / grid_.local[0] / grid_.local[1]};
+  }
+  static std::string triple(const std::array<std::uint64_t, 3>& c) {
+    return "(" + str(c[0]) + "," + str(c[1]) + "," + str(c[2]) + ")";
+  }
+  std::string thread_name(std::size_t lane) const { return triple(thread_coords(lane % threads_)); }
+  std::string where(std::size_t lane) const {
+    return "thread " + thread_name(lane) + " of group " + triple(group_coords(batch_first_ + lane_group_[lane]));
+  }
+
+  std::string memory_name(const BoundMemory& m) const {
+    const Memory& d = *m.decl;
+    const std::string type = std::string(dtype_name(d.dtype));
+    switch (d.space) {
+      case Space::Global: return "param slot " + str(d.param_slot) + " (op " + str(d.op) + ", " + str(m.elements) + " " + type + ")";
+      case Space::Local: return "LOCAL storage op " + str(d.op) + " (" + str(m.elements) + " " + type + ")";
+      default: return "REGISTER storage op " + str(d.op) + " (" + str(m.elements) + " " + type + ")";
+    }
+  }
+
+  [[noreturn]] void fault(const Instr& in, std::size_t lane, const std::string& what) const {
+    fail(KILN_STATUS_LAUNCH_FAILED,
+         "op " + str(in.op) + " (" + std::string(op_kind_name(p_.ops[in.op].kind)) + "): " + what + ", in " +
+             where(lane),
+         in.op);
+  }
+
+  [[noreturn]] void out_of_range(const Instr& in, const BoundMemory& m, std::size_t lane, u64 index) const {
+    const std::string range = in.lanes > 1 ? "elements [" + std::to_string(static_cast<i64>(index)) + ", +" +
+                                                 str(in.lanes) + ")"
+                                           : "index " + std::to_string(static_cast<i64>(index));
+    fault(in, lane, range + " is out of range [0, " + str(m.elements) + ") of " + memory_name(m));
+  }
+
+  [[noreturn]] void misaligned(const Instr& in, const BoundMemory& m, std::size_t lane, u64 index) const {
+    fault(in, lane, "misaligned " + str(in.lanes) + "-lane access at index " + str(index) + " of " + memory_name(m) +
+                        " (must be a multiple of " + str(in.lanes) + ")");
+  }
+
+  [[noreturn]] void storage_fault(const Instr& in, const BoundMemory& m, std::size_t lane, u64 element,
+                                  const std::string& what) const {
+    const bool is_store = p_.ops[in.op].kind == KILN_OP_STORE;
+    fault(in, lane, std::string(is_store ? "writes" : "reads") + " element " + str(element) + " of " + memory_name(m) +
+                        " " + what);
+  }
+
+  // Loads and stores, specialised per dtype.
+  using MemberFn = void (Engine::*)(const Instr&);
+  template <bool kStore>
+  static constexpr std::array<MemberFn, KILN_DTYPE_COUNT> make_memory_table() {
+    std::array<MemberFn, KILN_DTYPE_COUNT> t{};
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ((t[D + 1] = kStore ? &Engine::store<D + 1> : &Engine::load<D + 1>), ...);
+    }(std::make_index_sequence<KILN_DTYPE_COUNT - 1>{});
+    return t;
+  }
+  static const std::array<MemberFn, KILN_DTYPE_COUNT> kLoads;
+  static const std::array<MemberFn, KILN_DTYPE_COUNT> kStores;
+
+  const ProgramData& p_;
+  RunOptions o_;
+  LaunchGrid grid_;
+  std::span<const kiln_arg> args_;
+  unsigned sector_shift_ = 5;
+  std::uint64_t total_groups_ = 1;
+  std::uint64_t threads_ = 1;
+  std::uint64_t groups_per_batch_ = 1;
+  std::size_t lanes_ = 1;     // capacity: lanes of a full batch
+  std::size_t n_lanes_ = 0;   // lanes of the current batch
+  std::uint64_t batch_first_ = 0;
+  std::vector<u64> vals_;
+  std::vector<std::uint8_t> masks_;
+  std::vector<std::uint64_t> level_active_;
+  std::vector<std::uint64_t> level_warps_;
+  std::uint32_t level_ = 0;
+  std::uint64_t n_active_ = 0;
+  std::uint64_t n_active_warps_ = 0;
+  std::vector<std::uint32_t> lane_group_;
+  std::vector<std::uint8_t> warp_first_;
+  std::vector<unsigned char> local_;
+  std::vector<unsigned char> registers_;
+  std::vector<Shadow> shadow_;
+  std::vector<std::uint8_t> written_;
+  std::uint32_t phase_ = 1;
+  std::vector<BoundMemory> mem_;
+  ExecStats stats_;
+};
+
+const std::array<Engine::MemberFn, KILN_DTYPE_COUNT> Engine::kLoads = Engine::make_memory_table<false>();
+const std::array<Engine::MemberFn, KILN_DTYPE_COUNT> Engine::kStores = Engine::make_memory_table<true>();
+
+}  // namespace
+
+ExecStats run_program(const ProgramData& program, std::span<const kiln_arg> args, const LaunchGrid* grid,
+                      const RunOptions& options) {
+  return Engine(program, args, grid, options).run();
+}
+
+}  // namespace kiln::sdk

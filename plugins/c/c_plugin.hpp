@@ -1,0 +1,92 @@
+// The C plugin's internal interface: emits C through the SDK's C-family
+// emitter, compiles it with the system compiler into a shared object, dlopens
+// it and calls it on host memory. One device, "c:0": the host's CPU.
+//
+// Files: plugin.cpp (ABI table, init, options), device.cpp (DeviceInfo from
+// the machine), compiler.cpp (the system compiler), compile.cpp (emit, disk
+// cache, dlopen), launch.cpp (launch and timed launch), subprocess.cpp.
+// The pool is the SDK's host-memory pool (kiln/sdk/host_memory.hpp): buffers
+// are 64-byte aligned host allocations, so a buffer of c:0 works on any other
+// host-memory device (cblas:0...) by its host pointer, without a copy.
+#pragma once
+
+#include <kiln/plugin.h>
+#include <kiln/sdk/c_emitter.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kiln::cplugin {
+
+inline constexpr const char* kPluginVersion = "0.1.0";
+inline constexpr const char* kDefaultFlags = "-O3 -march=native -ffp-contract=fast";
+
+// The system C compiler, as probed at init.
+struct Compiler {
+  std::string path;                // absolute
+  std::string version;             // first line of `<path> --version`
+  std::vector<std::string> flags;  // from the options (plus -ffast-math when asked)
+  bool openmp = false;             // -fopenmp accepted (and wanted)
+  std::string flags_error;         // the compiler's complaint about `flags`, "" if none
+  // What `<path> <flags> -dM -E` says of the target.
+  unsigned vector_bytes = 0;       // widest SIMD register: 64 AVX-512, 32 AVX, 16 SSE2/NEON, 0 none
+  unsigned vector_registers = 0;   // how many of them
+  bool fma = false;
+  bool libmvec = false;            // glibc's vector math library links (-lmvec)
+  // Digest of the predefined macros under the flags: -march=native makes
+  // different code on different CPUs, so a cache shared between machines
+  // must tell them apart.
+  std::string target_digest;
+};
+
+struct Settings {
+  Compiler compiler;
+  int threads = 1;                 // OpenMP threads per launch
+  std::filesystem::path cache_dir;
+  bool keep_source = false;
+  bool vector_math = false;        // libm calls vectorise through libmvec
+  double memory_bandwidth_gbps = 0;
+};
+
+// Process-wide state: written by init, read-only afterwards.
+struct State {
+  Settings settings;
+  kiln_device_info info{};
+  std::string cache_key;  // plugin version + compiler identity + flags; in every program's hash
+};
+State& state();
+
+// A compiled kernel: the loaded entry point of a cached shared object.
+struct Program {
+  std::string source;
+  std::vector<sdk::EmittedParam> params;  // by slot
+  using Entry = void (*)(void* const* args, const std::int64_t* groups);
+  Entry entry = nullptr;
+};
+
+// SHA-1 of `text` in hex (the cache's keys).
+std::string sha1_hex(const std::string& text);
+
+// compiler.cpp
+Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp);
+// Compiles a C file into a shared object. Throws COMPILE_FAILED with the
+// compiler's output and the source's path.
+void compile_shared_object(const Compiler& compiler, bool vector_math, const std::filesystem::path& source,
+                           const std::filesystem::path& output);
+
+// device.cpp
+kiln_device_info describe_device(const Settings& settings);
+
+// compile.cpp
+kiln_error* compile(kiln_compile_args* args);
+kiln_error* program_source(kiln_program_source_args* args);
+void program_release(kiln_program* program);
+kiln_error* cache_key(kiln_cache_key_args* args);
+
+// launch.cpp
+kiln_error* launch(kiln_launch_args* args);
+kiln_error* launch_timed(kiln_timed_launch_args* args);
+
+}  // namespace kiln::cplugin

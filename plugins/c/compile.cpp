@@ -1,0 +1,165 @@
+// compile: wire kernel -> C source -> cached shared object -> entry point.
+//
+// The disk cache is keyed by SHA-1 of (source + plugin version + compiler
+// identity + flags): a changed compiler or flag never reuses an old object.
+// Writers race safely: each compiles to a unique temporary and renames it
+// into place atomically; equal keys always hold equal objects.
+// Objects are never dlclosed (an -fopenmp object crashes the process when
+// unloaded under libgomp's threads, PLATFORM.md); a program_release only
+// frees the Program.
+#include "c_plugin.hpp"
+
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <boost/uuid/detail/sha1.hpp>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+namespace kiln::cplugin {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kEntry = "kiln_kernel";
+
+}  // namespace
+
+std::string sha1_hex(const std::string& text) {
+  boost::uuids::detail::sha1 sha;
+  sha.process_bytes(text.data(), text.size());
+  boost::uuids::detail::sha1::digest_type digest;
+  sha.get_digest(digest);
+  std::string hex;
+  for (const auto word : digest) {  // unsigned int[5] before Boost 1.86, unsigned char[20] after
+    char buffer[16];
+    std::snprintf(buffer, sizeof buffer, "%0*x", static_cast<int>(2 * sizeof word), static_cast<unsigned>(word));
+    hex += buffer;
+  }
+  return hex;
+}
+
+namespace {
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) sdk::fail(KILN_STATUS_INTERNAL, "c: cannot write " + path.string());
+}
+
+// A name no other thread or process uses: <key>.<pid>.<n>
+std::string unique_stem(const std::string& key) {
+  static std::atomic<unsigned> counter{0};
+  return key + "." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+void build(const fs::path& object, const std::string& key, const std::string& source) {
+  const Settings& s = state().settings;
+  const std::string stem = unique_stem(key);
+  const fs::path source_tmp = s.cache_dir / (stem + ".c");
+  const fs::path object_tmp = s.cache_dir / (stem + ".so.tmp");
+  const fs::path kept_source = s.cache_dir / (key + ".c");
+  write_file(source_tmp, source);
+  const auto begin = std::chrono::steady_clock::now();
+  try {
+    if (!s.compiler.flags_error.empty())
+      sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: the compiler rejects the flags (option 'flags'); source kept at " +
+                                                kept_source.string() + ":\n" + s.compiler.flags_error);
+    compile_shared_object(s.compiler, s.vector_math, source_tmp, object_tmp);
+  } catch (const sdk::PluginError& e) {
+    std::error_code ec;
+    fs::rename(source_tmp, kept_source, ec);  // where the message's path points the user
+    fs::remove(object_tmp, ec);
+    std::string message = e.what();
+    for (auto at = message.find(source_tmp.string()); at != std::string::npos; at = message.find(source_tmp.string()))
+      message.replace(at, source_tmp.string().size(), kept_source.string());
+    sdk::fail(e.status(), message);
+  }
+  std::error_code ec;
+  fs::rename(object_tmp, object, ec);
+  if (ec) sdk::fail(KILN_STATUS_INTERNAL, "c: cannot move " + object_tmp.string() + " into the cache: " + ec.message());
+  if (s.keep_source) fs::rename(source_tmp, kept_source, ec);
+  else fs::remove(source_tmp, ec);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
+  sdk::Host::log(KILN_LOG_DEBUG, "c: compiled " + object.string() + " in " + std::to_string(ms) + " ms");
+}
+
+void* open_object(const fs::path& object) { return ::dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL); }
+
+}  // namespace
+
+kiln_error* compile(kiln_compile_args* raw) {
+  return sdk::guard_compile(raw, [&] {
+    auto args = sdk::read_args(raw);
+    const kiln_kernel* kernel = args.kernel;
+    if (kernel == nullptr || kernel->ops == nullptr || kernel->n_ops == 0)
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: compile: the kernel is NULL or empty");
+    if (kernel->op_size != sizeof(kiln_op))
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: compile: op_size is " + std::to_string(kernel->op_size) + ", expected 32");
+    const Settings& s = state().settings;
+    sdk::EmitOptions options;
+    options.entry = kEntry;
+    options.parallel = s.compiler.openmp;
+    options.threads = s.threads;
+    options.vector_math = s.vector_math;
+    auto program = std::make_unique<Program>();
+    sdk::EmittedKernel emitted = sdk::emit_c_family({kernel->ops, kernel->n_ops}, sdk::c_dialect(), options);
+    program->source = std::move(emitted.source);
+    program->params = std::move(emitted.shape.params);
+
+    const std::string key = sha1_hex(program->source + '\n' + state().cache_key);
+    const fs::path object = s.cache_dir / (key + ".so");
+    void* handle = nullptr;
+    if (fs::exists(object)) {
+      handle = open_object(object);
+      if (handle != nullptr) sdk::Host::log(KILN_LOG_DEBUG, "c: cache hit " + object.string());
+      else {  // a damaged object (disk full, killed writer): build it again
+        sdk::Host::log(KILN_LOG_WARNING, "c: rebuilding unloadable cache entry " + object.string() + ": " + ::dlerror());
+        std::error_code ec;
+        fs::remove(object, ec);
+      }
+    }
+    if (handle == nullptr) {
+      build(object, key, program->source);
+      handle = open_object(object);
+      if (handle == nullptr) sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: cannot load " + object.string() + ": " + ::dlerror());
+    }
+    program->entry = reinterpret_cast<Program::Entry>(::dlsym(handle, kEntry));
+    if (program->entry == nullptr)
+      sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: " + object.string() + " has no symbol " + kEntry);
+    args.program = reinterpret_cast<kiln_program*>(program.release());
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* program_source(kiln_program_source_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    if (args.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: program_source: program is NULL");
+    const Program* program = reinterpret_cast<const Program*>(args.program);
+    args.language = "c";
+    args.text = program->source.c_str();
+    args.text_len = program->source.size();
+    sdk::write_args(raw, args);
+  });
+}
+
+void program_release(kiln_program* program) { delete reinterpret_cast<Program*>(program); }
+
+kiln_error* cache_key(kiln_cache_key_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    args.key = state().cache_key.c_str();
+    sdk::write_args(raw, args);
+  });
+}
+
+}  // namespace kiln::cplugin

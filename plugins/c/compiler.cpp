@@ -1,0 +1,104 @@
+// The system C compiler: found and probed once at init, run per kernel.
+#include "c_plugin.hpp"
+#include "subprocess.hpp"
+
+#include <kiln/sdk/plugin_support.hpp>
+
+namespace kiln::cplugin {
+
+namespace {
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string clipped(const std::string& text, std::size_t limit = 8000) {
+  return text.size() <= limit ? text : text.substr(0, limit) + "\n... (" + std::to_string(text.size() - limit) + " more bytes)";
+}
+
+// Predefined macros of the target, with or without the user's flags.
+ProcessResult predefined_macros(const Compiler& c, bool with_flags, bool openmp) {
+  std::vector<std::string> argv{c.path};
+  if (with_flags) argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+  if (openmp) argv.push_back("-fopenmp");
+  argv.insert(argv.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
+  return run_process(argv);
+}
+
+bool defines(const std::string& macros, const std::string& name) {
+  return macros.find("#define " + name + " ") != std::string::npos;
+}
+
+void read_target(Compiler& c, const std::string& macros) {
+  if (defines(macros, "__AVX512F__")) {
+    c.vector_bytes = 64;
+    c.vector_registers = 32;
+  } else if (defines(macros, "__AVX__")) {
+    c.vector_bytes = 32;
+    c.vector_registers = 16;
+  } else if (defines(macros, "__SSE2__")) {
+    c.vector_bytes = 16;
+    c.vector_registers = 16;
+  } else if (defines(macros, "__ARM_NEON")) {
+    c.vector_bytes = 16;
+    c.vector_registers = 32;
+  }
+  c.fma = defines(macros, "__FMA__") || defines(macros, "__ARM_FEATURE_FMA");
+}
+
+}  // namespace
+
+Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp) {
+  Compiler c;
+  c.path = find_program(name);
+  if (c.path.empty())
+    sdk::fail(KILN_STATUS_UNAVAILABLE, "c: compiler '" + name + "' not found (option 'compiler'; searched $PATH)");
+  const ProcessResult version = run_process({c.path, "--version"});
+  if (version.exit_code != 0)
+    sdk::fail(KILN_STATUS_UNAVAILABLE, "c: '" + c.path + " --version' failed (exit " + std::to_string(version.exit_code) +
+                                           "): " + clipped(version.output, 2000));
+  c.version = first_line(version.output);
+  c.flags = std::move(flags);
+
+  ProcessResult macros;
+  if (want_openmp) {
+    macros = predefined_macros(c, true, true);
+    c.openmp = macros.exit_code == 0 && defines(macros.output, "_OPENMP");
+  }
+  if (!c.openmp) {
+    macros = predefined_macros(c, true, false);
+    if (macros.exit_code != 0) {
+      // Kept, not fatal: every compile reports it as COMPILE_FAILED, and the
+      // device still lists (with this reason in the log).
+      c.flags_error = clipped(macros.output, 2000);
+      sdk::Host::log(KILN_LOG_WARNING, "c: the compiler rejects the flags (option 'flags'); kernels will not compile: " +
+                                           c.flags_error);
+      macros = predefined_macros(c, false, false);
+    } else if (want_openmp) {
+      sdk::Host::log(KILN_LOG_WARNING, "c: " + c.path + " does not accept -fopenmp; kernels run on one thread");
+    }
+  }
+  if (macros.exit_code == 0) {
+    read_target(c, macros.output);
+    c.target_digest = sha1_hex(macros.output).substr(0, 16);
+  }
+  // -print-file-name answers the bare name when it finds nothing.
+  const ProcessResult mvec = run_process({c.path, "-print-file-name=libmvec.so"});
+  c.libmvec = mvec.exit_code == 0 && first_line(mvec.output).find('/') != std::string::npos;
+  return c;
+}
+
+void compile_shared_object(const Compiler& c, bool vector_math, const std::filesystem::path& source,
+                           const std::filesystem::path& output) {
+  std::vector<std::string> argv{c.path};
+  argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+  if (c.openmp) argv.push_back("-fopenmp");
+  else if (vector_math) argv.push_back("-fopenmp-simd");
+  argv.insert(argv.end(), {"-fPIC", "-shared", "-o", output.string(), source.string()});
+  if (vector_math) argv.push_back("-lmvec");
+  argv.push_back("-lm");
+  const ProcessResult result = run_process(argv);
+  if (result.exit_code != 0)
+    sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: " + c.path + " failed on " + source.string() + " (exit " +
+                                              std::to_string(result.exit_code) + "):\n" + clipped(result.output));
+}
+
+}  // namespace kiln::cplugin

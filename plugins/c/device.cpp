@@ -1,0 +1,54 @@
+// c:0's DeviceInfo, from the machine and the compiler's target.
+#include "c_plugin.hpp"
+
+#include <kiln/sdk/host_cpu.hpp>
+#include <kiln/sdk/host_memory.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <algorithm>
+#include <climits>
+
+namespace kiln::cplugin {
+
+kiln_device_info describe_device(const Settings& settings) {
+  const sdk::HostCpu cpu = sdk::read_host_cpu();
+  const Compiler& cc = settings.compiler;
+  kiln_device_info info{};
+  info.struct_size = sizeof info;
+  sdk::copy_string(info.name, cpu.name.empty() ? "CPU" : cpu.name);
+  sdk::copy_string(info.vendor, cpu.vendor);
+  sdk::copy_string(info.driver_version, cc.version);
+  info.kind = KILN_DEVICE_KIND_CPU;
+  info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY;
+  info.memory_bytes = sdk::host_total_bytes();
+  // LOCAL storage is per group and one thread runs a group: it lives on that
+  // thread's stack, and is fast while it fits in L1.
+  info.local_memory_bytes = cpu.cache_bytes[0];
+  info.register_bytes = std::uint64_t{cc.vector_bytes} * cc.vector_registers;
+  for (auto& dim : info.max_grid_dims) dim = INT_MAX;
+  // LOCAL axes are not offered: a BARRIER between threads of one group would
+  // need the kernel split into phases around it (or real threads per group);
+  // one thread per group keeps the generated C a plain loop nest.
+  info.max_local_dims[0] = info.max_local_dims[1] = info.max_local_dims[2] = 1;
+  info.max_local_threads = 1;
+  info.compute_units = cpu.cores;
+  info.warp_size = 1;
+  info.clock_mhz = cpu.clock_mhz;
+  // Every vector_size width works, but only widths that fit a native
+  // register are worth offering to the autotuner (counted in f32 lanes).
+  info.vector_widths = 1u << 1;
+  for (unsigned lanes = 2; lanes <= 16; lanes *= 2)
+    if (lanes * 4 <= std::max(cc.vector_bytes, 8u)) info.vector_widths |= 1u << lanes;
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) info.dtype_ops[dt] = sdk::c_family_dtype_ops(sdk::c_dialect(), dt);
+  for (int level = 0; level < 3; ++level) info.cache_bytes[level] = cpu.cache_bytes[level];
+  // Estimated f32 peak: threads x clock x f32 lanes per register x 2 flops
+  // per FMA x 2 FMA pipes (x86 cores with AVX2/AVX-512 and recent Arm cores
+  // have two; the cost model only needs the order of magnitude).
+  const double units = std::min<double>(settings.threads, cpu.cores);
+  const double lanes = cc.vector_bytes / 4.0;
+  info.peak_gflops = units * cpu.clock_mhz / 1000.0 * std::max(lanes, 1.0) * (cc.fma ? 2.0 : 1.0) * 2.0;
+  info.memory_bandwidth_gbps = settings.memory_bandwidth_gbps;
+  return info;
+}
+
+}  // namespace kiln::cplugin

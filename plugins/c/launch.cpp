@@ -1,0 +1,55 @@
+// launch / launch_timed: the entry point runs synchronously on the calling
+// thread (OpenMP spreads the group loops over the configured threads), so
+// events are always NULL and a steady clock around the call times it.
+#include "c_plugin.hpp"
+
+#include <kiln/sdk/host_launch.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/timing.hpp>
+
+namespace kiln::cplugin {
+
+namespace {
+
+const Program& checked_program(const kiln_launch_args& launch) {
+  if (launch.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: launch: program is NULL");
+  for (int axis = 0; axis < 3; ++axis)
+    if (launch.local[axis] > 1)
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: launch: local[" + std::to_string(axis) + "] is " +
+                                                  std::to_string(launch.local[axis]) + " (max_local_threads is 1)");
+  return *reinterpret_cast<const Program*>(launch.program);
+}
+
+void run(const Program& program, const sdk::HostArguments& arguments) {
+  program.entry(arguments.pointers.data(), arguments.groups.data());
+}
+
+}  // namespace
+
+kiln_error* launch(kiln_launch_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    const Program& program = checked_program(args);
+    const sdk::HostArguments arguments = sdk::host_arguments(args, program.params, "c");
+    run(program, arguments);
+    args.event = nullptr;
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* launch_timed(kiln_timed_launch_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    const Program& program = checked_program(args.launch);
+    const sdk::HostArguments arguments = sdk::host_arguments(args.launch, program.params, "c");
+    const bool flush = (args.flags & KILN_TIMED_FLUSH_CACHE) != 0;
+    const sdk::TimingResult result = sdk::time_runs(args.warmups, args.repeats, args.abort_ns, [&] {
+      if (flush) sdk::flush_host_caches(arguments, args.launch);
+      return sdk::steady_ns([&] { run(program, arguments); });
+    });
+    sdk::store_timing(args, result, KILN_TIMER_HOST);
+    sdk::write_args(raw, args);
+  });
+}
+
+}  // namespace kiln::cplugin

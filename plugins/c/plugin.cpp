@@ -1,0 +1,177 @@
+// The C plugin's ABI table, init and options.
+//
+// Options (config.json "options" of the "c" backend):
+//   compiler               "cc"     program name (on $PATH) or path; probed once at init
+//   flags                  "-O3 -march=native -ffp-contract=fast"  (split at spaces)
+//   fast_math              false    adds -ffast-math
+//   openmp                 true     parallel group loops (-fopenmp; off with a warning if refused)
+//   threads                cores    OpenMP threads per launch
+//   cache_dir              $XDG_CACHE_HOME/kiln/c, else ~/.cache/kiln/c
+//   keep_source            false    keep <key>.c next to each cached <key>.so
+//   vector_math            true     exp/log/sin/cos/pow vectorise through glibc's libmvec
+//                                   (when the compiler finds it; results within libmvec's
+//                                   few-ulp accuracy instead of libm's)
+// -fno-math-errno is always passed: kernels never read errno, and without it
+// no libm call can vectorise or inline.
+//   memory_bandwidth_gbps  0        reported to the cost model (0: unknown)
+// Unknown keys are warnings.
+#include "c_plugin.hpp"
+
+#include <kiln/sdk/host_cpu.hpp>
+#include <kiln/sdk/host_memory.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace kiln::cplugin {
+
+State& state() {
+  static State s;
+  return s;
+}
+
+namespace {
+
+struct Device {};  // c:0 has no state of its own; its handle is this object's address
+Device the_device;
+
+std::vector<std::string> split_flags(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+std::filesystem::path default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+    return std::filesystem::path(xdg) / "kiln" / "c";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return std::filesystem::path(home) / ".cache" / "kiln" / "c";
+  return std::filesystem::temp_directory_path() / "kiln-c-cache";
+}
+
+Settings read_settings(const sdk::Options& options) {
+  Settings s;
+  const std::string compiler = options.get_string("compiler", "cc");
+  std::vector<std::string> flags = split_flags(options.get_string("flags", kDefaultFlags));
+  if (options.get_bool("fast_math", false)) flags.push_back("-ffast-math");
+  flags.push_back("-fno-math-errno");
+  const bool vector_math = options.get_bool("vector_math", true);
+  const bool openmp = options.get_bool("openmp", true);
+  const std::int64_t threads = options.get_int("threads", sdk::read_host_cpu().cores);
+  if (threads < 1 || threads > 4096)
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: option 'threads' must be in 1..4096, got " + std::to_string(threads));
+  s.threads = static_cast<int>(threads);
+  s.cache_dir = options.get_string("cache_dir", default_cache_dir().string());
+  s.keep_source = options.get_bool("keep_source", false);
+  s.memory_bandwidth_gbps = options.get_double("memory_bandwidth_gbps", 0.0);
+  if (s.memory_bandwidth_gbps < 0)
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: option 'memory_bandwidth_gbps' must be >= 0");
+  options.warn_unknown_keys("c");
+
+  std::error_code ec;
+  std::filesystem::create_directories(s.cache_dir, ec);
+  if (ec || !std::filesystem::is_directory(s.cache_dir))
+    sdk::fail(KILN_STATUS_UNAVAILABLE, "c: cannot create the cache directory '" + s.cache_dir.string() +
+                                           "' (option 'cache_dir'): " + ec.message());
+  s.compiler = probe_compiler(compiler, std::move(flags), openmp);
+  s.vector_math = vector_math && s.compiler.libmvec;
+  return s;
+}
+
+std::string make_cache_key(const Settings& s) {
+  std::string key = std::string("c ") + kPluginVersion + "; " + s.compiler.path + ": " + s.compiler.version + "; flags:";
+  for (const std::string& flag : s.compiler.flags) key += " " + flag;
+  key += s.compiler.openmp ? "; openmp threads=" + std::to_string(s.threads) : "; no openmp";
+  if (s.vector_math) key += "; libmvec";
+  key += "; target " + s.compiler.target_digest;
+  return key;
+}
+
+kiln_error* init(kiln_init_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: init: host table is NULL");
+    sdk::Host::bind(args.host);
+    const auto options = sdk::Options::parse({args.options_json == nullptr ? "" : args.options_json, args.options_json_len});
+    State& s = state();
+    s.settings = read_settings(options);
+    s.info = describe_device(s.settings);
+    s.cache_key = make_cache_key(s.settings);
+    sdk::Host::log(KILN_LOG_INFO, "c: " + s.cache_key + "; cache " + s.settings.cache_dir.string());
+  });
+}
+
+void shutdown() {}
+
+kiln_error* device_count(kiln_device_count_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    args.count = 1;
+    sdk::write_args(raw, args);
+  });
+}
+
+void check_index(std::uint32_t index) {
+  if (index != 0) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: device index " + std::to_string(index) + " (there is one device)");
+}
+
+kiln_error* device_info(kiln_device_info_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    check_index(args.index);
+    if (args.info == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: device_info: info is NULL");
+    sdk::write_args(args.info, state().info);
+  });
+}
+
+kiln_error* device_open(kiln_device_open_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    check_index(args.index);
+    args.device = reinterpret_cast<kiln_device*>(&the_device);
+    sdk::write_args(raw, args);
+  });
+}
+
+void device_close(kiln_device*) {}
+
+const kiln_plugin_api kApi = {
+    .struct_size = KILN_PLUGIN_API_STRUCT_SIZE,
+    .abi_major = KILN_ABI_MAJOR,
+    .abi_minor = KILN_ABI_MINOR,
+    .name = "c",
+    .version = kPluginVersion,
+    .description = "CPU: emits C, compiles it with the system compiler, runs it with OpenMP",
+    .init = init,
+    .shutdown = shutdown,
+    .device_count = device_count,
+    .device_info = device_info,
+    .device_open = device_open,
+    .device_close = device_close,
+    .device_synchronize = sdk::host_device_synchronize,
+    .memory_info = sdk::host_memory_info,
+    .buffer_alloc = sdk::host_buffer_alloc,
+    .buffer_free = sdk::host_buffer_free,
+    .buffer_host_pointer = sdk::host_buffer_host_pointer,
+    .copy_to_device = sdk::host_copy_to_device,
+    .copy_to_host = sdk::host_copy_to_host,
+    .copy_device_to_device = sdk::host_copy_device_to_device,
+    .event_wait = sdk::host_event_wait,
+    .event_release = sdk::host_event_release,
+    .compile = compile,
+    .program_source = program_source,
+    .program_release = program_release,
+    .launch = launch,
+    .launch_timed = launch_timed,
+    .cache_key = cache_key,
+};
+
+}  // namespace
+
+}  // namespace kiln::cplugin
+
+extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_query(std::uint32_t host_major, std::uint32_t) {
+  return host_major == KILN_ABI_MAJOR ? &kiln::cplugin::kApi : nullptr;
+}

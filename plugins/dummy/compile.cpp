@@ -1,0 +1,124 @@
+// Compile for the dummy: the interpreter's structural validation, then the
+// device's limits (dtypes and ops it supports, vector widths, LOCAL sizes and
+// LOCAL memory); the program is the pre-decoded kernel.
+#include "dummy.hpp"
+#include "kiln/sdk/listing.hpp"
+#include "kiln/sdk/wire.hpp"
+
+namespace kiln::dummy {
+
+namespace {
+
+[[noreturn]] void unsupported(const Device& device, std::uint32_t id, const kiln_op& op, const std::string& what) {
+  sdk::fail(KILN_STATUS_UNSUPPORTED,
+            "op " + std::to_string(id) + " (" + std::string(sdk::op_kind_name(op.kind)) + "): " + what +
+                " on device '" + device.config.info.name + "'",
+            id);
+}
+
+// Checks what the interpreter accepts against what this device has.
+void check_device_limits(const Device& device, std::span<const kiln_op> ops) {
+  const kiln_device_info& info = device.config.info;
+  std::uint64_t local_bytes = 0;
+  std::uint64_t threads = 1;
+  for (std::uint32_t id = 0; id < ops.size(); ++id) {
+    const kiln_op& op = ops[id];
+    const bool typed = sdk::has_result(op.kind) || op.kind == KILN_OP_STORE;
+    if (typed && op.kind != KILN_OP_LOOP && op.kind != KILN_OP_INDEX && info.dtype_ops[op.dtype] == 0)
+      unsupported(device, id, op, "dtype " + std::string(sdk::dtype_name(op.dtype)) + " is not supported");
+    if (typed && op.lanes > 1 && (info.vector_widths & (1u << op.lanes)) == 0)
+      unsupported(device, id, op, std::to_string(op.lanes) + "-lane vectors are not supported");
+    auto need = [&](unsigned dtype, std::uint32_t cap, std::string_view name) {
+      if ((info.dtype_ops[dtype] & cap) == 0)
+        unsupported(device, id, op, std::string(name) + " on " + std::string(sdk::dtype_name(dtype)) + " is not supported");
+    };
+    switch (op.kind) {
+      case KILN_OP_UNARY:
+        need(op.dtype, KILN_CAP_UNARY(op.code), sdk::unary_name(op.code));
+        break;
+      case KILN_OP_BINARY:
+        need(ops[op.src[0]].dtype, KILN_CAP_BINARY(op.code), sdk::binary_name(op.code));
+        break;
+      case KILN_OP_MAD:  // no capability bit of its own: a multiply and an add
+        need(op.dtype, KILN_CAP_BINARY(KILN_BINARY_MUL), "mad (mul)");
+        need(op.dtype, KILN_CAP_BINARY(KILN_BINARY_ADD), "mad (add)");
+        break;
+      case KILN_OP_INDEX:
+        if (op.code == KILN_SCOPE_LOCAL) {
+          const std::uint64_t len = ops[op.src[0]].imm;
+          if (len > info.max_local_dims[op.attr])
+            unsupported(device, id, op, "LOCAL length " + std::to_string(len) + " on axis " + std::to_string(op.attr) +
+                                            " exceeds max_local_dims " + std::to_string(info.max_local_dims[op.attr]));
+          threads *= len;
+          if (threads > info.max_local_threads)
+            unsupported(device, id, op, std::to_string(threads) + " threads per group exceed max_local_threads " +
+                                            std::to_string(info.max_local_threads));
+        }
+        break;
+      case KILN_OP_STORAGE:
+        if (op.code == KILN_SCOPE_LOCAL) {
+          local_bytes += op.imm * sdk::dtype_bytes(op.dtype);
+          if (local_bytes > info.local_memory_bytes)
+            unsupported(device, id, op, std::to_string(local_bytes) + " bytes of LOCAL storage exceed local_memory_bytes " +
+                                            std::to_string(info.local_memory_bytes));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+Program& program_of(kiln_program* handle) {
+  if (handle == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "program is NULL");
+  return *reinterpret_cast<Program*>(handle);
+}
+
+}  // namespace
+
+kiln_error* compile(kiln_compile_args* raw) {
+  return sdk::guard_compile(raw, [&] {
+    auto args = sdk::read_args(raw);
+    Device& device = device_of(args.device);
+    if (args.kernel == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: kernel is NULL");
+    const kiln_kernel& kernel = *args.kernel;
+    if (kernel.struct_size < KILN_KERNEL_STRUCT_SIZE)
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: kernel struct_size " + std::to_string(kernel.struct_size) +
+                                                  " is smaller than ABI 1's " + std::to_string(KILN_KERNEL_STRUCT_SIZE));
+    if (kernel.op_size != sizeof(kiln_op))
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: op_size " + std::to_string(kernel.op_size) + ", expected " +
+                                                  std::to_string(sizeof(kiln_op)));
+    if (kernel.n_ops != 0 && kernel.ops == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: ops is NULL");
+    const std::span<const kiln_op> ops(kernel.ops, kernel.n_ops);
+    sdk::InterpretedProgram interpreted(ops);  // structural validation
+    check_device_limits(device, ops);
+    auto program = std::make_unique<Program>(&device, std::move(interpreted), sdk::wire_listing(ops),
+                                             hash_bytes(ops.data(), ops.size_bytes()));
+    args.program = reinterpret_cast<kiln_program*>(program.release());
+    args.failed_op = -1;
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* program_source(kiln_program_source_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    const Program& program = program_of(args.program);
+    args.language = "kiln-ir";
+    args.text = program.listing.c_str();
+    args.text_len = program.listing.size();
+    sdk::write_args(raw, args);
+  });
+}
+
+void program_release(kiln_program* program) { delete reinterpret_cast<Program*>(program); }
+
+kiln_error* cache_key(kiln_cache_key_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    args.key = device_of(args.device).cache_key.c_str();
+    sdk::write_args(raw, args);
+  });
+}
+
+}  // namespace kiln::dummy

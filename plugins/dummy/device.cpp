@@ -1,0 +1,227 @@
+// The dummy's devices: DeviceInfo and model parameters entirely from the
+// plugin options (every key is documented in docs/dummy.md).
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+
+#include "dummy.hpp"
+#include "kiln/sdk/op_rules.hpp"
+#include "kiln/sdk/wire.hpp"
+
+namespace kiln::dummy {
+
+namespace {
+
+[[noreturn]] void bad_option(const std::string& key, const std::string& what) {
+  sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "option '" + key + "' " + what);
+}
+
+// An integer option within [lo, hi].
+std::uint64_t ranged(const sdk::Options& o, const std::string& path, std::string_view key, std::uint64_t fallback,
+                     std::uint64_t lo, std::uint64_t hi) {
+  const std::int64_t v = o.get_int(key, static_cast<std::int64_t>(fallback));
+  if (v < 0 || static_cast<std::uint64_t>(v) < lo || static_cast<std::uint64_t>(v) > hi)
+    bad_option(path + std::string(key), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                                            ", got " + std::to_string(v));
+  return static_cast<std::uint64_t>(v);
+}
+
+double positive_number(const sdk::Options& o, const std::string& path, std::string_view key, double fallback) {
+  const double v = o.get_double(key, fallback);
+  if (!(v >= 0) || v > 1e18) bad_option(path + std::string(key), "must be a number >= 0, got " + std::to_string(v));
+  return v;
+}
+
+// A list of exactly three integers within [lo, hi].
+std::array<std::uint64_t, 3> triple(const sdk::Options& o, const std::string& path, std::string_view key,
+                                    std::array<std::uint64_t, 3> fallback, std::uint64_t lo, std::uint64_t hi) {
+  if (!o.has(key)) return fallback;
+  const std::vector<std::int64_t> list = o.get_int_list(key);
+  if (list.size() != 3) bad_option(path + std::string(key), "must list 3 values (axes 0, 1, 2), got " + std::to_string(list.size()));
+  std::array<std::uint64_t, 3> out{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (list[i] < 0 || static_cast<std::uint64_t>(list[i]) < lo || static_cast<std::uint64_t>(list[i]) > hi)
+      bad_option(path + std::string(key), "values must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    out[i] = static_cast<std::uint64_t>(list[i]);
+  }
+  return out;
+}
+
+unsigned dtype_by_name(std::string_view name) {
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (sdk::dtype_name(dt) == name) return dt;
+  return KILN_DTYPE_INVALID;
+}
+
+// The capability bit of a unary or binary op by name ("exp", "add"), or 0.
+std::uint32_t op_cap_by_name(std::string_view name) {
+  for (unsigned u = 1; u < KILN_UNARY_COUNT; ++u)
+    if (sdk::unary_name(u) == name) return KILN_CAP_UNARY(u);
+  for (unsigned b = 1; b < KILN_BINARY_COUNT; ++b)
+    if (sdk::binary_name(b) == name) return KILN_CAP_BINARY(b);
+  return 0;
+}
+
+std::uint32_t device_kind(const std::string& path, const std::string& name) {
+  if (name == "cpu") return KILN_DEVICE_KIND_CPU;
+  if (name == "gpu") return KILN_DEVICE_KIND_GPU;
+  if (name == "accelerator") return KILN_DEVICE_KIND_ACCELERATOR;
+  if (name == "virtual") return KILN_DEVICE_KIND_VIRTUAL;
+  if (name == "unknown") return KILN_DEVICE_KIND_UNKNOWN;
+  bad_option(path + "kind", "must be cpu, gpu, accelerator, virtual or unknown, got '" + name + "'");
+}
+
+void parse_dtypes(const sdk::Options& o, const std::string& path, kiln_device_info& info) {
+  std::vector<std::string> names;
+  if (o.has("dtypes")) {
+    names = o.get_string_list("dtypes");
+  } else {
+    for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) names.emplace_back(sdk::dtype_name(dt));
+  }
+  // i64 (the index type) and bool (what comparisons give) are always there.
+  names.emplace_back("i64");
+  names.emplace_back("bool");
+  for (const std::string& name : names) {
+    const unsigned dt = dtype_by_name(name);
+    if (dt == KILN_DTYPE_INVALID) bad_option(path + "dtypes", "names an unknown dtype '" + name + "'");
+    info.dtype_ops[dt] = sdk::all_op_caps(dt);
+  }
+  const sdk::Options unsupported = o.get_object("unsupported_ops");
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) {
+    const std::string key(sdk::dtype_name(dt));
+    for (const std::string& op : unsupported.get_string_list(key)) {
+      const std::uint32_t cap = op_cap_by_name(op);
+      if (cap == 0) bad_option(path + "unsupported_ops." + key, "names an unknown op '" + op + "'");
+      info.dtype_ops[dt] &= ~cap;
+    }
+  }
+  unsupported.warn_unknown_keys(kPluginName);
+}
+
+DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::size_t index) {
+  DeviceConfig c;
+  kiln_device_info& info = c.info;
+  std::memset(&info, 0, sizeof(info));  // padding too: the struct is hashed
+  info.struct_size = KILN_DEVICE_INFO_STRUCT_SIZE;
+  sdk::copy_string(info.name, o.get_string("name", index == 0 ? "dummy-gpu" : "dummy-gpu-" + std::to_string(index)));
+  sdk::copy_string(info.vendor, o.get_string("vendor", "kiln"));
+  sdk::copy_string(info.driver_version, o.get_string("driver_version", kPluginVersion));
+  sdk::copy_string(info.pci_bus_id, o.get_string("pci_bus_id", ""));
+  info.kind = device_kind(path, o.get_string("kind", "virtual"));
+  info.warp_size = static_cast<std::uint32_t>(ranged(o, path, "warp_size", 32, 1, 1024));
+  info.max_local_threads = static_cast<std::uint32_t>(ranged(o, path, "max_local_threads", 1024, 1, 65536));
+  const auto local_dims = triple(o, path, "max_local_dims", {1024, 1024, 64}, 1, 65536);
+  for (std::size_t i = 0; i < 3; ++i) info.max_local_dims[i] = static_cast<std::uint32_t>(local_dims[i]);
+  const auto grid_dims = triple(o, path, "max_grid_dims", {2147483647, 65535, 65535}, 1, 1ull << 62);
+  for (std::size_t i = 0; i < 3; ++i) info.max_grid_dims[i] = grid_dims[i];
+  info.local_memory_bytes = ranged(o, path, "local_memory_bytes", 48 * 1024, 0, 1ull << 30);
+  info.register_bytes = ranged(o, path, "register_bytes", 1024, 0, 1ull << 20);
+  info.compute_units = static_cast<std::uint32_t>(ranged(o, path, "compute_units", 32, 1, 1u << 20));
+  info.clock_mhz = static_cast<std::uint32_t>(ranged(o, path, "clock_mhz", 1500, 1, 1u << 20));
+  info.memory_bytes = ranged(o, path, "memory_bytes", 8ull << 30, 1, 1ull << 50);
+  const auto caches = triple(o, path, "cache_bytes", {128 * 1024, 4 << 20, 0}, 0, 1ull << 40);
+  for (std::size_t i = 0; i < 3; ++i) info.cache_bytes[i] = caches[i];
+
+  info.vector_widths = 1u << 1;
+  std::vector<std::int64_t> widths = {1, 2, 4};
+  if (o.has("vector_widths")) widths = o.get_int_list("vector_widths");
+  for (std::int64_t w : widths) {
+    if (w < 1 || w > KILN_MAX_LANES) bad_option(path + "vector_widths", "lane counts must be 1..16, got " + std::to_string(w));
+    info.vector_widths |= 1u << w;
+  }
+  const bool native_exp2 = o.get_bool("native_exp2", true);
+  info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY | (native_exp2 ? KILN_DEVICE_NATIVE_EXP2 : 0u);
+  parse_dtypes(o, path, info);
+
+  // Peak f32 rate: an FMA is two flops; by default each unit issues 4 warp
+  // instructions per cycle.
+  const double default_peak = 2.0 * info.compute_units * 4 * info.warp_size * info.clock_mhz / 1000.0;
+  info.peak_gflops = positive_number(o, path, "peak_gflops", default_peak);
+  if (info.peak_gflops == 0) bad_option(path + "peak_gflops", "must be > 0");
+  info.memory_bandwidth_gbps = positive_number(o, path, "memory_bandwidth_gbps", 600);
+  if (info.memory_bandwidth_gbps == 0) bad_option(path + "memory_bandwidth_gbps", "must be > 0");
+
+  ModelParams& m = c.model;
+  m.launch_overhead_ns = positive_number(o, path, "launch_overhead_ns", m.launch_overhead_ns);
+  m.max_threads_per_unit = static_cast<std::uint32_t>(ranged(o, path, "max_threads_per_unit", m.max_threads_per_unit, 1, 1u << 20));
+  m.max_groups_per_unit = static_cast<std::uint32_t>(ranged(o, path, "max_groups_per_unit", m.max_groups_per_unit, 1, 1u << 20));
+  m.local_memory_per_unit = ranged(o, path, "local_memory_per_unit", 2 * info.local_memory_bytes, 0, 1ull << 40);
+  m.register_file_bytes = ranged(o, path, "register_file_bytes", m.register_file_bytes, 1, 1ull << 40);
+  m.latency_warps = static_cast<std::uint32_t>(ranged(o, path, "latency_warps", m.latency_warps, 1, 1u << 20));
+  m.barrier_cycles = static_cast<std::uint32_t>(ranged(o, path, "barrier_cycles", m.barrier_cycles, 0, 1u << 20));
+  m.sector_bytes = static_cast<std::uint32_t>(ranged(o, path, "sector_bytes", m.sector_bytes, 1, 4096));
+  if ((m.sector_bytes & (m.sector_bytes - 1)) != 0) bad_option(path + "sector_bytes", "must be a power of two");
+  m.f64_cost = positive_number(o, path, "f64_cost", m.f64_cost);
+  o.warn_unknown_keys(kPluginName);
+
+  std::uint64_t h = hash_bytes(&info, sizeof(info));
+  for (double d : {m.launch_overhead_ns, m.f64_cost}) h = hash_bytes(&d, sizeof(d), h);
+  for (std::uint64_t v : {std::uint64_t{m.max_threads_per_unit}, std::uint64_t{m.max_groups_per_unit}, m.local_memory_per_unit,
+                          m.register_file_bytes, std::uint64_t{m.latency_warps}, std::uint64_t{m.barrier_cycles},
+                          std::uint64_t{m.sector_bytes}})
+    h = hash_bytes(&v, sizeof(v), h);
+  c.options_hash = h;
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<PluginState> parse_options(std::string_view json) {
+  const sdk::Options options = sdk::Options::parse(json);
+  auto result = std::make_unique<PluginState>();
+  result->noise = options.get_double("noise", 0.0);
+  if (!(result->noise >= 0 && result->noise <= 10)) bad_option("noise", "must be between 0 and 10");
+  result->seed = static_cast<std::uint64_t>(options.get_int("seed", 0));
+  result->max_ops = ranged(options, "", "max_ops", sdk::RunOptions{}.max_ops, 0, 1ull << 62);
+  std::vector<sdk::Options> devices = options.get_object_list("devices");
+  if (options.has("devices") && devices.empty()) bad_option("devices", "lists no device");
+  if (devices.empty()) devices.push_back(sdk::Options::parse("{}"));
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    auto device = std::make_unique<Device>();
+    device->config = parse_device(devices[i], options.has("devices") ? "devices[" + std::to_string(i) + "]." : "", i);
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(device->config.options_hash));
+    device->cache_key = std::string(kPluginName) + " " + kPluginVersion + " device-options " + hex;
+    result->devices.push_back(std::move(device));
+  }
+  options.warn_unknown_keys(kPluginName);
+  return result;
+}
+
+kiln_error* device_count(kiln_device_count_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    args.count = static_cast<std::uint32_t>(state().devices.size());
+    sdk::write_args(raw, args);
+  });
+}
+
+kiln_error* device_info(kiln_device_info_args* raw) {
+  return sdk::guard([&] {
+    const auto args = sdk::read_args(raw);
+    if (args.index >= state().devices.size())
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: no device " + std::to_string(args.index));
+    if (args.info == nullptr || args.info->struct_size < sizeof(std::size_t))
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: info is NULL or has no struct_size");
+    const kiln_device_info& info = state().devices[args.index]->config.info;
+    const std::size_t size = std::min(args.info->struct_size, sizeof(info));
+    std::memcpy(reinterpret_cast<char*>(args.info) + sizeof(std::size_t),
+                reinterpret_cast<const char*>(&info) + sizeof(std::size_t), size - sizeof(std::size_t));
+  });
+}
+
+kiln_error* device_open(kiln_device_open_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    if (args.index >= state().devices.size())
+      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_open: no device " + std::to_string(args.index));
+    args.device = reinterpret_cast<kiln_device*>(state().devices[args.index].get());
+    sdk::write_args(raw, args);
+  });
+}
+
+// Nothing to release: a device is its configuration.
+void device_close(kiln_device*) {}
+
+}  // namespace kiln::dummy

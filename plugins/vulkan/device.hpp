@@ -1,0 +1,60 @@
+// device.hpp - discovery: the physical devices with a compute queue, what
+// they can do (DeviceCaps, used to create the logical device and by codegen)
+// and what kiln is told about them (kiln_device_info).
+#pragma once
+
+#include "instance.hpp"
+
+#include <kiln/plugin.h>
+
+#include <string>
+#include <vector>
+
+namespace kiln::vulkan {
+
+// Features and limits of one physical device that the plugin relies on.
+struct DeviceCaps {
+  std::uint32_t api_version = 0;  // min(instance, device)
+  std::uint32_t queue_family = 0;
+  std::uint32_t timestamp_valid_bits = 0;
+  float timestamp_period_ns = 0;
+  bool float64 = false;
+  bool int64 = false;
+  bool int16 = false;
+  bool int8 = false;
+  bool float16 = false;    // shaderFloat16 (arithmetic; kiln computes halves as f32 anyway)
+  bool storage16 = false;  // storageBuffer16BitAccess
+  bool storage8 = false;   // storageBuffer8BitAccess
+  std::vector<std::string> extensions;  // to enable at vkCreateDevice (pre-1.2 devices)
+  VkPhysicalDeviceLimits limits{};
+  VkPhysicalDeviceMemoryProperties memory{};
+};
+
+struct PhysicalDevice {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  std::uint32_t vulkan_index = 0;  // in vkEnumeratePhysicalDevices order
+  DeviceCaps caps;
+  kiln_device_info info{};  // struct_size = KILN_DEVICE_INFO_STRUCT_SIZE
+};
+
+// Which devices the `devices` option keeps: indices (into the list of
+// compute-capable devices) or name substrings; empty keeps all.
+struct DeviceFilter {
+  std::vector<std::int64_t> indices;
+  std::vector<std::string> names;
+  bool keeps(std::uint32_t index, std::string_view name) const;
+};
+
+// Every physical device with a compute queue family that passes the filter.
+// Devices older than Vulkan 1.1 are skipped with a log line saying why.
+std::vector<PhysicalDevice> discover_devices(const Instance& instance, const DeviceFilter& filter);
+
+// Whether the device can hold and compute values of `dtype` (kiln_dtype).
+bool dtype_supported(const DeviceCaps& caps, unsigned dtype);
+
+// The KILN_CAP_UNARY/BINARY bits of the ops the generated GLSL computes for
+// `dtype` on this device; 0 when the dtype is unsupported. (GLSL has no
+// double-precision exp/log/sin/cos/pow, so f64 lacks those.)
+std::uint32_t supported_ops(const DeviceCaps& caps, unsigned dtype);
+
+}  // namespace kiln::vulkan

@@ -1,0 +1,350 @@
+// The C plugin as a plugin: init and options, DeviceInfo from the machine,
+// the compile cache, compile errors, launch checks, timed launch, buffers
+// from elsewhere. Each test inits the plugin with its own options (this
+// binary never keeps a plugin alive between tests).
+#include <gtest/gtest.h>
+
+#include "support/kernel_runner.hpp"
+#include "support/wire_builder.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace kiln::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh, empty cache directory per test.
+class CPlugin : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    cache_ = fs::temp_directory_path() / ("kiln-c-plugin-test-" + std::to_string(::getpid())) / info->name();
+    fs::remove_all(cache_);
+    test_log_lines().clear();
+  }
+  void TearDown() override { fs::remove_all(cache_.parent_path()); }
+
+  std::string options(const std::string& extra = "") const {
+    return "{\"cache_dir\": \"" + cache_.string() + "\"" + (extra.empty() ? "" : ", " + extra) + "}";
+  }
+  std::size_t files_with_extension(const std::string& ext) const {
+    std::size_t count = 0;
+    for (const auto& entry : fs::directory_iterator(cache_)) count += entry.path().extension() == ext ? 1 : 0;
+    return count;
+  }
+  static bool logged(const std::string& what) {
+    const auto& lines = test_log_lines();
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  }
+
+  fs::path cache_;
+};
+
+kiln_status init_status(const std::string& options, std::string* message = nullptr) {
+  try {
+    AbiPlugin plugin(plugin_path("c"), options);
+  } catch (const AbiError& e) {
+    if (message != nullptr) *message = e.what();
+    return e.status;
+  }
+  return KILN_STATUS_OK;
+}
+
+TEST_F(CPlugin, DeviceInfoComesFromTheMachine) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  ASSERT_EQ(plugin.device_count(), 1u);
+  const kiln_device_info info = plugin.info(0);
+  EXPECT_GT(std::strlen(info.name), 0u);
+  EXPECT_EQ(info.kind, static_cast<std::uint32_t>(KILN_DEVICE_KIND_CPU));
+  EXPECT_EQ(info.flags, KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY);
+  EXPECT_GE(info.compute_units, 1u);
+  EXPECT_LE(info.compute_units, std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_EQ(info.warp_size, 1u);
+  EXPECT_EQ(info.max_local_threads, 1u);
+  EXPECT_EQ(info.max_local_dims[0], 1u);
+  EXPECT_GT(info.max_grid_dims[0], 1u << 20);
+  EXPECT_GT(info.memory_bytes, 0u);
+  EXPECT_NE(info.vector_widths & (1u << 1), 0u);
+  EXPECT_NE(info.dtype_ops[KILN_DTYPE_F32] & KILN_CAP_UNARY(KILN_UNARY_EXP), 0u);
+  EXPECT_NE(info.dtype_ops[KILN_DTYPE_BF16], 0u);
+  EXPECT_EQ(info.dtype_ops[KILN_DTYPE_INVALID], 0u);
+  // The compiler's own version line, as the driver version.
+  EXPECT_TRUE(std::string(info.driver_version).find("cc") != std::string::npos ||
+              std::string(info.driver_version).find("clang") != std::string::npos)
+      << info.driver_version;
+#if defined(__x86_64__)
+  EXPECT_NE(info.vector_widths & (1u << 4), 0u);  // SSE2 at least
+  EXPECT_GT(info.register_bytes, 0u);
+  EXPECT_GT(info.peak_gflops, 0.0);
+#endif
+  if (fs::exists("/sys/devices/system/cpu/cpu0/cache/index0")) {
+    EXPECT_GT(info.cache_bytes[0], 0u);
+    EXPECT_GE(info.cache_bytes[1], info.cache_bytes[0]);
+  }
+}
+
+TEST_F(CPlugin, OlderHostGetsOnlyTheFieldsItKnows) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  kiln_device_info info{};
+  std::memset(&info, 0xab, sizeof info);
+  info.struct_size = offsetof(kiln_device_info, kind);  // a host that knows only the strings
+  kiln_device_info_args args{};
+  args.struct_size = KILN_DEVICE_INFO_ARGS_STRUCT_SIZE;
+  args.info = &info;
+  check(plugin.api().device_info(&args));
+  EXPECT_GT(std::strlen(info.name), 0u);
+  EXPECT_EQ(info.kind, 0xababababu);  // untouched
+}
+
+TEST_F(CPlugin, MissingCompilerIsUnavailableAndNamed) {
+  std::string message;
+  EXPECT_EQ(init_status(options("\"compiler\": \"kiln-no-such-cc\""), &message), KILN_STATUS_UNAVAILABLE);
+  EXPECT_NE(message.find("kiln-no-such-cc"), std::string::npos) << message;
+  EXPECT_NE(message.find("compiler"), std::string::npos) << message;
+}
+
+TEST_F(CPlugin, BadOptionsNameTheKey) {
+  std::string message;
+  EXPECT_EQ(init_status(options("\"threads\": \"two\""), &message), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("threads"), std::string::npos) << message;
+  EXPECT_EQ(init_status(options("\"threads\": 0"), &message), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(init_status("{\"openmp\": 1, }", &message), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("openmp"), std::string::npos) << message;
+  EXPECT_EQ(init_status("{not json", &message), KILN_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(CPlugin, UnknownOptionsAreWarnings) {
+  AbiPlugin plugin(plugin_path("c"), options("\"optimise_harder\": true"));
+  EXPECT_TRUE(logged("optimise_harder"));
+}
+
+TEST_F(CPlugin, SecondCompileHitsTheCacheAndAChangedFlagMissesIt) {
+  const auto ops = wire_add_f32(100);
+  std::string key_o3;
+  {
+    AbiPlugin plugin(plugin_path("c"), options());
+    kiln_device* d = plugin.open(0);
+    ProgramHandle first(plugin, plugin.compile(d, ops));
+    EXPECT_TRUE(logged("c: compiled "));
+    EXPECT_EQ(files_with_extension(".so"), 1u);
+    test_log_lines().clear();
+    ProgramHandle second(plugin, plugin.compile(d, ops));
+    EXPECT_TRUE(logged("c: cache hit "));
+    EXPECT_FALSE(logged("c: compiled "));
+    EXPECT_EQ(files_with_extension(".so"), 1u);
+    EXPECT_EQ(files_with_extension(".c"), 0u);  // keep_source is off
+    kiln_cache_key_args key{};
+    key.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
+    key.device = d;
+    check(plugin.api().cache_key(&key));
+    key_o3 = key.key;
+    EXPECT_NE(key_o3.find("-O3"), std::string::npos) << key_o3;
+  }
+  test_log_lines().clear();
+  AbiPlugin plugin(plugin_path("c"), options("\"flags\": \"-O2 -march=native\", \"keep_source\": true"));
+  kiln_device* d = plugin.open(0);
+  ProgramHandle third(plugin, plugin.compile(d, ops));
+  EXPECT_TRUE(logged("c: compiled "));
+  EXPECT_EQ(files_with_extension(".so"), 2u);
+  EXPECT_EQ(files_with_extension(".c"), 1u);
+  kiln_cache_key_args key{};
+  key.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
+  key.device = d;
+  check(plugin.api().cache_key(&key));
+  EXPECT_NE(key_o3, std::string(key.key));
+}
+
+TEST_F(CPlugin, ConcurrentCompilesOfOneKernelAgree) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  kiln_device* d = plugin.open(0);
+  const auto ops = wire_add_f32(4096);
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        ProgramHandle p(plugin, plugin.compile(d, ops));
+        ok[t] = 1;
+      } catch (const std::exception&) {
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::count(ok.begin(), ok.end(), 1), 4);
+  EXPECT_EQ(files_with_extension(".so"), 1u);
+  EXPECT_EQ(files_with_extension(".tmp"), 0u);
+}
+
+TEST_F(CPlugin, CompilerErrorsReturnTheLogAndTheSourcePath) {
+  AbiPlugin plugin(plugin_path("c"), options("\"flags\": \"-O2 -fno-such-flag-kiln\""));
+  EXPECT_TRUE(logged("-fno-such-flag-kiln"));  // warned at init
+  kiln_device* d = plugin.open(0);
+  std::int64_t failed_op = 0;
+  try {
+    plugin.compile(d, wire_add_f32(8), &failed_op);
+    FAIL() << "expected COMPILE_FAILED";
+  } catch (const AbiError& e) {
+    EXPECT_EQ(e.status, KILN_STATUS_COMPILE_FAILED);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("-fno-such-flag-kiln"), std::string::npos) << message;
+    const auto at = message.find(cache_.string());
+    ASSERT_NE(at, std::string::npos) << message;
+    const std::string path = message.substr(at, message.find(".c", at) + 2 - at);
+    EXPECT_TRUE(fs::exists(path)) << path;
+  }
+  EXPECT_EQ(failed_op, -1);
+}
+
+TEST_F(CPlugin, UnsupportedKernelsNameTheOp) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  WireBuilder w;
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 0, 64);
+  auto t = w.local_index(0, w.const_i64(64));
+  w.store(KILN_DTYPE_F32, y, t, w.const_f32(1));
+  std::int64_t failed_op = -1;
+  try {
+    plugin.compile(plugin.open(0), w.ops, &failed_op);
+    FAIL();
+  } catch (const AbiError& e) {
+    EXPECT_EQ(e.status, KILN_STATUS_UNSUPPORTED) << e.what();
+  }
+  EXPECT_EQ(failed_op, t);
+}
+
+TEST_F(CPlugin, OpenMPCanBeTurnedOff) {
+  AbiPlugin plugin(plugin_path("c"), options("\"openmp\": false"));
+  ProgramHandle p(plugin, plugin.compile(plugin.open(0), wire_add_f32(64)));
+  EXPECT_EQ(plugin.source(p.get()).find("#pragma omp parallel"), std::string::npos);
+  AbiPlugin parallel(plugin_path("c"), options("\"threads\": 2"));
+  ProgramHandle q(parallel, parallel.compile(parallel.open(0), wire_add_f32(64)));
+  EXPECT_NE(parallel.source(q.get()).find("num_threads(2)"), std::string::npos);
+}
+
+// libm calls vectorise through libmvec unless turned off; the results are
+// checked by the op batteries (c_ops_test.cpp), which run with it on.
+TEST_F(CPlugin, VectorMathCanBeTurnedOff) {
+  AbiPlugin plugin(plugin_path("c"), options("\"vector_math\": false"));
+  ProgramHandle p(plugin, plugin.compile(plugin.open(0), wire_add_f32(64)));
+  EXPECT_EQ(plugin.source(p.get()).find("declare simd"), std::string::npos);
+}
+
+TEST_F(CPlugin, ProgramSourceIsC) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  ProgramHandle p(plugin, plugin.compile(plugin.open(0), wire_add_f32(64)));
+  kiln_program_source_args a{};
+  a.struct_size = KILN_PROGRAM_SOURCE_ARGS_STRUCT_SIZE;
+  a.program = p.get();
+  check(plugin.api().program_source(&a));
+  EXPECT_STREQ(a.language, "c");
+  EXPECT_NE(std::string(a.text, a.text_len).find("void kiln_kernel("), std::string::npos);
+}
+
+// Launch arguments that do not fit the kernel are INVALID_ARGUMENT, never a crash.
+TEST_F(CPlugin, LaunchChecksItsArguments) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  kiln_device* d = plugin.open(0);
+  const auto ops = wire_add_f32(100);
+  ProgramHandle p(plugin, plugin.compile(d, ops));
+  std::vector<HostArg> args = {HostArg::buffer(KILN_DTYPE_F32, 100), HostArg::buffer(KILN_DTYPE_F32, 100),
+                               HostArg::buffer(KILN_DTYPE_F32, 100)};
+  DeviceArgs device_args(plugin, d, args);
+  auto expect_invalid = [&](std::vector<kiln_arg> abi, const std::string& what) {
+    kiln_launch_args l = launch_args(ops, d, p.get(), device_args.abi());
+    l.args = abi.data();
+    l.n_args = abi.size();
+    try {
+      check(plugin.api().launch(&l));
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const AbiError& e) {
+      EXPECT_EQ(e.status, KILN_STATUS_INVALID_ARGUMENT) << what;
+      EXPECT_NE(std::string(e.what()).find("argument"), std::string::npos) << e.what();
+    }
+  };
+  auto abi = device_args.abi();
+  expect_invalid({abi[0], abi[1]}, "too few arguments");
+  auto small = abi;
+  small[2].bytes = 40;
+  expect_invalid(small, "buffer too small");
+  auto scalar = abi;
+  scalar[0].kind = KILN_ARG_SCALAR;
+  expect_invalid(scalar, "scalar for a buffer");
+  auto null_pointer = abi;
+  null_pointer[1].host_pointer = nullptr;
+  expect_invalid(null_pointer, "no host pointer");
+}
+
+// A buffer another host-memory plugin allocated arrives as a bare host
+// pointer (kiln_arg.buffer NULL): it works as is.
+TEST_F(CPlugin, RunsOnForeignHostPointers) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  kiln_device* d = plugin.open(0);
+  const auto ops = wire_add_f32(1000);
+  ProgramHandle p(plugin, plugin.compile(d, ops));
+  alignas(64) static float a[1000], b[1000], c[1000];
+  for (int i = 0; i < 1000; ++i) {
+    a[i] = static_cast<float>(i) * 0.5f;
+    b[i] = 3.0f - static_cast<float>(i);
+  }
+  std::vector<kiln_arg> args(3);
+  float* pointers[] = {a, b, c};
+  for (int i = 0; i < 3; ++i) {
+    args[i].kind = KILN_ARG_BUFFER;
+    args[i].host_pointer = pointers[i];
+    args[i].bytes = sizeof a;
+  }
+  kiln_launch_args l = launch_args(ops, d, p.get(), args);
+  check(plugin.api().launch(&l));
+  EXPECT_EQ(l.event, nullptr);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+}
+
+TEST_F(CPlugin, TimedLaunchReportsMinAndMedian) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  kiln_device* d = plugin.open(0);
+  const auto ops = wire_add_f32(1 << 16);
+  ProgramHandle p(plugin, plugin.compile(d, ops));
+  std::vector<HostArg> args = {HostArg::buffer(KILN_DTYPE_F32, 1 << 16), HostArg::buffer(KILN_DTYPE_F32, 1 << 16),
+                               HostArg::buffer(KILN_DTYPE_F32, 1 << 16)};
+  DeviceArgs device_args(plugin, d, args);
+  std::vector<std::uint64_t> samples(5, 0);
+  kiln_timed_launch_args t{};
+  t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+  t.launch = launch_args(ops, d, p.get(), device_args.abi());
+  t.warmups = 2;
+  t.repeats = 5;
+  t.flags = KILN_TIMED_FLUSH_CACHE;
+  t.samples_ns = samples.data();
+  check(plugin.api().launch_timed(&t));
+  EXPECT_EQ(t.runs, 5u);
+  EXPECT_EQ(t.aborted, 0u);
+  EXPECT_EQ(t.timer, static_cast<std::uint32_t>(KILN_TIMER_HOST));
+  EXPECT_GT(t.min_ns, 0u);
+  EXPECT_LE(t.min_ns, t.median_ns);
+  EXPECT_EQ(*std::min_element(samples.begin(), samples.end()), t.min_ns);
+  // A limit every run exceeds stops after the first timed run.
+  t.abort_ns = 1;
+  t.flags = 0;
+  check(plugin.api().launch_timed(&t));
+  EXPECT_EQ(t.runs, 1u);
+  EXPECT_EQ(t.aborted, 1u);
+}
+
+TEST_F(CPlugin, MemoryInfoAndAlignedBuffers) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  kiln_device* d = plugin.open(0);
+  kiln_memory_info_args m{};
+  m.struct_size = KILN_MEMORY_INFO_ARGS_STRUCT_SIZE;
+  m.device = d;
+  check(plugin.api().memory_info(&m));
+  EXPECT_GT(m.free_bytes, 0u);
+  EXPECT_GE(m.total_bytes, m.free_bytes);
+  kiln_buffer* b = plugin.alloc(d, 1000);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(plugin.host_pointer(d, b)) % 64, 0u);
+  plugin.api().buffer_free(d, b);
+}
+
+}  // namespace
+}  // namespace kiln::test

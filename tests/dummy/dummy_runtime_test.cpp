@@ -1,0 +1,80 @@
+// The dummy through the runtime (libkiln's loader), as host applications and
+// `kiln run --device dummy:0` use it: enabled by the config, devices from its
+// options, launches and modelled timed launches.
+//
+// The runtime initialises a plugin once per process (later options are
+// ignored with a note), so every test here uses the same options, and this
+// file is its own executable: the ABI tests' init/shutdown cycles would pull
+// the plugin from under the runtime.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "kiln/runtime.hpp"
+#include "support/wire_builder.hpp"
+
+using namespace kiln;
+
+namespace {
+
+constexpr const char* kEnabled = R"({"enabled": true, "options": {"devices": [{"name": "sim", "warp_size": 16}, {}]}})";
+
+Runtime runtime_with(const std::string& dummy_entry) {
+  const std::string text = R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
+      "cuda": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
+      "dummy": )" + dummy_entry + "}}";
+  Result<Config> config = parse_config(text, "test-config.json");
+  EXPECT_TRUE(config.ok()) << (config.ok() ? "" : config.error().to_string());
+  Result<Runtime> runtime = Runtime::create(std::move(config).value());
+  EXPECT_TRUE(runtime.ok()) << (runtime.ok() ? "" : runtime.error().to_string());
+  return std::move(runtime).value();
+}
+
+template <class T>
+std::span<const std::byte> bytes_of(const std::vector<T>& v) {
+  return std::as_bytes(std::span(v));
+}
+
+}  // namespace
+
+TEST(DummyRuntime, DisabledByDefaultAndLoadedWhenTheConfigEnablesIt) {
+  const Runtime off = runtime_with(R"({})");
+  EXPECT_EQ(off.plugin("dummy")->status, PluginStatus::Disabled);
+  EXPECT_FALSE(off.device("dummy:0").ok());
+
+  const Runtime on = runtime_with(kEnabled);
+  EXPECT_EQ(on.plugin("dummy")->status, PluginStatus::Loaded);
+  const std::vector<DeviceInfo> devices = on.devices();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].id, "dummy:0");
+  EXPECT_EQ(devices[0].name, "sim");
+  EXPECT_EQ(devices[0].warp_size, 16u);
+  EXPECT_EQ(devices[1].id, "dummy:1");
+}
+
+TEST(DummyRuntime, LaunchesAndTimedLaunchesThroughTheRuntime) {
+  const Runtime runtime = runtime_with(kEnabled);
+  const Device device = runtime.device("dummy:0").value();
+  const std::int64_t n = 1000;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> a(n), b(n), c(n);
+  for (std::int64_t i = 0; i < n; ++i) a[i] = dist(rng), b[i] = dist(rng);
+  Buffer da = device.allocate(n * 4).value(), db = device.allocate(n * 4).value(), dc = device.allocate(n * 4).value();
+  da.write(bytes_of(a)).value();
+  db.write(bytes_of(b)).value();
+  const ir::Kernel kernel = ir::Kernel::from_wire(test::wire_add_f32(n));
+  const Program program = device.compile(kernel).value();
+  const LaunchArg args[] = {LaunchArg::buffer(da), LaunchArg::buffer(db), LaunchArg::buffer(dc)};
+  Event done = device.launch(program, args).value();
+  done.wait().value();
+  dc.read(std::as_writable_bytes(std::span(c))).value();
+  for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(c[i], a[i] + b[i]) << i;
+
+  const Timing timing = device.timed_launch(program, args).value();
+  EXPECT_EQ(timing.timer, TimerKind::Model);
+  EXPECT_EQ(timing.runs, 5u);
+  EXPECT_GT(timing.min_ns, 0u);
+  EXPECT_EQ(device.timed_launch(program, args).value().median_ns, timing.median_ns);  // no noise: deterministic
+}
