@@ -4,6 +4,7 @@
 #include "kiln/ir/text.hpp"
 #include "verifier.hpp"
 
+#include <kiln/sdk/op_rules.hpp>
 #include <kiln/sdk/wire.hpp>
 
 #include <map>
@@ -16,31 +17,17 @@ std::string tn(ValueType t) { return type_name(t); }
 std::string unary_name(const Op& op) { return std::string(sdk::unary_name(op.code)); }
 std::string binary_name(const Op& op) { return std::string(sdk::binary_name(op.code)); }
 
-bool float_only(UnaryOp u) {
-  switch (u) {
-    case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Ln: case UnaryOp::Log2: case UnaryOp::Recip:
-    case UnaryOp::Sqrt: case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Floor: case UnaryOp::Trunc:
-      return true;
-    default:
-      return false;
+// Why an op is not defined on `dtype`, from the categories of
+// kiln/sdk/op_rules.hpp (the rules the interpreter and plugins use too).
+std::string not_defined(std::string_view op, DType dtype) {
+  std::string hint;
+  switch (sdk::dtype_category(static_cast<unsigned>(dtype))) {
+    case sdk::DTypeCategory::Float: hint = "floats allow every op but the bitwise ones and shifts"; break;
+    case sdk::DTypeCategory::Int: hint = "integers allow no pow and no float-only unary op"; break;
+    case sdk::DTypeCategory::Bool: hint = "bool allows logic, comparisons, max and min"; break;
+    default: hint = "unknown dtype"; break;
   }
-}
-
-// Which operand dtypes a BINARY op accepts ("" when `dtype` is fine).
-std::string binary_dtype_problem(BinaryOp b, DType dtype) {
-  const bool fp = is_float(dtype);
-  const bool integer = is_int(dtype);
-  const bool boolean = dtype == DType::Bool;
-  switch (b) {
-    case BinaryOp::Pow: return fp ? "" : "pow is for floats";
-    case BinaryOp::Shl: case BinaryOp::Shr: return integer ? "" : "shifts are for integers";
-    case BinaryOp::And: case BinaryOp::Or: case BinaryOp::BitAnd: case BinaryOp::BitOr: case BinaryOp::BitXor:
-      return integer || boolean ? "" : "logical and bitwise ops are for integers and bool";
-    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod:
-      return boolean ? "arithmetic is not defined on bool" : "";
-    default:
-      return "";
-  }
+  return std::string(op) + " is not defined on " + std::string(dtype_name(dtype)) + " (" + hint + ")";
 }
 
 }  // namespace
@@ -69,7 +56,7 @@ bool Verifier::check_op(ValueId id) {
         return fail(id, "cast-type", "cast keeps the lanes of its operand (" + tn(type(op.src[0])) + ")");
       return true;
     case OpKind::Mad:
-      if (op.dtype == DType::Bool) return fail(id, "mad-type", "mad is not defined on bool");
+      if (!sdk::mad_allowed(static_cast<unsigned>(op.dtype))) return fail(id, "mad-type", not_defined("mad", op.dtype));
       for (ValueId v : op.operands())
         if (type(v) != type(id))
           return fail(id, "mad-type", "mad operands must all be " + tn(type(id)) + ", got " + tn(type(v)));
@@ -216,11 +203,8 @@ bool Verifier::check_unary(ValueId id, const Op& op) {
   if (op.code == 0 || op.code >= KILN_UNARY_COUNT) return fail(id, "unary-op", "unknown unary op " + std::to_string(op.code));
   const ValueType x = type(op.src[0]);
   if (x != type(id)) return fail(id, "unary-type", unary_name(op) + " of " + tn(x) + " gives " + tn(x) + ", not " + tn(type(id)));
-  const UnaryOp u = op.unary();
-  if (float_only(u) && !is_float(x.dtype)) return fail(id, "unary-type", unary_name(op) + " is for floats, got " + tn(x));
-  if ((u == UnaryOp::Neg || u == UnaryOp::Abs) && x.dtype == DType::Bool)
-    return fail(id, "unary-type", unary_name(op) + " is not defined on bool");
-  if (u == UnaryOp::BitNot && is_float(x.dtype)) return fail(id, "unary-type", "bitnot is for integers and bool");
+  if (!sdk::unary_allowed(static_cast<unsigned>(x.dtype), op.code))
+    return fail(id, "unary-type", not_defined(unary_name(op), x.dtype));
   return true;
 }
 
@@ -231,8 +215,8 @@ bool Verifier::check_binary(ValueId id, const Op& op) {
   if (x != y) return fail(id, "binary-type", "operands of " + binary_name(op) + " must have one type, got " + tn(x) + " and " + tn(y));
   const ValueType result = sdk::binary_is_comparison(op.code) ? ValueType{DType::Bool, x.lanes} : x;
   if (type(id) != result) return fail(id, "binary-type", binary_name(op) + " of " + tn(x) + " gives " + tn(result) + ", not " + tn(type(id)));
-  const std::string problem = binary_dtype_problem(op.binary(), x.dtype);
-  if (!problem.empty()) return fail(id, "binary-type", problem + ", got " + tn(x));
+  if (!sdk::binary_allowed(static_cast<unsigned>(x.dtype), op.code))
+    return fail(id, "binary-type", not_defined(binary_name(op), x.dtype));
   return true;
 }
 
