@@ -2,6 +2,7 @@
 #include "kiln/runtime/device.hpp"
 
 #include "device_state.hpp"
+#include "kiln/ir/verify.hpp"
 
 namespace kiln {
 
@@ -58,8 +59,12 @@ Result<void> Device::synchronize() const {
 }
 
 Result<Program> Device::compile(const ir::Kernel& kernel) const {
-  // TODO(ir): run the IR verifier here once core/ir provides it; the ABI
-  // promises plugins only verified kernels.
+  // The ABI promises plugins only verified kernels.
+  if (auto verified = ir::verify(kernel); !verified.ok()) {
+    Error error = std::move(verified).error();
+    error.function = "compile";
+    return error;
+  }
   if (state_->api().compile == nullptr) return state_->missing("compile");
   Program program;
   program.wire_ = kernel.to_wire();

@@ -305,3 +305,19 @@ TEST_F(Launches, LaunchArgValueTypes) {
 }
 
 }  // namespace
+
+namespace {
+
+// An invalid kernel never reaches the plugin: compile runs the IR verifier
+// first and names the op and the rule.
+TEST_F(Launches, CompileRejectsAnInvalidKernelBeforeThePluginSeesIt) {
+  kiln::ir::Kernel kernel = axpy_kernel();
+  kernel.ops[kernel.ops.size() - 1].src[0] = 999;  // the STORE's memory operand names no op
+  kiln::Result<kiln::Program> program = host.compile(kernel);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.error().code, kiln::ErrorCode::Verify);
+  EXPECT_EQ(program.error().function, "compile");
+  EXPECT_EQ(program.error().op, static_cast<std::int64_t>(kernel.ops.size() - 1));
+}
+
+}  // namespace
