@@ -11,14 +11,26 @@ namespace kiln::passes {
 
 const std::vector<Pass>& always_on_passes() {
   static const std::vector<Pass> passes = {
+      {"remove_unit_loops", detail::remove_unit_loops},
       {"fold_constants", detail::fold_constants},
+      {"constants_to_top", detail::constants_to_top},
+      {"licm", detail::hoist_loop_invariants},
+      {"fold_accumulators", detail::fold_accumulators},
+      {"remove_empty_ranges", detail::remove_empty_ranges},
+      {"unfold_pows", detail::unfold_pows},
+      {"canonicalize_operands", detail::canonicalize_operands},
+      {"cse", detail::eliminate_common_subexpressions},
+      {"schedule", detail::schedule_instructions},
       {"dce", detail::eliminate_dead_code},  // last: cleans up what the others left
   };
   return passes;
 }
 
 const std::vector<Pass>& finalize_passes() {
-  static const std::vector<Pass> passes = {};
+  static const std::vector<Pass> passes = {
+      {"exp_base", detail::convert_exp_base},
+      {"fuse_mad", detail::fuse_multiply_add},
+  };
   return passes;
 }
 
