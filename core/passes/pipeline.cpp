@@ -18,6 +18,8 @@ const std::vector<Pass>& always_on_passes() {
       {"fold_accumulators", detail::fold_accumulators},
       {"remove_empty_ranges", detail::remove_empty_ranges},
       {"unfold_pows", detail::unfold_pows},
+      {"simplify_algebra", detail::simplify_algebra},
+      {"simplify_accumulating_loops", detail::simplify_accumulating_loops},
       {"canonicalize_operands", detail::canonicalize_operands},
       {"cse", detail::eliminate_common_subexpressions},
       {"schedule", detail::schedule_instructions},
