@@ -1,7 +1,8 @@
 // The differential property test: kernels from the standard library and
 // from a random generator, each optimized by random sequences of up to 8
 // steps (each step drawn from the registered optimizations' configs on the
-// current kernel) for three devices (c:0's real DeviceInfo, the GPU-shaped
+// current kernel: an optimization uniformly among those that apply, then
+// one of its configs) for three devices (c:0's real DeviceInfo, the GPU-shaped
 // preset, the small preset), must give the unoptimized kernel's results on
 // the reference interpreter and, when they have no LOCAL index, on c:0.
 //
@@ -17,6 +18,7 @@
 #include "kiln/passes/optimization.hpp"
 
 #include <chrono>
+#include <map>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -83,13 +85,21 @@ class Differential : public ::testing::Test {
     ir::Kernel current = normalized;
     const int steps = std::uniform_int_distribution<int>(0, kMaxSteps)(rng);
     for (int i = 0; i < steps; ++i) {
-      std::vector<passes::OptStep> choices;
-      for (const passes::Optimization* opt : passes::optimizations()) {
-        std::vector<passes::OptStep> configs = opt->configs(current, device);
-        choices.insert(choices.end(), configs.begin(), configs.end());
-      }
+      // An optimization uniformly among those that apply (the first step:
+      // the least used so far, so that rarely applicable ones get tested),
+      // then one of its configs.
+      std::vector<std::vector<passes::OptStep>> choices;
+      for (const passes::Optimization* opt : passes::optimizations())
+        if (std::vector<passes::OptStep> configs = opt->configs(current, device); !configs.empty())
+          choices.push_back(std::move(configs));
       if (choices.empty()) break;
-      const passes::OptStep step = choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(rng)];
+      std::size_t pick = std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(rng);
+      if (i == 0)
+        for (std::size_t c = 0; c < choices.size(); ++c)
+          if (steps_by_optimization_[choices[c][0].opt] < steps_by_optimization_[choices[pick][0].opt]) pick = c;
+      const auto& configs = choices[pick];
+      const passes::OptStep step = configs[std::uniform_int_distribution<std::size_t>(0, configs.size() - 1)(rng)];
+      ++steps_by_optimization_[step.opt];
       Result<ir::Kernel> next = passes::apply_sequence(current, {step}, device);
       sequence.push_back(step);
       if (!next.ok()) {
@@ -154,6 +164,9 @@ class Differential : public ::testing::Test {
   void summarize() {
     std::printf("[differential] %d variants, %d runs on c:0, %d optimizations registered, %d failures\n", variants_,
                 c0_runs_, static_cast<int>(passes::optimizations().size()), failures_);
+    std::string steps;
+    for (const auto& [name, count] : steps_by_optimization_) steps += " " + name + "=" + std::to_string(count);
+    std::printf("[differential] steps applied:%s\n", steps.empty() ? " none" : steps.c_str());
   }
 
   static std::unique_ptr<Runtime> runtime_;
@@ -161,6 +174,7 @@ class Differential : public ::testing::Test {
   static std::string c0_error_;
   std::vector<DeviceInfo> devices_;
   int variants_ = 0, c0_runs_ = 0, failures_ = 0;
+  std::map<std::string, int> steps_by_optimization_;
 };
 
 std::unique_ptr<Runtime> Differential::runtime_;
@@ -171,7 +185,8 @@ std::string Differential::c0_error_;
 
 TEST_F(Differential, StandardKernels) {
   std::mt19937_64 rng(kCiSeed);
-  const kernels::KernelSize sizes[] = {{.m = 3, .n = 5, .k = 7}, {.m = 17, .n = 33, .k = 9}};
+  // Odd sizes (nothing divides), and powers of two (tiles and vectors fit).
+  const kernels::KernelSize sizes[] = {{.m = 3, .n = 5, .k = 7}, {.m = 17, .n = 33, .k = 9}, {.m = 64, .n = 64, .k = 16}};
   for (std::string_view name : kernels::standard_kernel_names()) {
     for (const kernels::KernelSize& size : sizes) {
       for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::I32}) {
