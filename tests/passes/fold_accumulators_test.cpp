@@ -63,3 +63,34 @@ store f32 %1[%4], %15
 )";
   EXPECT_EQ(after_pass("fold_accumulators", kBlocked), kBlocked);
 }
+
+TEST(FoldAccumulators, DropsStoresOverwrittenBeforeAnyRead) {
+  EXPECT_EQ(after_pass("fold_accumulators", R"(
+%0 = param 0 global f32[2]
+%1 = param 1 global_mut f32[2]
+%2 = const i64 0
+%3 = const i64 1
+%4 = storage register f32[2]
+%5 = load f32 %0[%2]
+%6 = load f32 %0[%3]
+store f32 %4[%2], %5
+store f32 %4[%3], %5
+store f32 %4[%2], %6
+%10 = load f32 %4[%2]
+%11 = load f32 %4[%3]
+%12 = add f32 %10, %11
+store f32 %1[%2], %12
+)"),
+            R"(%0 = param 0 global f32[2]
+%1 = param 1 global_mut f32[2]
+%2 = const i64 0
+%3 = const i64 1
+%4 = storage register f32[2]
+%5 = load f32 %0[%2]
+%6 = load f32 %0[%3]
+store f32 %4[%3], %5
+store f32 %4[%2], %6
+%9 = add f32 %6, %5
+store f32 %1[%2], %9
+)");
+}
