@@ -86,10 +86,12 @@ Result<ir::Kernel> finalize_impl(const ir::Kernel& kernel, const DeviceInfo& dev
 }  // namespace
 
 ir::Kernel normalize(const ir::Kernel& kernel, const DeviceInfo& device) {
+  if (!ir::verify(kernel).ok()) return kernel;  // the passes rely on the IR rules
   return normalize_impl(kernel, device, false).value();  // cannot fail unchecked
 }
 
 ir::Kernel finalize(const ir::Kernel& kernel, const DeviceInfo& device) {
+  if (!ir::verify(kernel).ok()) return kernel;
   return finalize_impl(kernel, device, false).value();
 }
 

@@ -68,6 +68,19 @@ TEST(Pipeline, OptimizeRejectsAnInvalidKernel) {
   EXPECT_EQ(result.error().code, ErrorCode::Verify);
 }
 
+TEST(Pipeline, NormalizeAndFinalizeLeaveInvalidKernelsAlone) {
+  // Operands past the end, a missing operand: nothing to crash on.
+  ir::Kernel broken = passes::test::parse_valid("%0 = param 0 global_mut f32[4]\n%1 = const i64 4\n%2 = index group 0 %1\n");
+  broken.ops[2].src[0] = 77;
+  broken.ops.push_back(broken.ops[1]);
+  broken.ops.back().kind = ir::OpKind::Binary;
+  broken.ops.back().src = {ir::kNoValue, 3, 9};
+  for (const auto& device : {passes::cpu_preset(), passes::gpu_preset()}) {
+    EXPECT_EQ(passes::normalize(broken, device), broken);
+    EXPECT_EQ(passes::finalize(broken, device), broken);
+  }
+}
+
 TEST(Pipeline, UnknownOptimizationIsAnErrorNamingTheStep) {
   const auto k = kernels::make_standard_kernel("add", {.n = 16}).value();
   auto result = passes::optimize(k.kernel, passes::parse_sequence("no_such_opt(x=1)").value(), passes::cpu_preset());
