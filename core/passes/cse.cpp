@@ -8,7 +8,9 @@
 // per-memory epoch that moves on every STORE to that memory (wherever it
 // is nested), on every BARRIER (all memories: other threads' writes become
 // visible), and on entry to a LOOP for what the loop body writes (a later
-// iteration sees those writes before the load).
+// iteration sees those writes before the load). Two GLOBAL_MUT params may
+// be bound to one buffer, so a store to one moves the epoch of all of them
+// (GLOBAL params are read-only for the whole launch: nothing moves theirs).
 #include "always_on.hpp"
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/rewriter.hpp"
@@ -68,7 +70,12 @@ Kernel eliminate_common_subexpressions(const Kernel& kernel, const DeviceInfo&) 
   for (ValueId id = 0; id < n; ++id)
     if (kernel[id].is_memory()) memories.push_back(id);
   auto bump = [&](ValueId memory) {
-    if (memory < n) ++epoch[memory];
+    if (memory >= n) return;
+    const bool buffer = kernel[memory].kind == OpKind::Param;
+    for (ValueId m : memories) {
+      const bool mutable_buffer = kernel[m].kind == OpKind::Param && kernel[m].param_kind() == ir::ParamKind::GlobalMut;
+      if (m == memory || (buffer && mutable_buffer)) ++epoch[m];
+    }
   };
 
   Table table;

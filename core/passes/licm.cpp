@@ -59,8 +59,14 @@ LoopFacts facts_of(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop)
   facts.runs = count && *count >= 1;
   for (ValueId id = loop + 1; id < kernel.size() && id < blocks.end[loop]; ++id) {
     const ir::Op& op = kernel[id];
-    if (op.kind == OpKind::Store && op.src[0] < kernel.size()) facts.stored[op.src[0]] = true;
     if (op.kind == OpKind::Barrier) facts.has_barrier = true;
+    if (op.kind != OpKind::Store || op.src[0] >= kernel.size()) continue;
+    facts.stored[op.src[0]] = true;
+    // Two GLOBAL_MUT params may be bound to one buffer: a store to one may
+    // change what a load from another reads.
+    if (kernel[op.src[0]].kind == OpKind::Param)
+      for (ValueId m = 0; m < kernel.size(); ++m)
+        if (kernel[m].kind == OpKind::Param && kernel[m].param_kind() == ir::ParamKind::GlobalMut) facts.stored[m] = true;
   }
   return facts;
 }

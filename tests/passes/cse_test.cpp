@@ -120,3 +120,33 @@ store f32 %0[%3], %14
 )";
   EXPECT_EQ(after_pass("cse", kExchange), kExchange);
 }
+
+TEST(Cse, TreatsMutableBuffersAsPossiblyOneBuffer) {
+  // %0 and %1 may be bound to one buffer: the store to %1 may change %0[0].
+  // The read-only %2 cannot change.
+  constexpr std::string_view kMaybeAliased = R"(%0 = param 0 global_mut f32[4]
+%1 = param 1 global_mut f32[4]
+%2 = param 2 global f32[4]
+%3 = const i64 0
+%4 = load f32 %0[%3]
+%5 = load f32 %2[%3]
+store f32 %1[%3], %4
+%7 = load f32 %0[%3]
+%8 = load f32 %2[%3]
+%9 = add f32 %7, %8
+%10 = add f32 %9, %5
+store f32 %0[%3], %10
+)";
+  EXPECT_EQ(after_pass("cse", kMaybeAliased), R"(%0 = param 0 global_mut f32[4]
+%1 = param 1 global_mut f32[4]
+%2 = param 2 global f32[4]
+%3 = const i64 0
+%4 = load f32 %0[%3]
+%5 = load f32 %2[%3]
+store f32 %1[%3], %4
+%7 = load f32 %0[%3]
+%8 = add f32 %7, %5
+%9 = add f32 %8, %5
+store f32 %0[%3], %9
+)");
+}

@@ -125,3 +125,17 @@ store f32 %4[%3], %5
 endloop %8
 )");
 }
+
+TEST(Licm, KeepsLoadsOfMutableBuffersWhenTheLoopStoresToAnother) {
+  // %0 and %1 may be one buffer.
+  constexpr std::string_view kMaybeAliased = R"(%0 = param 0 global_mut f32[4]
+%1 = param 1 global_mut f32[4]
+%2 = const i64 0
+%3 = const i64 4
+%4 = loop %3
+  %5 = load f32 %0[%2]
+  store f32 %1[%4], %5
+endloop %4
+)";
+  EXPECT_EQ(after_pass("licm", kMaybeAliased), kMaybeAliased);
+}
