@@ -79,8 +79,9 @@ class Differential : public ::testing::Test {
 
   // A random sequence, applied step by step; each step must apply (configs
   // only lists what applies).
+  // `tuned`: the kernel after the last step (normalized), for the replay check.
   passes::OptSequence random_sequence(const ir::Kernel& normalized, const DeviceInfo& device, std::mt19937_64& rng,
-                                      std::string& problem) {
+                                      std::string& problem, ir::Kernel& tuned) {
     passes::OptSequence sequence;
     ir::Kernel current = normalized;
     const int steps = std::uniform_int_distribution<int>(0, kMaxSteps)(rng);
@@ -108,6 +109,7 @@ class Differential : public ::testing::Test {
       }
       current = std::move(next).value();
     }
+    tuned = current;
     return sequence;
   }
 
@@ -133,7 +135,8 @@ class Differential : public ::testing::Test {
       ++variants_;
       std::string problem;
       const ir::Kernel normalized = passes::normalize(c.kernel, device);
-      const passes::OptSequence sequence = random_sequence(normalized, device, rng, problem);
+      ir::Kernel tuned;
+      const passes::OptSequence sequence = random_sequence(normalized, device, rng, problem, tuned);
       if (!problem.empty()) {
         report(c, device, sequence, nullptr, problem);
         continue;
@@ -143,6 +146,13 @@ class Differential : public ::testing::Test {
         report(c, device, sequence, nullptr, "optimize failed: " + optimized.error().to_string());
         continue;
       }
+      // Replaying the text of the sequence gives the kernel built step by
+      // step (what the tuner measured is what it replays), and normalize has
+      // reached its fixed point (a second run changes nothing).
+      if (ir::hash(*optimized) != ir::hash(passes::finalize(tuned, device)))
+        report(c, device, sequence, &*optimized, "optimize(kernel, sequence) differs from the step-by-step kernel");
+      if (ir::hash(passes::normalize(*optimized, device)) != ir::hash(*optimized))
+        report(c, device, sequence, &*optimized, "normalize did not reach a fixed point");
       const std::string on_interpreter =
           passes::test::compare_outcomes(expected, passes::test::run_on_interpreter(*optimized, c.args, c.seed + 1), c.tolerance);
       if (!on_interpreter.empty()) report(c, device, sequence, &*optimized, "interpreter: " + on_interpreter);
