@@ -7,9 +7,10 @@
 // the reference interpreter and, when they have no LOCAL index, on c:0.
 //
 // CI: a fixed seed and a bounded count (label `differential`, about a
-// minute). Soak: KILN_SOAK_SECONDS=N runs fresh seeds for N seconds
-// (KILN_DIFFERENTIAL_SEED=S replays one random kernel's seed). A mismatch
-// prints the seed, the kernel, the sequence and the optimized kernel.
+// minute). Soak: KILN_SOAK_SECONDS=N runs fresh seeds for N seconds. A
+// mismatch prints the seed, the kernel, the sequence and the optimized
+// kernel; KILN_DIFFERENTIAL_SEED=S replays that random kernel (with random
+// sequences, or KILN_DIFFERENTIAL_SEQUENCE="..." on every device).
 #include "passes/device_runner.hpp"
 #include "passes/pass_test_support.hpp"
 #include "passes/random_kernel.hpp"
@@ -19,6 +20,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -136,7 +138,15 @@ class Differential : public ::testing::Test {
       std::string problem;
       const ir::Kernel normalized = passes::normalize(c.kernel, device);
       ir::Kernel tuned;
-      const passes::OptSequence sequence = random_sequence(normalized, device, rng, problem, tuned);
+      passes::OptSequence sequence;
+      if (forced_sequence_) {  // replaying a report
+        sequence = *forced_sequence_;
+        Result<ir::Kernel> applied = passes::apply_sequence(normalized, sequence, device);
+        if (!applied.ok()) problem = applied.error().to_string();
+        else tuned = std::move(applied).value();
+      } else {
+        sequence = random_sequence(normalized, device, rng, problem, tuned);
+      }
       if (!problem.empty()) {
         report(c, device, sequence, nullptr, problem);
         continue;
@@ -185,6 +195,7 @@ class Differential : public ::testing::Test {
   std::vector<DeviceInfo> devices_;
   int variants_ = 0, c0_runs_ = 0, failures_ = 0;
   std::map<std::string, int> steps_by_optimization_;
+  std::optional<passes::OptSequence> forced_sequence_;  // KILN_DIFFERENTIAL_SEQUENCE
 };
 
 std::unique_ptr<Runtime> Differential::runtime_;
@@ -215,6 +226,8 @@ TEST_F(Differential, StandardKernels) {
 TEST_F(Differential, RandomKernels) {
   std::mt19937_64 rng(kCiSeed + 1);
   if (const char* replay = std::getenv("KILN_DIFFERENTIAL_SEED")) {
+    if (const char* sequence = std::getenv("KILN_DIFFERENTIAL_SEQUENCE"))
+      forced_sequence_ = passes::parse_sequence(sequence).value();
     check(random_case(std::strtoull(replay, nullptr, 10)), rng, true);
     summarize();
     return;
