@@ -1,10 +1,15 @@
-// Fused multiply-add (finalize): ADD(MUL(a, b), c) -> MAD(a, b, c) when the
-// MUL has no other use and sits in the same block as the ADD (fusing across
-// a loop boundary would move the multiply into the loop). MAD may round
-// once or twice (kernel_ir.h); the interpreter rounds twice, so results on
-// it are unchanged, and a device that fuses differs within an ulp.
+// Fused multiply-add (finalize): ADD(MUL(a, b), c) -> MAD(a, b, c) on floats
+// when the MUL has no other use and sits in the same block as the ADD
+// (fusing across a loop boundary would move the multiply into the loop).
+// MAD may round once or twice (kernel_ir.h); the interpreter rounds twice,
+// so results on it are unchanged, and a device that fuses differs within an
+// ulp. Integers are left alone: an integer MAD is exact either way and
+// devices fuse it themselves, while index arithmetic kept as ADD/MUL stays
+// in the affine shape analyses read (ir::affine_form: the cost model's
+// coalescing, the verifier's range and alignment proofs).
 #include "always_on.hpp"
 #include "kiln/ir/analysis.hpp"
+#include "kiln/ir/dtype.hpp"
 #include "kiln/ir/rewriter.hpp"
 
 namespace kiln::passes::detail {
@@ -18,7 +23,7 @@ Kernel fuse_multiply_add(const Kernel& kernel, const DeviceInfo&) {
     if (v >= kernel.size()) return false;
     const ir::Op& op = kernel[v];
     return op.kind == ir::OpKind::Binary && op.binary() == ir::BinaryOp::Mul && uses[v] == 1 &&
-           blocks.parent[v] == blocks.parent[add] && op.dtype != ir::DType::Bool;
+           blocks.parent[v] == blocks.parent[add] && ir::is_float(op.dtype);
   };
   return ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
     const ir::Op& op = kernel[id];

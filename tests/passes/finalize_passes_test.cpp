@@ -91,3 +91,15 @@ TEST(ExpBase, UsesExpElsewhere) {
 store f32 %1[%3], %11
 )");
 }
+
+TEST(FuseMultiplyAdd, LeavesIntegerIndexArithmetic) {
+  constexpr std::string_view kIndex = R"(%0 = param 0 global_mut i64[64]
+%1 = const i64 8
+%2 = index group 0 %1
+%3 = index group 1 %1
+%4 = mul i64 %2, %1
+%5 = add i64 %4, %3
+store i64 %0[%5], %4
+)";
+  EXPECT_EQ(after_pass("fuse_mad", kIndex), kIndex);
+}
