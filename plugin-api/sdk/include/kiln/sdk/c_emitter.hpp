@@ -76,7 +76,8 @@ struct VectorAccess {
 struct Dialect {
   std::string_view name;      // "c", "opencl-c", "cuda", "glsl": the program_source language
   // How each dtype is held in a variable, and how its elements lie in memory
-  // (f16/bf16: float values, 16-bit storage; BOOL: an 8-bit 0/1 both ways).
+  // (f16/bf16: float values, 16-bit storage; BOOL: an 8-bit 0/1 in memory,
+  // and in variables too unless native_bool).
   std::array<std::string_view, KILN_DTYPE_COUNT> value_types;
   std::array<std::string_view, KILN_DTYPE_COUNT> storage_types;
   std::uint32_t vector_lanes = 0;    // bit n: vectors of n lanes can be written
@@ -119,8 +120,9 @@ struct Dialect {
   // result is built this way, never by assigning lanes: GCC 12 -O2/-O3
   // miscompiles lane stores into 4-byte vector_size types.)
   std::string (*vector_literal)(std::string_view vector_type, const std::vector<std::string>& lanes);
-  // Includes, pragmas and bit-cast helpers kiln_f32_bits/kiln_bits_f32/
-  // kiln_f64_bits/kiln_bits_f64 the shared prelude relies on.
+  // Includes, pragmas, file-scope declarations, and the bit-cast helpers
+  // kiln_f32_bits/kiln_bits_f32 the shared prelude relies on (and
+  // kiln_bits_f64 where the dialect's literals use it).
   std::string (*prelude)(const Dialect&, const KernelShape&);
   // Everything before the body (signature, parameters, group loops: the body
   // then reads variable params from `v<op>_in`, buffers from `v<op>`), and
