@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -24,8 +25,9 @@ struct Output {
   std::string err;
 };
 
+// One folder per test process: ctest runs these tests in parallel.
 std::filesystem::path scratch() {
-  const auto dir = std::filesystem::path(KILN_BUILD_DIR) / "tests" / "cli-ir";
+  const auto dir = std::filesystem::path(KILN_BUILD_DIR) / "tests" / "cli-ir" / std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   return dir;
 }
