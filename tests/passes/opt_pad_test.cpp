@@ -146,3 +146,21 @@ TEST(Pad, EveryConfigKeepsTheResults) {
         expect_applies(kernel, config, device);
       }
 }
+
+TEST(Pad, NormalizedPaddedDynamicLengthStillSplits) {
+  // Through apply_sequence (normalize after each step): the padded length
+  // keeps a form split_local and coarsen recognise as a multiple.
+  const ir::Kernel dynamic = parse_valid(kNegDynamic);
+  for (const DeviceInfo& device : {gpu_preset(), small_preset()}) {
+    Result<ir::Kernel> padded = apply_sequence(normalize(dynamic, device), parse_sequence("pad(axis=0,multiple=64)").value(), device);
+    ASSERT_TRUE(padded.ok()) << padded.error().to_string();
+    const std::vector<std::string> splits = config_texts("split_local", *padded, device);
+    ASSERT_FALSE(splits.empty()) << ir::print(*padded);
+    EXPECT_EQ(splits.front(), "split_local(axis=0,factor=64)") << ir::print(*padded);
+    EXPECT_FALSE(config_texts("coarsen", *padded, device).empty()) << ir::print(*padded);
+    for (double n : {1.0, 64.0, 100.0}) {
+      const std::vector<double> scalars = {n};
+      expect_applies(*padded, splits.front(), device, scalars);
+    }
+  }
+}
