@@ -28,6 +28,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 
 namespace kiln::passes::opts {
@@ -65,9 +66,9 @@ std::string swap_blocker(const Kernel& kernel, const std::vector<LoopSite>& site
   if (has_barrier(kernel, outer.loop, outer.end)) return "the nest holds a BARRIER";
 
   // The one index form of each memory written in the nest.
-  std::map<ValueId, bool> written;
+  std::set<ValueId> written;
   for (ValueId id = inner.loop; id < inner.end; ++id)
-    if (kernel[id].kind == OpKind::Store) written[kernel[id].src[0]] = true;
+    if (kernel[id].kind == OpKind::Store) written.insert(kernel[id].src[0]);
   std::map<ValueId, ir::AffineForm> form_of;
   for (ValueId id = inner.loop; id < inner.end; ++id) {
     const ir::Op& op = kernel[id];

@@ -66,8 +66,8 @@ struct GroupLength {
 GroupLength group_length(const ir::Kernel& kernel, ir::ValueId index);
 
 // Whether `length` is a known multiple of `factor` (constant, or dynamic in
-// the base * multiple form), and the new length `length / factor` emitted
-// into `b` from the rewriter's mapped values.
+// the base * multiple form); and `length / factor`, emitted at the end of
+// rw.out() (as a CONST, or from the mapped base).
 bool divides(const GroupLength& length, std::int64_t factor);
 ir::Value emit_divided_length(ir::Rewriter& rw, const GroupLength& length, std::int64_t factor);
 
