@@ -56,6 +56,7 @@ KernelInterface read_interface(std::span<const kiln_op> ops, std::uint32_t max_p
       p.binding = iface.buffer_count++;
     }
   }
+  iface.slots = sdk::collect_params(ops);
   return iface;
 }
 
