@@ -53,6 +53,7 @@ struct Settings {
 // Process-wide state: written by init, read-only afterwards.
 struct State {
   Settings settings;
+  kiln_device_info info{};
   std::string cache_key;  // plugin version + compiler identity + flags; in every program's hash
 };
 State& state();

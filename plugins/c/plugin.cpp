@@ -20,7 +20,6 @@
 #include <kiln/sdk/host_cpu.hpp>
 #include <kiln/sdk/host_memory.hpp>
 #include <kiln/sdk/plugin_support.hpp>
-#include <kiln/sdk/single_device.hpp>
 
 #include <cstdlib>
 #include <sstream>
@@ -33,6 +32,9 @@ State& state() {
 }
 
 namespace {
+
+struct Device {};  // c:0 has no state of its own; its handle is this object's address
+Device the_device;
 
 std::vector<std::string> split_flags(const std::string& text) {
   std::vector<std::string> out;
@@ -95,13 +97,45 @@ kiln_error* init(kiln_init_args* raw) {
     const auto options = sdk::Options::parse({args.options_json == nullptr ? "" : args.options_json, args.options_json_len});
     State& s = state();
     s.settings = read_settings(options);
-    sdk::set_single_device("c", describe_device(s.settings));
+    s.info = describe_device(s.settings);
     s.cache_key = make_cache_key(s.settings);
     sdk::Host::log(KILN_LOG_INFO, "c: " + s.cache_key + "; cache " + s.settings.cache_dir.string());
   });
 }
 
 void shutdown() {}
+
+kiln_error* device_count(kiln_device_count_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    args.count = 1;
+    sdk::write_args(raw, args);
+  });
+}
+
+void check_index(std::uint32_t index) {
+  if (index != 0) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: device index " + std::to_string(index) + " (there is one device)");
+}
+
+kiln_error* device_info(kiln_device_info_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    check_index(args.index);
+    if (args.info == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: device_info: info is NULL");
+    sdk::write_args(args.info, state().info);
+  });
+}
+
+kiln_error* device_open(kiln_device_open_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    check_index(args.index);
+    args.device = reinterpret_cast<kiln_device*>(&the_device);
+    sdk::write_args(raw, args);
+  });
+}
+
+void device_close(kiln_device*) {}
 
 const kiln_plugin_api kApi = {
     .struct_size = KILN_PLUGIN_API_STRUCT_SIZE,
@@ -112,10 +146,10 @@ const kiln_plugin_api kApi = {
     .description = "CPU: emits C, compiles it with the system compiler, runs it with OpenMP",
     .init = init,
     .shutdown = shutdown,
-    .device_count = sdk::single_device_count,
-    .device_info = sdk::single_device_info,
-    .device_open = sdk::single_device_open,
-    .device_close = sdk::single_device_close,
+    .device_count = device_count,
+    .device_info = device_info,
+    .device_open = device_open,
+    .device_close = device_close,
     .device_synchronize = sdk::host_device_synchronize,
     .memory_info = sdk::host_memory_info,
     .buffer_alloc = sdk::host_buffer_alloc,

@@ -25,6 +25,7 @@ inline constexpr const char* kPluginVersion = "0.1.0";
 struct State {
   const OpenBlas* blas = nullptr;
   int threads = 1;
+  kiln_device_info info{};
   std::string cache_key;
 };
 State& state();

@@ -11,7 +11,6 @@
 #include <kiln/sdk/host_cpu.hpp>
 #include <kiln/sdk/host_memory.hpp>
 #include <kiln/sdk/plugin_support.hpp>
-#include <kiln/sdk/single_device.hpp>
 
 namespace kiln::cblas {
 
@@ -21,6 +20,9 @@ State& state() {
 }
 
 namespace {
+
+struct Device {};
+Device the_device;
 
 std::vector<std::string> library_candidates(const sdk::Options& options) {
   if (options.has("library")) return {options.get_string("library", "")};
@@ -47,14 +49,45 @@ kiln_error* init(kiln_init_args* raw) {
     s.blas = &load_openblas(candidates);
     s.threads = static_cast<int>(threads);
     s.blas->set_num_threads(s.threads);
-    const kiln_device_info info = describe_device(*s.blas, s.threads);
-    sdk::set_single_device("cblas", info);
+    s.info = describe_device(*s.blas, s.threads);
     s.cache_key = std::string("cblas ") + kPluginVersion + "; " + s.blas->path + " " + s.blas->version + " " + s.blas->core;
-    sdk::Host::log(KILN_LOG_INFO, std::string("cblas: ") + info.name + ", " + std::to_string(s.threads) + " threads, " + s.blas->path);
+    sdk::Host::log(KILN_LOG_INFO, std::string("cblas: ") + s.info.name + ", " + std::to_string(s.threads) + " threads, " + s.blas->path);
   });
 }
 
 void shutdown() {}
+
+kiln_error* device_count(kiln_device_count_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    args.count = 1;
+    sdk::write_args(raw, args);
+  });
+}
+
+void check_index(std::uint32_t index) {
+  if (index != 0) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: device index " + std::to_string(index) + " (there is one device)");
+}
+
+kiln_error* device_info(kiln_device_info_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    check_index(args.index);
+    if (args.info == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: device_info: info is NULL");
+    sdk::write_args(args.info, state().info);
+  });
+}
+
+kiln_error* device_open(kiln_device_open_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    check_index(args.index);
+    args.device = reinterpret_cast<kiln_device*>(&the_device);
+    sdk::write_args(raw, args);
+  });
+}
+
+void device_close(kiln_device*) {}
 
 const kiln_plugin_api kApi = {
     .struct_size = KILN_PLUGIN_API_STRUCT_SIZE,
@@ -65,10 +98,10 @@ const kiln_plugin_api kApi = {
     .description = "OpenBLAS: runs matrix-product kernels as sgemm/dgemm calls",
     .init = init,
     .shutdown = shutdown,
-    .device_count = sdk::single_device_count,
-    .device_info = sdk::single_device_info,
-    .device_open = sdk::single_device_open,
-    .device_close = sdk::single_device_close,
+    .device_count = device_count,
+    .device_info = device_info,
+    .device_open = device_open,
+    .device_close = device_close,
     .device_synchronize = sdk::host_device_synchronize,
     .memory_info = sdk::host_memory_info,
     .buffer_alloc = sdk::host_buffer_alloc,
