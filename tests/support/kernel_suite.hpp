@@ -68,9 +68,7 @@ inline bool exact_unary(unsigned u) {
   return u == KILN_UNARY_NEG || u == KILN_UNARY_FLOOR || u == KILN_UNARY_TRUNC || u == KILN_UNARY_ABS ||
          u == KILN_UNARY_BIT_NOT;
 }
-// Float MOD is exact fmod in the IR, but GLSL has no fmod: the Vulkan
-// plugin computes x - y * trunc(x / y), a product's rounding away from it.
-inline bool exact_binary(unsigned b) { return b != KILN_BINARY_DIV && b != KILN_BINARY_POW && b != KILN_BINARY_MOD; }
+inline bool exact_binary(unsigned b) { return b != KILN_BINARY_DIV && b != KILN_BINARY_POW; }
 inline unsigned binary_result_dtype(unsigned b, unsigned dt) {
   return sdk::binary_is_comparison(b) ? unsigned{KILN_DTYPE_BOOL} : dt;
 }
