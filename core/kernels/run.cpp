@@ -2,6 +2,7 @@
 #include "kiln/kernels/run.hpp"
 
 #include "kiln/ir/dtype.hpp"
+#include "kiln/passes/optimization.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -27,8 +28,9 @@ std::span<const std::byte> bytes_of(const HostBuffer& buffer) { return buffer.da
 }  // namespace
 
 Result<ir::Kernel> lower_for_device(const ir::Kernel& kernel, const DeviceInfo& device) {
-  (void)device;  // used once the hook calls passes::optimize(kernel, {}, device)
-  return kernel;
+  // The always-on pipeline with an empty tuned sequence: what the autotuner
+  // starts from (and what `kiln tune` will replace with its best sequence).
+  return passes::optimize(kernel, {}, device);
 }
 
 Result<Program> compile_for_device(const Device& device, const ir::Kernel& kernel) {

@@ -52,11 +52,11 @@ struct RunReport {
   std::uint64_t time_ns() const { return timing ? timing->median_ns : 0; }
 };
 
-// The kernel a device compiles for a standard kernel. Today the kernel as
-// built (untuned). Hook for the passes: once core/passes implements
-// passes::optimize, this returns optimize(kernel, {}, device) (the
-// always-on pipeline with an empty tuned sequence), so `kiln run` and the
-// conformance tests check what the autotuner starts from.
+// The kernel a device compiles for a standard kernel: untuned, i.e.
+// passes::optimize(kernel, {}, device), the always-on pipeline with an empty
+// tuned sequence, so `kiln run` and the conformance tests check what the
+// autotuner starts from. (Where `kiln tune` lands, a tuned sequence from the
+// tuning database goes here.)
 Result<ir::Kernel> lower_for_device(const ir::Kernel& kernel, const DeviceInfo& device);
 
 // lower_for_device, then Device::compile.
