@@ -4,6 +4,8 @@
 #include "kiln/ir/dtype.hpp"
 #include "kiln/passes/optimization.hpp"
 
+#include <kiln/sdk/host_memory.hpp>
+
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
@@ -24,6 +26,26 @@ Error in_step(Error error, const std::string& step) {
 }
 
 std::span<const std::byte> bytes_of(const HostBuffer& buffer) { return buffer.data(); }
+
+// Refuses, before anything is allocated, a kernel whose buffers do not fit:
+// on the host they are held up to three times (inputs, outputs read back,
+// the reference's outputs), on the device once. (Allocating and touching
+// more than the machine has would end the process, not return an error.)
+Result<void> check_memory(const Device& device, const StandardKernel& kernel) {
+  std::uint64_t bytes = 0;
+  for (const ArgSpec& arg : kernel.args)
+    if (arg.role != ArgRole::Scalar) bytes += arg.elements * ir::dtype_bytes(arg.dtype);
+  const std::uint64_t host_free = sdk::host_available_bytes();
+  if (host_free != 0 && bytes > host_free / 3)
+    return make_error(ErrorCode::OutOfMemory, kernel.name + ": its buffers take " + std::to_string(bytes >> 20) +
+                                                  " MiB; checking them needs 3x that of host memory, " +
+                                                  std::to_string(host_free >> 20) + " MiB are available");
+  if (Result<MemoryInfo> memory = device.memory_info(); memory.ok() && memory->free_bytes != 0 && bytes > memory->free_bytes)
+    return make_error(ErrorCode::OutOfMemory, kernel.name + ": its buffers take " + std::to_string(bytes >> 20) +
+                                                  " MiB, " + device.id() + " has " +
+                                                  std::to_string(memory->free_bytes >> 20) + " MiB free");
+  return {};
+}
 
 }  // namespace
 
@@ -125,6 +147,7 @@ Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel
   report.size = kernel.size;
   report.dims = kernel_dims(kernel);
   report.tolerance = kernel.tolerance;
+  KILN_TRY(check_memory(device, kernel));
 
   const auto compile_start = std::chrono::steady_clock::now();
   KILN_TRY_ASSIGN(const Program program, compile_for_device(device, kernel.kernel));

@@ -105,6 +105,7 @@ TEST_F(KilnRun, BadArgumentsExitOneWithAClearMessage) {
       {"run exp-chain --dtype i32", "exp-chain does not support dtype i32"},
       {"run add --size 0", "--size"},
       {"run matmul --device dummy:1 --dtype f64 --size 3", "f64"},
+      {"run matmul --device dummy:0 --size 1000000", "MiB"},  // 12 TB of buffers: refused before allocating
   };
   for (const Case& c : cases) {
     const CliOutput run = kiln(c.args);
