@@ -18,14 +18,12 @@ namespace kiln::kernels {
 
 namespace {
 
-// An Error from a step of running `what` on the device, keeping the
-// device's own code and op.
+// Names the step an error came from when the runtime did not (the device's
+// own code and op are kept).
 Error in_step(Error error, const std::string& step) {
   if (error.function.empty()) error.function = step;
   return error;
 }
-
-std::span<const std::byte> bytes_of(const HostBuffer& buffer) { return buffer.data(); }
 
 // Refuses, before anything is allocated, a kernel whose buffers do not fit:
 // on the host they are held up to three times (inputs, outputs read back,
@@ -86,7 +84,7 @@ Result<DeviceArguments> DeviceArguments::upload(const Device& device, std::span<
                             " for " + std::to_string(spec.elements) + " " + std::string(ir::dtype_name(spec.dtype)));
     Result<Buffer> buffer = device.allocate(contents->bytes());
     if (!buffer) return in_step(std::move(buffer).error(), "buffer_alloc");
-    if (Result<void> written = buffer->write(bytes_of(*contents)); !written)
+    if (Result<void> written = buffer->write(contents->data()); !written)
       return in_step(std::move(written).error(), "copy_to_device");
     out.buffers_[slot] = std::move(buffer).value();
   }
