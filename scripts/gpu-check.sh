@@ -189,9 +189,10 @@ if [ -x "$KILN" ]; then
 {"plugins": {"opencl": {"options": {"platforms": ["NVIDIA"]}},
              "vulkan": {"options": {"devices": ["NVIDIA"]}}}}
 JSON
+  "$KILN" --config "$GPU_CONFIG" devices >"$LOGS/kiln-devices-gpu.log" 2>&1
   RUN_DEVICES=()
   for d in cuda:0 opencl:0 vulkan:0; do
-    grep -q "^    $d " "$LOGS/kiln-devices.log" 2>/dev/null && RUN_DEVICES+=("$d")
+    grep -q "^    $d " "$LOGS/kiln-devices-gpu.log" 2>/dev/null && RUN_DEVICES+=("$d")
   done
   [ ${#RUN_DEVICES[@]} = 0 ] && row "kiln run" "skipped" "no cuda/opencl/vulkan device listed"
   json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2" | tr -d '"'; }
