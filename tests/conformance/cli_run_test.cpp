@@ -18,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // A scratch folder with a config that enables only the dummy plugin: a
-// GPU-shaped device, and a narrow one without f64 and without exp.
+// GPU-shaped device, and a narrow one without f64 and without exp (nor exp2,
+// which the passes may turn exp into).
 class KilnRun : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,7 +32,7 @@ class KilnRun : public ::testing::Test {
       "opencl": {"enabled": false}, "vulkan": {"enabled": false},
       "dummy": {"enabled": true, "options": {"devices": [
         {"name": "cli-gpu"},
-        {"name": "cli-narrow", "dtypes": ["f32"], "unsupported_ops": {"f32": ["exp"]}}]}}}})";
+        {"name": "cli-narrow", "dtypes": ["f32"], "unsupported_ops": {"f32": ["exp", "exp2"]}}]}}}})";
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
 
   add_devices_command(app, global);
   add_run_command(app, global);
-  // Later issues add: ir, tune, cache, bench.
+  add_ir_command(app, global);
+  // Later issues add: tune, cache, bench.
 
   try {
     app.parse(argc, argv);
