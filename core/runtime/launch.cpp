@@ -110,6 +110,23 @@ Result<PreparedLaunch> prepare(const DeviceState& device, const Program& program
     }
   }
 
+  // A buffer a kernel writes may be bound to one param only (kernel_ir.h):
+  // passes reorder and merge accesses of different params freely.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is_buffer()) continue;
+    for (std::size_t j = i + 1; j < args.size(); ++j) {
+      if (!args[j].is_buffer()) continue;
+      const bool written = params[i]->code == KILN_PARAM_GLOBAL_MUT || params[j]->code == KILN_PARAM_GLOBAL_MUT;
+      const bool same = (prepared.args[i].buffer != nullptr && prepared.args[i].buffer == prepared.args[j].buffer) ||
+                        (prepared.args[i].host_pointer != nullptr &&
+                         prepared.args[i].host_pointer == prepared.args[j].host_pointer);
+      if (written && same)
+        return launch_error(device, function, "arguments " + std::to_string(i) + " and " + std::to_string(j) +
+                                                  " are the same buffer and the kernel writes it: a written "
+                                                  "(global_mut) buffer may be bound to one param only");
+    }
+  }
+
   try {
     prepared.grid = kiln::sdk::compute_grid(ops, prepared.args);
   } catch (const kiln::sdk::PluginError& e) {

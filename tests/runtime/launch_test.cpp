@@ -147,22 +147,22 @@ TEST_F(Launches, ArgumentsAreCheckedAgainstTheParams) {
 }
 
 TEST_F(Launches, TheGridIsCheckedAgainstTheDeviceLimits) {
-  kiln::Buffer ba = allocate(host, 4096 * 4);
+  kiln::Buffer ba = allocate(host, 4096 * 4), bout = allocate(host, 4096 * 4);
   using kiln::LaunchArg;
   {
     // 128 threads per group: the device allows 64 on axis 0.
     const kiln::Program program = compile(host, axpy_kernel(0, 128));
-    const LaunchArg args[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(ba),
+    const LaunchArg args[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(bout),
                               LaunchArg::value(1.0f), LaunchArg::value<std::int64_t>(2)};
     EXPECT_EQ(host.launch(program, args).error().message,
               "host:0: launch grid: 128 threads per group on axis 0, the device allows 64");
   }
   const kiln::Program program = compile(host, axpy_kernel());
-  const LaunchArg too_many[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(ba),
+  const LaunchArg too_many[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(bout),
                                 LaunchArg::value(1.0f), LaunchArg::value<std::int64_t>(std::int64_t{1} << 21)};
   EXPECT_EQ(host.launch(program, too_many).error().message,
             "host:0: launch grid: 2097152 work-groups on axis 0, the device allows 1048576");
-  const LaunchArg none[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(ba),
+  const LaunchArg none[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(bout),
                             LaunchArg::value(1.0f), LaunchArg::value<std::int64_t>(0)};
   kiln::Result<kiln::Event> result = host.launch(program, none);
   ASSERT_FALSE(result.ok());
@@ -183,10 +183,10 @@ TEST_F(Launches, BuffersOfANonHostMemoryDeviceAreNotShared) {
 
 TEST_F(Launches, PluginErrorsCarryPluginFunctionAndMessage) {
   // 40 groups of 8 read past the 296-element buffers: the plugin reports it.
-  kiln::Buffer ba = allocate(host, kN * 4);
+  kiln::Buffer ba = allocate(host, kN * 4), bout = allocate(host, kN * 4);
   const kiln::Program program = compile(host, axpy_kernel());
   const kiln::LaunchArg args[] = {kiln::LaunchArg::buffer(ba), kiln::LaunchArg::buffer(ba),
-                                  kiln::LaunchArg::buffer(ba), kiln::LaunchArg::value(1.0f),
+                                  kiln::LaunchArg::buffer(bout), kiln::LaunchArg::value(1.0f),
                                   kiln::LaunchArg::value<std::int64_t>(40)};
   kiln::Result<kiln::Event> result = host.launch(program, args);
   ASSERT_FALSE(result.ok());
@@ -320,6 +320,29 @@ TEST_F(Launches, CompileRejectsAnInvalidKernelBeforeThePluginSeesIt) {
   EXPECT_EQ(program.error().code, kiln::ErrorCode::Verify);
   EXPECT_EQ(program.error().function, "compile");
   EXPECT_EQ(program.error().op, static_cast<std::int64_t>(kernel.ops.size() - 1));
+}
+
+}  // namespace
+
+namespace {
+
+// kernel_ir.h: a written buffer is bound to one param only; read-only
+// params may share a buffer.
+TEST_F(Launches, AWrittenBufferBoundTwiceIsRefused) {
+  kiln::Buffer ba = allocate(host, kN * 4), bout = allocate(host, kN * 4);
+  ASSERT_TRUE(ba.write(bytes_of(random_floats(kN))).ok());
+  const kiln::Program program = compile(host, axpy_kernel());
+  const kiln::LaunchArg shared_inputs[] = {kiln::LaunchArg::buffer(ba), kiln::LaunchArg::buffer(ba),
+                                           kiln::LaunchArg::buffer(bout), kiln::LaunchArg::value(2.0f),
+                                           kiln::LaunchArg::value<std::int64_t>(kGroups)};
+  kiln::Result<kiln::Event> ok = host.launch(program, shared_inputs);
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  const kiln::LaunchArg in_place[] = {kiln::LaunchArg::buffer(ba), kiln::LaunchArg::buffer(bout),
+                                      kiln::LaunchArg::buffer(ba), kiln::LaunchArg::value(2.0f),
+                                      kiln::LaunchArg::value<std::int64_t>(kGroups)};
+  kiln::Result<kiln::Event> refused = host.launch(program, in_place);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("arguments 0 and 2 are the same buffer"));
 }
 
 }  // namespace

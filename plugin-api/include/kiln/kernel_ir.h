@@ -70,7 +70,10 @@ typedef enum kiln_op_kind {
    * imm = number of elements for GLOBAL/GLOBAL_MUT when known, 0 if unknown;
    * 0 for VARIABLE.
    * A GLOBAL/GLOBAL_MUT param's result is a memory reference, usable only as
-   * the memory operand of LOAD / STORE. A VARIABLE param's result is the
+   * the memory operand of LOAD / STORE. Aliasing: the memory bound to a
+   * GLOBAL_MUT param overlaps no other param's memory (as C's `restrict`);
+   * GLOBAL params may share memory with each other. Optimizations rely on
+   * it; the host refuses a launch that binds a written buffer twice. A VARIABLE param's result is the
    * scalar value itself. PARAMs appear outside every LOOP and IF. */
   KILN_OP_PARAM = 2,
 
