@@ -13,6 +13,7 @@ namespace kiln::passes::opts {
 // end of structural
 
 // performance (register_block, tiled_reduce, local_tile, vectorize)
+const Optimization& register_block();
 // end of performance
 
 }  // namespace kiln::passes::opts

@@ -15,6 +15,7 @@ const std::vector<const Optimization*>& optimizations() {
     // end of structural
 
     // performance (opts-perf): append above the end marker, one line each
+    all.push_back(&opts::register_block());
     // end of performance
 
     return all;
