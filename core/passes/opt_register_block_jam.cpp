@@ -72,6 +72,18 @@ Value ScopedEmitter::affine(Value x, std::int64_t scale, std::int64_t offset) {
   return result;
 }
 
+Value ScopedEmitter::div(Value x, std::int64_t divisor) {
+  if (divisor == 1) return x;
+  if (const auto known = constant_of(x)) return constant(*known / divisor);
+  return out_.div(x, constant(divisor));
+}
+
+Value ScopedEmitter::mod(Value x, std::int64_t divisor) {
+  if (divisor == 1) return constant(0);
+  if (const auto known = constant_of(x)) return constant(*known % divisor);
+  return out_.mod(x, constant(divisor));
+}
+
 Value ScopedEmitter::add(Value x, Value y) {
   const auto cx = constant_of(x), cy = constant_of(y);
   if (cx && cy) return constant(*cx + *cy);

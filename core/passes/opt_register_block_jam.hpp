@@ -50,6 +50,9 @@ class ScopedEmitter {
   // x * scale + offset (i64), folding constants and leaving out * 1 and + 0.
   ir::Value affine(ir::Value x, std::int64_t scale, std::int64_t offset);
   ir::Value add(ir::Value x, ir::Value y);
+  // x / divisor and x % divisor (i64, divisor > 0; x >= 0 where folded).
+  ir::Value div(ir::Value x, std::int64_t divisor);
+  ir::Value mod(ir::Value x, std::int64_t divisor);
   // `value` (an i64 CONST made by other means, at top level) stands for `number`.
   void remember(std::int64_t number, ir::Value value) { scopes_.front().constants.emplace(number, value); }
   // The i64 value of a new op, when it is a CONST.
