@@ -14,6 +14,7 @@ namespace kiln::passes::opts {
 
 // performance (register_block, tiled_reduce, local_tile, vectorize)
 const Optimization& register_block();
+const Optimization& tiled_reduce();
 const Optimization& local_tile();
 const Optimization& vectorize();
 // end of performance
