@@ -40,6 +40,7 @@ std::variant<MatrixProduct, std::string> match_loop(const Kernel& kernel, const 
     const std::uint8_t axes = deps[id] & kAxes;
     if ((deps[id] & kCounter) == 0 || axes == 0) continue;  // the same for every k, or for the whole tile
     if (std::popcount(axes) > 1) return describe(kernel, id) + " depends on two grid axes";
+    if (op.lanes != 1) return describe(kernel, id) + " is a vector load (tile before vectorizing)";
     if (kernel[op.src[0]].param_kind() != ir::ParamKind::Global)
       return describe(kernel, id) + " reads a GLOBAL_MUT buffer (it may change while staged)";
     by_axis[static_cast<std::size_t>(std::countr_zero(axes))].push_back(id);

@@ -94,8 +94,8 @@ class RegisterBlock final : public Optimization {
           // The tile's accumulators may take half the registers; loaded values need the rest.
           const std::uint64_t budget = device.register_bytes == 0 ? 1024 : device.register_bytes;
           if (tile_bytes * static_cast<std::uint64_t>(tm * tn) > budget / 2) continue;
-          if (jam::Jammer(kernel, target->axes, {static_cast<std::uint32_t>(tm), static_cast<std::uint32_t>(tn)}).obstacle())
-            continue;
+          const jam::Jammer jammer(kernel, target->axes, {static_cast<std::uint32_t>(tm), static_cast<std::uint32_t>(tn)});
+          if (!fits(jammer, device)) continue;
           for (std::int64_t unroll : {1, 2, 4, 8}) {
             if (unroll > 1 && (!target->trip_count || *target->trip_count % unroll != 0)) continue;
             if (tm * tn * unroll == 1) continue;
@@ -145,13 +145,7 @@ class RegisterBlock final : public Optimization {
                                   std::to_string(*target.trip_count));
 
     jam::Jammer jammer(kernel, target.axes, {static_cast<std::uint32_t>(tm), static_cast<std::uint32_t>(tn)});
-    if (auto why = jammer.obstacle()) return step_error(step, *why);
-    if (device.register_bytes > 0 && jammer.storage_bytes(ir::Scope::Register) > device.register_bytes)
-      return step_error(step, "the tile needs " + std::to_string(jammer.storage_bytes(ir::Scope::Register)) +
-                                  " REGISTER bytes per thread; the device has " + std::to_string(device.register_bytes));
-    if (device.local_memory_bytes > 0 && jammer.storage_bytes(ir::Scope::Local) > device.local_memory_bytes)
-      return step_error(step, "the tile needs " + std::to_string(jammer.storage_bytes(ir::Scope::Local)) +
-                                  " LOCAL bytes per group; the device has " + std::to_string(device.local_memory_bytes));
+    if (auto why = misfit(jammer, device)) return step_error(step, *why);
 
     jam::ScopedEmitter& emit = jammer.emitter();
     jammer.coordinates = [&](unsigned axis) {
@@ -178,6 +172,21 @@ class RegisterBlock final : public Optimization {
   }
 
  private:
+  // Why the jammed kernel cannot run on the device, or nullopt.
+  static std::optional<std::string> misfit(const jam::Jammer& jammer, const DeviceInfo& device) {
+    if (auto why = jammer.obstacle()) return why;
+    const std::uint64_t registers = jammer.storage_bytes(ir::Scope::Register);
+    if (device.register_bytes > 0 && registers > device.register_bytes)
+      return "the tile needs " + std::to_string(registers) + " REGISTER bytes per thread; the device has " +
+             std::to_string(device.register_bytes);
+    const std::uint64_t local = jammer.storage_bytes(ir::Scope::Local);
+    if (local > device.local_memory_bytes)
+      return "the tile needs " + std::to_string(local) + " LOCAL bytes per group; the device has " +
+             std::to_string(device.local_memory_bytes);
+    return std::nullopt;
+  }
+  static bool fits(const jam::Jammer& jammer, const DeviceInfo& device) { return !misfit(jammer, device); }
+
   // REGISTER bytes per old thread of the accumulators that become a tile.
   static std::uint64_t accumulator_bytes(const Kernel& kernel, const ir::Blocks& blocks, std::array<ValueId, 2> axes,
                                          ValueId loop) {

@@ -4,6 +4,8 @@
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/text.hpp"
 
+#include <algorithm>
+
 namespace kiln::passes::opts::jam {
 
 using ir::Kernel;
@@ -108,6 +110,10 @@ Jammer::Jammer(const Kernel& old, std::array<ValueId, 2> axes, std::array<std::u
   }
   const ir::Blocks blocks = ir::analyze_blocks(old);
   end_ = blocks.end;
+  vector_lanes_.assign(old.size(), 1);
+  for (const Op& op : old.ops)
+    if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && op.src[0] < old.size())
+      vector_lanes_[op.src[0]] = std::max<std::uint32_t>(vector_lanes_[op.src[0]], op.lanes);
 }
 
 std::optional<std::string> Jammer::obstacle() const {
@@ -117,6 +123,9 @@ std::optional<std::string> Jammer::obstacle() const {
       return "`" + ir::print_op(old_, id) + "` (op " + std::to_string(id) + ") " +
              (op.kind == OpKind::Loop ? "has a trip count" : "has a condition") +
              " that differs between the tiled threads";
+    if (op.kind == OpKind::Storage && storage_copies(id) > 1 && op.imm % vector_lanes_[id] != 0)
+      return "`" + ir::print_op(old_, id) + "` (op " + std::to_string(id) + ") is accessed with " +
+             std::to_string(vector_lanes_[id]) + "-lane vectors and cannot be widened keeping them aligned";
   }
   return std::nullopt;
 }
@@ -154,7 +163,10 @@ Value Jammer::value(ValueId old_id, std::uint32_t r, std::uint32_t c) const {
 Value Jammer::widened_index(ValueId memory, Value index, std::uint32_t r, std::uint32_t c) {
   const std::uint32_t n = storage_copies(memory);
   if (n == 1) return index;
-  return emit_.affine(index, n, copy_index(deps_[memory], r, c));
+  const std::uint32_t copy = copy_index(deps_[memory], r, c);
+  // Vector accesses need their lanes side by side: one block per copy.
+  if (vector_lanes_[memory] > 1) return emit_.affine(index, 1, static_cast<std::int64_t>(copy * old_[memory].imm));
+  return emit_.affine(index, n, copy);
 }
 
 ir::Kernel Jammer::run() {

@@ -7,7 +7,8 @@
 // the tile is computed and loaded once and reused. REGISTER/LOCAL storage
 // that holds per-thread data is widened to one slot per copy (element e of
 // copy k at e * copies + k: copies of one element lie side by side, which
-// is what vectorize needs along n).
+// is what vectorize needs along n; storage already accessed with vectors
+// gets one block per copy instead, at k * length + e).
 //
 // Jamming keeps each old thread's own op order, so it is exact whenever the
 // old threads were independent (kernel_ir.h: work-groups are). It refuses a
@@ -118,6 +119,7 @@ class Jammer {
   std::array<std::uint32_t, 2> copies_;
   std::vector<std::uint8_t> deps_;
   std::vector<ir::ValueId> end_;  // END marker of each LOOP/IF
+  std::vector<std::uint32_t> vector_lanes_;  // per memory: the widest access (storage widened in blocks when > 1)
   ir::Builder out_;
   ScopedEmitter emit_{out_};
   std::vector<std::vector<ir::Value>> map_;  // per old op: one value per copy

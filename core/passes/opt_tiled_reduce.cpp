@@ -39,6 +39,14 @@ constexpr std::string_view kName = "tiled_reduce";
 struct LocalAxis {
   std::uint32_t axis = 0;
   ValueId index = ir::kNoValue;  // the existing INDEX op (kNoValue: a new axis)
+  // The kernel's other LOCAL axes: each of their threads reduces on its own,
+  // so the partials in LOCAL storage are per (other thread, t).
+  std::vector<std::pair<ValueId, std::int64_t>> others;  // (INDEX op, length)
+  std::int64_t other_threads() const {
+    std::int64_t n = 1;
+    for (const auto& [index, length] : others) n *= length;
+    return n;
+  }
 };
 
 // Where the threads come from, or why they cannot.
@@ -46,28 +54,46 @@ std::variant<LocalAxis, std::string> choose_axis(const Kernel& kernel, const ir:
                                                  std::int64_t local, const DeviceInfo& device) {
   std::uint64_t threads = 1;
   std::optional<std::uint32_t> free_axis;
+  std::vector<std::pair<std::uint32_t, std::pair<ValueId, std::int64_t>>> existing;
   for (std::uint32_t axis = 0; axis < KILN_MAX_AXES; ++axis) {
     const auto index = find_index(kernel, ir::Scope::Local, axis);
     if (!index) {
       if (!free_axis) free_axis = axis;
       continue;
     }
+    if (*index > loop) return "`" + ir::print_op(kernel, *index) + "` comes after the loop";
     const std::int64_t length = ir::constant_int(kernel, kernel[*index].src[0]).value_or(1);
     threads *= static_cast<std::uint64_t>(length);
-    if (length != local || *index > loop) continue;
-    const std::vector<bool> varying = reduce::varying_along(kernel, blocks, {*index});
+    existing.push_back({axis, {*index, length}});
+  }
+  const auto others_than = [&](std::optional<std::uint32_t> used) {
+    std::vector<std::pair<ValueId, std::int64_t>> others;
+    for (const auto& [axis, index_length] : existing)
+      if (axis != used) others.push_back(index_length);
+    return others;
+  };
+  for (const auto& [axis, index_length] : existing) {
+    if (index_length.second != local) continue;
+    const std::vector<bool> varying = reduce::varying_along(kernel, blocks, {index_length.first});
     bool uniform = true;
     for (ValueId id = loop; id < blocks.end[loop] && uniform; ++id) uniform = !varying[id];
-    if (uniform) return LocalAxis{axis, *index};
+    if (uniform) return LocalAxis{axis, index_length.first, others_than(axis)};
   }
   if (!free_axis) return std::string("the kernel uses all three LOCAL axes");
+  // A new axis runs everything outside the loop in every new thread: fine
+  // for registers and same-valued stores, a race on LOCAL storage.
+  for (ValueId id = 0; id < kernel.size(); ++id)
+    if (kernel[id].kind == OpKind::Storage && kernel[id].scope() == ir::Scope::Local)
+      return "the kernel already shares LOCAL storage (`" + ir::print_op(kernel, id) +
+             "`), which a new LOCAL axis would race on; only an existing axis of length " + std::to_string(local) +
+             " along which the loop is the same could be reused";
   if (threads * static_cast<std::uint64_t>(local) > device.max_local_threads)
     return std::to_string(threads * static_cast<std::uint64_t>(local)) + " threads per group exceed the device's " +
            std::to_string(device.max_local_threads);
   if (static_cast<std::uint64_t>(local) > device.max_local_dims[*free_axis])
     return "LOCAL axis " + std::to_string(*free_axis) + " allows " + std::to_string(device.max_local_dims[*free_axis]) +
            " threads";
-  return LocalAxis{*free_axis, ir::kNoValue};
+  return LocalAxis{*free_axis, ir::kNoValue, others_than(std::nullopt)};
 }
 
 class Splitter {
@@ -128,7 +154,8 @@ class Splitter {
     }
     for (const reduce::Accumulator& a : loop_.accumulators) {
       partials_.push_back(out().storage(ir::Scope::Register, a.dtype, 1));
-      shared_.push_back(out().storage(ir::Scope::Local, a.dtype, static_cast<std::uint64_t>(local_)));
+      shared_.push_back(
+          out().storage(ir::Scope::Local, a.dtype, static_cast<std::uint64_t>(local_ * axis_.other_threads())));
     }
   }
 
@@ -179,29 +206,43 @@ class Splitter {
     }
   }
 
+  // Where thread t (of this thread of the other axes) keeps its partial:
+  // other * local + t.
+  Value slot(Value t) {
+    if (axis_.others.empty()) return t;
+    Value other = out().constant_i64(0);
+    for (const auto& [index, length] : axis_.others)
+      other = out().add(out().mul(other, out().constant_i64(length)), rw_.map(index));
+    return out().add(out().mul(other, out().constant_i64(local_)), t);
+  }
+
   // Partials to LOCAL storage, the tree, the total into each accumulator.
   void combine(Value zero) {
     const Value t = thread();
-    for (std::size_t a = 0; a < partials_.size(); ++a) out().store(shared_[a], t, out().load(partials_[a], zero));
+    const Value mine = slot(t);
+    for (std::size_t a = 0; a < partials_.size(); ++a) out().store(shared_[a], mine, out().load(partials_[a], zero));
     out().barrier();
     for (std::int64_t width = local_; width > 1;) {
       const std::int64_t fan = std::min(branch_, width), stride = (width + fan - 1) / fan;
       const ValueId active = out().if_(out().cmplt(t, out().constant_i64(stride)));
       for (std::size_t a = 0; a < partials_.size(); ++a) {
         const ir::BinaryOp op = loop_.accumulators[a].op;
-        out().store(partials_[a], zero, out().load(shared_[a], t));
+        out().store(partials_[a], zero, out().load(shared_[a], mine));
         for (std::int64_t q = 1; q < fan; ++q) {
-          const Value other = out().add(t, out().constant_i64(q * stride));
           // Past the end only when fan does not divide width.
           const bool may_overrun = q * stride + stride - 1 >= width;
           ValueId inside = ir::kNoValue;
-          if (may_overrun) inside = out().if_(out().cmplt(other, out().constant_i64(width)));
-          const Value mine = out().load(partials_[a], zero);
-          const Value theirs = out().load(shared_[a], other);
-          out().store(partials_[a], zero, out().binary(op, mine, theirs));
+          if (may_overrun) {
+            const Value other = out().add(t, out().constant_i64(q * stride));
+            inside = out().if_(out().cmplt(other, out().constant_i64(width)));
+          }
+          const Value theirs_slot = out().add(mine, out().constant_i64(q * stride));
+          const Value partial = out().load(partials_[a], zero);
+          const Value theirs = out().load(shared_[a], theirs_slot);
+          out().store(partials_[a], zero, out().binary(op, partial, theirs));
           if (may_overrun) out().end_if(inside);
         }
-        out().store(shared_[a], t, out().load(partials_[a], zero));
+        out().store(shared_[a], mine, out().load(partials_[a], zero));
       }
       out().end_if(active);
       out().barrier();
@@ -209,7 +250,7 @@ class Splitter {
     }
     for (std::size_t a = 0; a < partials_.size(); ++a) {
       const reduce::Accumulator& acc = loop_.accumulators[a];
-      const Value total = out().load(shared_[a], zero);
+      const Value total = out().load(shared_[a], slot(zero));
       const Value index = rw_.map(acc.index);
       const Value before = out().load(rw_.map(acc.storage), index);
       out().store(rw_.map(acc.storage), index, out().binary(acc.op, before, total));
@@ -250,13 +291,15 @@ class TiledReduce final : public Optimization {
       const ValueId loop = loops[number];
       auto matched = reduce::match_loop(kernel, blocks, loop);
       if (!std::holds_alternative<reduce::SplittableLoop>(matched) || enclosing_varies(kernel, blocks, loop)) continue;
-      const bool reduction = !std::get<reduce::SplittableLoop>(matched).accumulators.empty();
+      const reduce::SplittableLoop& splittable = std::get<reduce::SplittableLoop>(matched);
+      if (!partials_possible(splittable)) continue;
+      const bool reduction = !splittable.accumulators.empty();
       const auto count = ir::constant_int(kernel, kernel[loop].src[0]);
       for (std::int64_t local : {1024, 512, 256, 128, 64, 32}) {
         if (count && local > 32 && local / 2 >= *count) continue;  // threads with nothing to do
         auto axis = choose_axis(kernel, blocks, loop, local, device);
         if (!std::holds_alternative<LocalAxis>(axis)) continue;
-        if (!fits_local_memory(kernel, std::get<reduce::SplittableLoop>(matched), local, device)) continue;
+            if (!fits_local_memory(kernel, splittable, local * std::get<LocalAxis>(axis).other_threads(), device)) continue;
         for (std::int64_t branch : {2, 4, 8}) {
           if (!reduction && branch > 2) break;
           steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", local}, {"branch", branch}}));
@@ -282,21 +325,24 @@ class TiledReduce final : public Optimization {
     auto matched = reduce::match_loop(kernel, blocks, loop);
     if (std::holds_alternative<std::string>(matched)) return step_error(step, std::get<std::string>(matched));
     const reduce::SplittableLoop& splittable = std::get<reduce::SplittableLoop>(matched);
-    for (const reduce::Accumulator& a : splittable.accumulators)
-      if (!reduce::identity_bits(a.op, a.dtype))
-        return step_error(step, "cannot accumulate " + std::string(ir::dtype_name(a.dtype)) + " partials");
+    if (!partials_possible(splittable)) return step_error(step, "bool accumulators have no partials to start from");
     if (enclosing_varies(kernel, blocks, loop))
       return step_error(step, "the loop lies in a block whose condition or trip count differs between threads "
                               "(the tree's barriers would diverge)");
     auto axis = choose_axis(kernel, blocks, loop, local, device);
     if (std::holds_alternative<std::string>(axis)) return step_error(step, std::get<std::string>(axis));
-    if (!fits_local_memory(kernel, splittable, local, device))
+    if (!fits_local_memory(kernel, splittable, local * std::get<LocalAxis>(axis).other_threads(), device))
       return step_error(step, "the partials need more LOCAL memory than the device's " +
                                   std::to_string(device.local_memory_bytes) + " bytes");
     return Splitter(kernel, blocks, splittable, std::get<LocalAxis>(axis), local, branch).run();
   }
 
  private:
+  static bool partials_possible(const reduce::SplittableLoop& loop) {
+    return std::all_of(loop.accumulators.begin(), loop.accumulators.end(),
+                       [](const reduce::Accumulator& a) { return reduce::identity_bits(a.op, a.dtype).has_value(); });
+  }
+
   // What the verifier checks for barriers: the blocks around the loop must
   // be the same for every thread.
   static bool enclosing_varies(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop) {
