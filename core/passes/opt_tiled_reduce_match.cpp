@@ -4,6 +4,7 @@
 #include "kiln/ir/text.hpp"
 
 #include <algorithm>
+#include <map>
 #include <limits>
 
 namespace kiln::passes::opts::reduce {
@@ -25,12 +26,41 @@ bool accumulating_op(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Mul || op == BinaryOp::Max || op == BinaryOp::Min;
 }
 
+// Walks down from `value` (stored by `store`) through ops of `code` in the
+// store's block to the load of the stored element; the load, with the ops
+// on the way in `chain`, or kNoValue.
+template <class SameElement>
+ValueId chain_to_load(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop, ValueId store, ValueId value,
+                      std::uint8_t code, const SameElement& same_element, std::vector<ValueId>& chain) {
+  const ir::Op& s = kernel[store];
+  // Depth-first along operands, bounded: a chain is as long as the values
+  // folded in at once.
+  std::vector<std::pair<ValueId, std::size_t>> stack = {{value, 0}};
+  while (!stack.empty() && stack.size() < 256) {
+    auto& [at, next] = stack.back();
+    const ir::Op& op = kernel[at];
+    if (next >= op.operand_count()) {
+      stack.pop_back();
+      continue;
+    }
+    const ValueId operand = op.src[next++];
+    if (operand >= kernel.size() || !blocks.encloses(loop, operand) || blocks.parent[operand] != blocks.parent[store])
+      continue;
+    const ir::Op& o = kernel[operand];
+    if (o.kind == OpKind::Load && o.src[0] == s.src[0] && same_element(o.src[1], s.src[1])) {
+      for (const auto& frame : stack) chain.push_back(frame.first);
+      return operand;
+    }
+    if (o.kind == OpKind::Binary && o.code == code) stack.push_back({operand, 0});
+  }
+  return ir::kNoValue;
+}
+
 }  // namespace
 
 std::variant<SplittableLoop, std::string> match_loop(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop) {
   const ValueId end = blocks.end[loop];
   if (end == ir::kNoValue) return describe(kernel, loop) + " is never closed";
-  const std::vector<std::uint32_t> uses = ir::use_counts(kernel);
   const auto inside = [&](ValueId id) { return id < kernel.size() && blocks.encloses(loop, id); };
   const auto same_element = [&](ValueId a, ValueId b) {
     if (a == b) return true;
@@ -40,6 +70,7 @@ std::variant<SplittableLoop, std::string> match_loop(const Kernel& kernel, const
 
   SplittableLoop found{loop, {}};
   std::vector<ValueId> global_stores, accumulation_loads;
+  std::map<std::ptrdiff_t, std::vector<ValueId>> chains;  // per accumulator: the ops between its load and stores
   for (ValueId id = loop + 1; id < end; ++id) {
     const ir::Op& op = kernel[id];
     if (op.kind == OpKind::Barrier) return describe(kernel, loop) + " holds a barrier";
@@ -50,17 +81,16 @@ std::variant<SplittableLoop, std::string> match_loop(const Kernel& kernel, const
       global_stores.push_back(id);
       continue;
     }
-    // An accumulation: store S[c], (load S[c]) OP v.
+    // An accumulation: store S[c], (load S[c]) OP v, where the load may sit
+    // at the bottom of a chain of the same op (((S[c] OP a) OP b) ...), as
+    // unrolled loops write it once normalized (the intermediate values may
+    // be stored to S[c] too).
     const std::string not_accumulation = describe(kernel, id) + " is not an accumulation (store S[c], load S[c] OP v)";
     const ir::Op& value = kernel[op.src[2]];
     if (value.kind != OpKind::Binary || !accumulating_op(value.binary()) || op.lanes != 1) return not_accumulation;
-    ValueId partial = ir::kNoValue;
-    for (ValueId operand : value.operands()) {
-      const ir::Op& load = kernel[operand];
-      if (load.kind == OpKind::Load && load.src[0] == op.src[0] && same_element(load.src[1], op.src[1]) && inside(operand) &&
-          blocks.parent[operand] == blocks.parent[id] && uses[operand] == 1)
-        partial = operand;
-    }
+    std::vector<ValueId> chain;
+    if (!inside(op.src[2]) || blocks.parent[op.src[2]] != blocks.parent[id]) return not_accumulation;
+    const ValueId partial = chain_to_load(kernel, blocks, loop, id, op.src[2], value.code, same_element, chain);
     if (partial == ir::kNoValue) return not_accumulation;
     if (inside(op.src[1])) return describe(kernel, id) + " accumulates at an index that changes in the loop";
     auto accumulator = std::find_if(found.accumulators.begin(), found.accumulators.end(), [&](const Accumulator& a) {
@@ -71,9 +101,42 @@ std::variant<SplittableLoop, std::string> match_loop(const Kernel& kernel, const
       accumulator = std::prev(found.accumulators.end());
     }
     if (accumulator->op != value.binary()) return describe(kernel, id) + " accumulates with two different ops";
-    accumulator->loads.push_back(partial);
+    if (std::find(accumulator->loads.begin(), accumulator->loads.end(), partial) == accumulator->loads.end())
+      accumulator->loads.push_back(partial);
     accumulator->stores.push_back(id);
     accumulation_loads.push_back(partial);
+    auto& members = chains[accumulator - found.accumulators.begin()];
+    members.insert(members.end(), chain.begin(), chain.end());
+  }
+  // The chain's values feed only the chain and stores into the accumulator:
+  // nothing else may see a partial value.
+  std::vector<std::vector<ValueId>> users(kernel.size());
+  for (ValueId id = loop + 1; id < end; ++id)
+    for (ValueId operand : kernel[id].operands())
+      if (operand < kernel.size()) users[operand].push_back(id);
+  for (std::size_t a = 0; a < found.accumulators.size(); ++a) {
+    const Accumulator& acc = found.accumulators[a];
+    std::vector<ValueId> values = chains[a];
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    const std::vector<ValueId> chain_ops = values;
+    values.insert(values.end(), acc.loads.begin(), acc.loads.end());
+    const auto partial_value = [&](ValueId v) { return std::find(values.begin(), values.end(), v) != values.end(); };
+    for (ValueId v : values) {
+      int folded_into = 0;
+      for (ValueId user : users[v]) {
+        const bool in_chain = std::binary_search(chain_ops.begin(), chain_ops.end(), user);
+        const bool stored = std::find(acc.stores.begin(), acc.stores.end(), user) != acc.stores.end() &&
+                            kernel[user].src[2] == v && kernel[user].src[1] != v;
+        if (!in_chain && !stored) return describe(kernel, user) + " uses a partial value of an accumulation";
+        folded_into += in_chain;
+      }
+      // Each partial value is folded on once (S = S + S is no reduction).
+      if (folded_into > 1) return describe(kernel, v) + " is folded into the accumulation twice";
+    }
+    for (ValueId op : chain_ops)
+      if (partial_value(kernel[op].src[0]) && partial_value(kernel[op].src[1]))
+        return describe(kernel, op) + " combines two partial values of one accumulation";
   }
   for (ValueId id = loop + 1; id < end; ++id) {
     const ir::Op& op = kernel[id];

@@ -3,7 +3,9 @@
 //
 //   reduction: every STORE in the body is an accumulation
 //       store S[c], (load S[c]) OP v      S REGISTER, c loop-invariant,
-//                                          OP add/mul/max/min (either order),
+//                                          OP add/mul/max/min (either order,
+//                                          or a chain of OPs with the load at
+//                                          its bottom: ((S[c] OP a) OP b)),
 //                                          the load used by nothing else,
 //                                          every other read of S in the body
 //                                          is such a load;

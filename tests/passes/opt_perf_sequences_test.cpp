@@ -68,3 +68,42 @@ TEST(PerfSequences, RandomSequencesKeepTheResults) {
   }
   EXPECT_GT(applied_steps, 100);  // the sequences did something
 }
+
+TEST(PerfSequences, GpuShapedSequencesReachTheProbeShapes) {
+  // The shapes of the hand-written GPU probes (tests/support/probe_kernels.hpp),
+  // reached from the standard kernels with the structural optimizations.
+  for (const char* needed : {"coarsen", "split_local", "split_loop", "unroll"})
+    if (find_optimization(needed) == nullptr) GTEST_SKIP() << needed << " is not registered in this build";
+  struct Case {
+    std::string_view kernel;
+    kernels::KernelSize size;
+    std::string_view sequence;
+    std::vector<std::string_view> expected;  // substrings of the optimized kernel
+  };
+  const Case cases[] = {
+      // 4 consecutive elements per thread, 256 threads: float4 loads and stores.
+      {"exp-chain", {.n = 8192},
+       "coarsen(axis=0,factor=4,mode=0); split_local(axis=0,factor=256); unroll(loop=0,factor=0); vectorize(lanes=4)",
+       {"= load f32x4 %0[", "store f32x4 %1["}},
+      {"add", {.n = 8192},
+       "coarsen(axis=0,factor=4,mode=0); split_local(axis=0,factor=256); unroll(loop=0,factor=0); vectorize(lanes=4)",
+       {"= load f32x4 %0[", "= load f32x4 %1[", "store f32x4 %2["}},
+      // A row per group of 256 threads, 4-wide loads, a LOCAL tree.
+      {"sum-rows", {.m = 4, .n = 4096},
+       "split_loop(loop=0,factor=4); unroll(loop=1,factor=0); tiled_reduce(loop=0,local=256,branch=2); vectorize(lanes=4)",
+       {"= load f32x4 %0[", "index local 0", "barrier"}},
+      // 128 x 128 blocks, 8 x 8 per thread, float4 copies and stores.
+      {"matmul", {.m = 128, .n = 128, .k = 32},
+       "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
+       {"= load f32x4 %0[", "= load f32x4 %1[", "store f32x4 %2[", "storage local f32[1024]"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.kernel) + ": " + std::string(c.sequence));
+    const kernels::StandardKernel k = standard(c.kernel, c.size);
+    Result<ir::Kernel> optimized = optimize(k.kernel, parse_sequence(c.sequence).value(), gpu_preset());
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    const std::string text = ir::print(*optimized);
+    for (std::string_view expected : c.expected) EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+    EXPECT_EQ(compare_standard(k, *optimized, 5, 4), "");
+  }
+}
