@@ -10,6 +10,7 @@
 // copy overwrites the tiles. LOCAL axis 0 runs along n, axis 1 along m.
 // Sizes that are not multiples of the tile are refused (pad them first).
 #include "kiln/ir/analysis.hpp"
+#include "kiln/ir/verify.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/text.hpp"
 #include "opt_local_tile_match.hpp"
@@ -222,6 +223,7 @@ class LocalTile final : public Optimization {
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    if (!ir::verify(kernel).ok()) return {};  // only valid kernels have variants
     std::vector<OptStep> steps;
     if (device.max_local_threads <= 1) return steps;
     auto matched = tile::match_matrix_product(kernel);
@@ -245,6 +247,8 @@ class LocalTile final : public Optimization {
   }
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    if (Result<void> valid = ir::verify(kernel); !valid.ok())
+      return step_error(step, "the kernel does not verify: " + valid.error().message);
     for (const char* key : {"bm", "bn", "bk", "tm", "tn"}) KILN_TRY(require_param(step, key));
     auto matched = tile::match_matrix_product(kernel);
     if (std::holds_alternative<std::string>(matched)) return step_error(step, "not a matrix product: " + std::get<std::string>(matched));

@@ -6,6 +6,7 @@
 // of B, tm x tn multiply-adds); the loop is also unrolled `unroll` times.
 // Exact: each old thread's ops keep their order (see opt_register_block_jam.hpp).
 #include "kiln/ir/analysis.hpp"
+#include "kiln/ir/verify.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "opt_register_block_jam.hpp"
 #include "opt_support.hpp"
@@ -78,6 +79,7 @@ class RegisterBlock final : public Optimization {
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    if (!ir::verify(kernel).ok()) return {};  // only valid kernels have variants
     std::vector<OptStep> steps;
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
     const std::vector<ValueId> loops = loops_in_order(kernel);
@@ -120,6 +122,8 @@ class RegisterBlock final : public Optimization {
   }
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    if (Result<void> valid = ir::verify(kernel); !valid.ok())
+      return step_error(step, "the kernel does not verify: " + valid.error().message);
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t tm, require_param(step, "tm"));
     KILN_TRY_ASSIGN(const std::int64_t tn, require_param(step, "tn"));

@@ -16,6 +16,7 @@
 // buffers the kernel never reads, the same in every thread, are done by
 // thread 0 only.
 #include "kiln/ir/analysis.hpp"
+#include "kiln/ir/verify.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/rewriter.hpp"
 #include "kiln/ir/text.hpp"
@@ -283,6 +284,7 @@ class TiledReduce final : public Optimization {
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    if (!ir::verify(kernel).ok()) return {};  // only valid kernels have variants
     std::vector<OptStep> steps;
     if (device.max_local_threads <= 1) return steps;
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
@@ -310,6 +312,8 @@ class TiledReduce final : public Optimization {
   }
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    if (Result<void> valid = ir::verify(kernel); !valid.ok())
+      return step_error(step, "the kernel does not verify: " + valid.error().message);
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t local, require_param(step, "local"));
     const std::int64_t branch = step.param("branch", 2);

@@ -8,6 +8,7 @@
 // accesses together is safe). Scalar ops left without users are removed by
 // the always-on DCE.
 #include "kiln/ir/analysis.hpp"
+#include "kiln/ir/verify.hpp"
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
 #include "opt_vectorize_plan.hpp"
@@ -123,6 +124,7 @@ class Vectorize final : public Optimization {
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    if (!ir::verify(kernel).ok()) return {};  // only valid kernels have variants
     std::vector<OptStep> steps;
     std::vector<std::uint32_t> widths = device.vector_widths();
     std::sort(widths.rbegin(), widths.rend());  // widest first
@@ -133,6 +135,8 @@ class Vectorize final : public Optimization {
   }
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    if (Result<void> valid = ir::verify(kernel); !valid.ok())
+      return step_error(step, "the kernel does not verify: " + valid.error().message);
     KILN_TRY_ASSIGN(const std::int64_t lanes, require_param(step, "lanes"));
     const std::vector<std::uint32_t> widths = device.vector_widths();
     if (lanes < 2 || lanes > KILN_MAX_LANES ||

@@ -107,3 +107,48 @@ TEST(PerfSequences, GpuShapedSequencesReachTheProbeShapes) {
     EXPECT_EQ(compare_standard(k, *optimized, 5, 4), "");
   }
 }
+
+TEST(PerfSequences, BrokenKernelsGetErrorsNotCrashes) {
+  // A reduction whose loop is never closed, and one whose add names a later op.
+  const std::string_view broken[] = {R"(
+%x = param 0 global f32[16]
+%y = param 1 global_mut f32[4]
+%four = const i64 4
+%g = index group 0 %four
+%h = index group 1 %four
+%acc = storage register f32[1]
+%at = const i64 0
+%j = loop %four
+  %v = load f32 %x[%j]
+  store %acc[%at], %v
+)",
+                                     R"(
+%x = param 0 global f32[16]
+%y = param 1 global_mut f32[4]
+%four = const i64 4
+%g = index group 0 %four
+%h = index group 1 %four
+%acc = storage register f32[1]
+%at = const i64 0
+%j = loop %four
+  %v = load f32 %x[%j]
+  %s = raw kind=13 dtype=3 lanes=1 code=1 attr=0 src=@9,@40,_ reserved=0 imm=0
+  store %acc[%at], %s
+endloop
+)"};
+  const std::string_view steps[] = {"register_block(loop=0,tm=2,tn=2)", "tiled_reduce(loop=0,local=4)",
+                                    "local_tile(bm=4,bn=4,bk=2,tm=2,tn=2)", "vectorize(lanes=2)"};
+  for (std::string_view text : broken) {
+    Result<ir::Kernel> kernel = ir::parse(text);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
+    ASSERT_FALSE(ir::verify(*kernel).ok());
+    for (std::string_view step : steps) {
+      const Optimization* optimization = find_optimization(OptStep::parse(step)->opt);
+      EXPECT_TRUE(optimization->configs(*kernel, gpu_preset()).empty()) << step;
+      Result<ir::Kernel> out = apply_step(*kernel, step, gpu_preset());
+      ASSERT_FALSE(out.ok()) << step;
+      EXPECT_EQ(out.error().code, ErrorCode::InvalidArgument) << step;
+      EXPECT_NE(out.error().message.find("does not verify"), std::string::npos) << out.error().message;
+    }
+  }
+}
