@@ -75,6 +75,11 @@ std::string misfit(const Kernel& kernel, const tile::MatrixProduct& mp, const Sh
     return std::to_string(s.threads(1)) + " x " + std::to_string(s.threads(0)) + " threads per group exceed the device's " +
            std::to_string(device.max_local_threads) + " (" + std::to_string(device.max_local_dims[0]) + " x " +
            std::to_string(device.max_local_dims[1]) + ")";
+  // Each thread copies its share of every tile, written out: bounded.
+  std::int64_t copies = 0;
+  for (const tile::StagedLoad& staged : mp.staged) copies += (s.bk * s.block(staged.side) + s.threads() - 1) / s.threads();
+  if (copies > 4096 || static_cast<std::uint64_t>(kernel.size()) * static_cast<std::uint64_t>(s.tm * s.tn) > (1u << 20))
+    return "the tiled kernel would be too large (each thread copies " + std::to_string(copies) + " elements per k step)";
   std::uint64_t local_bytes = 0;
   for (const tile::StagedLoad& staged : mp.staged)
     local_bytes += static_cast<std::uint64_t>(s.bk * s.block(staged.side)) * ir::dtype_bytes(kernel[staged.load].dtype);

@@ -25,6 +25,7 @@ using ir::Value;
 using ir::ValueId;
 
 constexpr std::string_view kName = "register_block";
+constexpr std::uint64_t kMaxOps = 1u << 20;  // the interpreter's limit (InterpreterLimits::max_kernel_ops)
 
 // The REGISTER storages LOOP `loop` both reads and writes: its accumulators.
 std::vector<ValueId> loop_accumulators(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop) {
@@ -131,6 +132,10 @@ class RegisterBlock final : public Optimization {
     for (const auto& [key, value] : {std::pair<const char*, std::int64_t>{"tm", tm}, {"tn", tn}, {"unroll", unroll}})
       if (value < 1 || value > 64) return step_error(step, std::string(key) + " must be in 1..64");
     if (tm * tn * unroll == 1) return step_error(step, "tm = tn = unroll = 1 changes nothing");
+    // Every op at most tm x tn x unroll times: bounded, so a step cannot
+    // make a kernel no device (nor the interpreter) takes.
+    if (static_cast<std::uint64_t>(kernel.size()) * static_cast<std::uint64_t>(tm * tn * unroll) > kMaxOps)
+      return step_error(step, "the kernel would grow past " + std::to_string(kMaxOps) + " ops");
     KILN_TRY_ASSIGN(const Target target, find_target(kernel, step, loop_number));
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
     if (loop_accumulators(kernel, blocks, target.loop).empty())
