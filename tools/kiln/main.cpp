@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
                  "~/.config/kiln/config.json, else the built-in default)");
 
   add_devices_command(app, global);
+  add_ir_command(app, global);
   // Later issues add: run, ir, tune, cache, bench.
 
   try {
