@@ -8,6 +8,7 @@
 #include "plugin_state.hpp"
 
 #include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <span>
@@ -18,12 +19,8 @@ kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
     auto args = sdk::read_args(raw);
     Device& device = to_device(args.device, "compile: device");
-    if (args.kernel == nullptr || args.kernel->ops == nullptr || args.kernel->n_ops == 0)
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: the kernel is empty");
-    if (args.kernel->op_size != sizeof(kiln_op))
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: op_size " + std::to_string(args.kernel->op_size) +
-                                                  " (ABI 1 ops are " + std::to_string(sizeof(kiln_op)) + " bytes)");
-    const std::span<const kiln_op> ops(args.kernel->ops, args.kernel->n_ops);
+    const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
+    if (ops.empty()) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: the kernel is empty");
     check_device_support(ops, device.caps());
     sdk::EmittedKernel glsl = sdk::emit_c_family(ops, sdk::glsl_dialect());
     KernelInterface iface = read_interface(glsl.shape, device.caps().limits);

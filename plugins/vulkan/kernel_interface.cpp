@@ -51,7 +51,7 @@ KernelInterface read_interface(const sdk::KernelShape& shape, const VkPhysicalDe
 
   const std::vector<sdk::GlslArgument> where = sdk::glsl_arguments(shape);
   for (std::size_t slot = 0; slot < shape.params.size(); ++slot) {
-    const sdk::EmittedParam& p = shape.params[slot];
+    const sdk::ParamSlot& p = shape.params[slot];
     iface.params.push_back({p.op, p.kind, p.dtype, where[slot].binding, where[slot].push_offset, where[slot].push_bytes});
     if (p.kind != KILN_PARAM_VARIABLE) {
       if (++iface.buffer_count > limits.maxPerStageDescriptorStorageBuffers)
@@ -69,6 +69,7 @@ KernelInterface read_interface(const sdk::KernelShape& shape, const VkPhysicalDe
                                              std::to_string(limits.maxPushConstantsSize),
                 p.op);
   }
+  iface.slots = shape.params;
   return iface;
 }
 

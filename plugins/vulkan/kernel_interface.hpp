@@ -12,6 +12,7 @@
 
 #include <kiln/plugin.h>
 #include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/launch_args.hpp>
 
 #include <array>
 #include <cstdint>
@@ -31,6 +32,7 @@ struct ParamBinding {
 
 struct KernelInterface {
   std::vector<ParamBinding> params;  // by slot
+  std::vector<sdk::ParamSlot> slots; // by slot: what launch arguments are checked against
   std::uint32_t buffer_count = 0;
   std::uint32_t push_constant_bytes = 0;
   std::array<std::uint32_t, 3> local_size{1, 1, 1};  // LOCAL index lengths

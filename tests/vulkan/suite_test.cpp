@@ -2,8 +2,8 @@
 // device: every op on every dtype the device offers, every CAST, vectors,
 // LOCAL storage with barriers, REGISTER storage, loops, ifs, VARIABLE params
 // in push constants and 3-D grids, through the SDK emitter's GLSL dialect, on
-// random inputs against the host reference.
-#include "support/suite_runner.hpp"
+// random inputs against the reference interpreter.
+#include "support/kernel_suite.hpp"
 #include "vulkan_fixture.hpp"
 
 namespace kiln::test {
@@ -12,7 +12,7 @@ namespace {
 // Not a multiple of the suite's 64-thread groups: the guard runs too.
 constexpr std::size_t kElements = 1237;
 
-TEST_F(VulkanTest, KernelSuiteMatchesTheReference) {
+TEST_F(VulkanTest, KernelSuiteMatchesTheInterpreter) {
   const auto suite = kernel_suite(info, kElements, 11);
   ASSERT_GT(suite.size(), 20u);
   for (const auto& kernel : suite) {

@@ -32,8 +32,9 @@ int main(int argc, char** argv) {
                  "~/.config/kiln/config.json, else the built-in default)");
 
   add_devices_command(app, global);
+  add_run_command(app, global);
   add_ir_command(app, global);
-  // Later issues add: run, ir, tune, cache, bench.
+  // Later issues add: tune, cache, bench.
 
   try {
     app.parse(argc, argv);

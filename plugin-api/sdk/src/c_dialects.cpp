@@ -74,7 +74,7 @@ std::string kiln_vector_name(const Dialect&, unsigned dt, unsigned lanes) {
 // their storage type, named v<op>_in (the emitter converts them).
 std::string pointer_params(const Dialect& d, const KernelShape& shape, std::string_view address_space) {
   std::string out;
-  for (const EmittedParam& p : shape.params) {
+  for (const ParamSlot& p : shape.params) {
     if (!out.empty()) out += ", ";
     const std::string type(d.storage_types[p.dtype]), name = "v" + std::to_string(p.op);
     if (p.kind == KILN_PARAM_VARIABLE) out += type + " " + name + "_in";
@@ -130,7 +130,7 @@ static inline double kiln_bits_f64(uint64_t u) { double x; memcpy(&x, &u, sizeof
 std::string c_kernel_begin(const Dialect& d, const KernelShape& shape) {
   std::string out = "\nvoid " + shape.entry + "(void* const* kiln_args, const int64_t* kiln_groups) {\n";
   for (std::size_t slot = 0; slot < shape.params.size(); ++slot) {
-    const EmittedParam& p = shape.params[slot];
+    const ParamSlot& p = shape.params[slot];
     const std::string type(d.storage_types[p.dtype]), name = "v" + std::to_string(p.op), arg = "kiln_args[" + std::to_string(slot) + "]";
     if (p.kind == KILN_PARAM_VARIABLE)
       out += "  " + type + " " + name + "_in; memcpy(&" + name + "_in, " + arg + ", sizeof " + name + "_in);\n";

@@ -113,8 +113,8 @@ class Emitter {
   }
 
   void collect_shape() {
-    std::vector<const EmittedParam*> by_slot;
-    std::vector<EmittedParam> params;
+    std::vector<const ParamSlot*> by_slot;
+    std::vector<ParamSlot> params;
     for (std::uint32_t id = 0; id < ops_.size(); ++id) {
       const kiln_op& op = ops_[id];
       if (op.dtype == KILN_DTYPE_F64) shape_.uses_f64 = true;
@@ -122,7 +122,7 @@ class Emitter {
         if (op.code < KILN_PARAM_GLOBAL || op.code > KILN_PARAM_VARIABLE)
           reject(id, KILN_STATUS_UNSUPPORTED, "param kind " + std::to_string(op.code) + " is unknown");
         if (!dtype_valid(op.dtype)) reject(id, KILN_STATUS_UNSUPPORTED, "dtype " + std::to_string(op.dtype) + " is unknown");
-        params.push_back({id, op.code, op.dtype, op.imm});
+        params.push_back({id, op.code, op.dtype, op.code == KILN_PARAM_VARIABLE ? 0 : op.imm});
       }
       if (op.kind == KILN_OP_INDEX) {
         if (op.attr >= KILN_MAX_AXES) reject(id, KILN_STATUS_INVALID_ARGUMENT, "axis must be 0, 1 or 2");
@@ -141,7 +141,7 @@ class Emitter {
     }
     shape_.params.resize(params.size());
     std::vector<bool> seen(params.size(), false);
-    for (const EmittedParam& p : params) {
+    for (const ParamSlot& p : params) {
       const std::uint32_t slot = ops_[p.op].attr;
       if (slot >= params.size() || seen[slot])
         reject(p.op, KILN_STATUS_INVALID_ARGUMENT,

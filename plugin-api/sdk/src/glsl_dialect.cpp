@@ -132,7 +132,7 @@ std::string glsl_prelude(const Dialect& d, const KernelShape& shape) {
   const std::vector<GlslArgument> where = glsl_arguments(shape);
   std::string scalars;
   for (std::size_t slot = 0; slot < shape.params.size(); ++slot) {
-    const EmittedParam& p = shape.params[slot];
+    const ParamSlot& p = shape.params[slot];
     const std::string name = "v" + std::to_string(p.op);
     if (p.kind == KILN_PARAM_VARIABLE) {
       scalars += "  layout(offset = " + std::to_string(where[slot].push_offset) + ") " + std::string(push_type(d, p.dtype)) +
@@ -152,7 +152,7 @@ float kiln_bits_f32(uint u) { return uintBitsToFloat(u); }
 // main() first reads the scalars in their storage types, as v<op>_in.
 std::string glsl_kernel_begin(const Dialect& d, const KernelShape& shape) {
   std::string out = "\nvoid main() {\n";
-  for (const EmittedParam& p : shape.params) {
+  for (const ParamSlot& p : shape.params) {
     if (p.kind != KILN_PARAM_VARIABLE) continue;
     const std::string name = "v" + std::to_string(p.op), type(d.storage_types[p.dtype]), word = "kiln_scalars." + name;
     out += "  const " + type + " " + name + "_in = " + (push_type(d, p.dtype) == type ? word : glsl_cast(type, word)) + ";\n";
@@ -168,7 +168,7 @@ std::vector<GlslArgument> glsl_arguments(const KernelShape& shape) {
   std::vector<GlslArgument> out(shape.params.size());
   std::uint32_t buffers = 0, push_bytes = 0;
   for (std::size_t slot = 0; slot < shape.params.size(); ++slot) {
-    const EmittedParam& p = shape.params[slot];
+    const ParamSlot& p = shape.params[slot];
     if (p.kind != KILN_PARAM_VARIABLE) {
       out[slot].binding = buffers++;
       continue;

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <kiln/plugin.h>
+#include <kiln/sdk/launch_args.hpp>
 
 #include <array>
 #include <cstdint>
@@ -40,18 +41,10 @@
 
 namespace kiln::sdk {
 
-// A PARAM of the kernel, in slot order.
-struct EmittedParam {
-  std::uint32_t op = 0;        // index of the PARAM op
-  std::uint32_t kind = 0;      // kiln_param_kind
-  std::uint32_t dtype = 0;     // element type
-  std::uint64_t elements = 0;  // PARAM imm (0: unknown)
-};
-
 // What the structural hooks of a dialect need to know about the kernel.
 struct KernelShape {
   std::string entry;                          // function name
-  std::vector<EmittedParam> params;           // by slot
+  std::vector<ParamSlot> params;              // by slot
   std::array<bool, 3> group_axes{};           // axes with a GROUP index
   std::array<std::int64_t, 3> local_sizes{1, 1, 1};  // LOCAL index lengths (1: none)
   bool parallel = false;                      // C: run group loops with OpenMP

@@ -1,10 +1,11 @@
-#include "kiln/sdk/launch_params.hpp"
+#include "kiln/sdk/launch_args.hpp"
 
 #include "kiln/sdk/plugin_support.hpp"
 #include "kiln/sdk/wire.hpp"
 
 #include <bit>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace kiln::sdk {
@@ -36,12 +37,10 @@ std::span<const kiln_op> kernel_ops(const kiln_kernel* kernel) {
 }
 
 std::vector<ParamSlot> collect_params(std::span<const kiln_op> ops) {
-  std::vector<ParamSlot> slots;
-  std::vector<bool> seen;
   std::size_t count = 0;
   for (const kiln_op& op : ops) count += op.kind == KILN_OP_PARAM ? 1 : 0;
-  slots.resize(count);
-  seen.resize(count, false);
+  std::vector<ParamSlot> slots(count);
+  std::vector<bool> seen(count, false);
   for (std::uint32_t id = 0; id < ops.size(); ++id) {
     const kiln_op& op = ops[id];
     if (op.kind != KILN_OP_PARAM) continue;
@@ -59,7 +58,7 @@ std::vector<ParamSlot> collect_params(std::span<const kiln_op> ops) {
   return slots;
 }
 
-void check_launch_args(std::span<const ParamSlot> params, std::span<const kiln_arg> args) {
+void check_launch_args(std::span<const ParamSlot> params, std::span<const kiln_arg> args, BufferField field) {
   if (args.size() != params.size())
     fail(KILN_STATUS_INVALID_ARGUMENT, "launch has " + std::to_string(args.size()) + " arguments, the kernel " +
                                            std::to_string(params.size()) + " params");
@@ -69,7 +68,8 @@ void check_launch_args(std::span<const ParamSlot> params, std::span<const kiln_a
     const kiln_arg& a = args[slot];
     if (p.is_buffer()) {
       if (a.kind != KILN_ARG_BUFFER) bad_arg(slot, p, "expected a buffer");
-      if (a.buffer == nullptr) bad_arg(slot, p, "buffer is NULL");
+      if (field == BufferField::Handle && a.buffer == nullptr) bad_arg(slot, p, "buffer is NULL");
+      if (field == BufferField::HostPointer && a.host_pointer == nullptr) bad_arg(slot, p, "host_pointer is NULL");
       const std::uint64_t needed = p.elements * dtype_bytes(p.dtype);
       if (a.bytes < needed)
         bad_arg(slot, p, std::to_string(a.bytes) + " bytes bound, the kernel uses " + std::to_string(needed));
@@ -87,6 +87,50 @@ unsigned scalar_bytes(const kiln_arg& arg, std::uint8_t dtype, unsigned char (&o
   static_assert(std::endian::native == std::endian::little, "scalar_bytes assumes a little-endian host");
   std::memcpy(out, &bits, sizeof(bits));
   return n;
+}
+
+HostArguments host_arguments(const kiln_launch_args& launch, std::span<const ParamSlot> params) {
+  if (launch.n_args != 0 && launch.args == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, "launch args is NULL");
+  const std::span<const kiln_arg> args(launch.args, launch.n_args);
+  check_launch_args(params, args, BufferField::HostPointer);
+  HostArguments out;
+  out.pointers.assign(params.size(), nullptr);
+  out.scalars.assign(params.size(), 0);
+  for (std::size_t slot = 0; slot < params.size(); ++slot) {
+    if (params[slot].is_buffer()) {
+      out.pointers[slot] = args[slot].host_pointer;
+    } else {
+      out.scalars[slot] = args[slot].scalar_bits;
+      out.pointers[slot] = &out.scalars[slot];
+    }
+  }
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::uint64_t g = launch.groups[axis];
+    if (g == 0 || g > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "launch: groups[" + std::to_string(axis) + "] is " + std::to_string(g));
+    out.groups[axis] = static_cast<std::int64_t>(g);
+  }
+  return out;
+}
+
+void flush_host_caches(const HostArguments& arguments, const kiln_launch_args& launch) {
+#if defined(__x86_64__)
+  for (std::size_t slot = 0; slot < launch.n_args; ++slot) {
+    const kiln_arg& a = launch.args[slot];
+    if (a.kind != KILN_ARG_BUFFER || arguments.pointers[slot] == nullptr) continue;
+    const char* p = static_cast<const char*>(arguments.pointers[slot]);
+    for (std::uint64_t offset = 0; offset < a.bytes; offset += 64) __builtin_ia32_clflush(p + offset);
+  }
+  __builtin_ia32_mfence();
+#else
+  (void)arguments;
+  (void)launch;
+  // Larger than the last-level caches of the machines kiln runs on.
+  static std::vector<char> sweep(std::size_t{256} << 20);
+  static char sink = 0;
+  for (std::size_t i = 0; i < sweep.size(); i += 64) sweep[i] = static_cast<char>(sweep[i] + 1);
+  sink = static_cast<char>(sink + sweep[sweep.size() / 2]);
+#endif
 }
 
 }  // namespace kiln::sdk
