@@ -51,8 +51,10 @@ std::variant<MatrixProduct, std::string> match_loop(const Kernel& kernel, const 
   if (used.size() != 2)
     return describe(kernel, loop) + " loads along " + std::to_string(used.size()) +
            " grid axes; a matrix product loads one operand along each of two";
+  // n is the lower (faster) axis, m the higher: the standard matmul's
+  // columns on axis 0, rows on axis 1.
   for (unsigned side = 0; side < 2; ++side) {
-    const std::uint32_t axis = used[side];
+    const std::uint32_t axis = used[1 - side];
     mp.axes[side] = axis;
     mp.indices[side] = *groups[axis];
     const auto length = ir::constant_int(kernel, kernel[*groups[axis]].src[0]);

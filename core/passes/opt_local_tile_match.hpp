@@ -2,7 +2,8 @@
 // a top-level LOOP (the reduction over k) with a straight-line body that
 // loads from read-only buffers at indices depending on the loop counter and
 // on exactly one of two GROUP axes each (matmul: a[i, k] on axis m = i,
-// b[k, j] on axis n = j), with at least one such load along each axis.
+// b[k, j] on axis n = j; n is the lower-numbered axis, m the higher), with
+// at least one such load along each axis.
 #pragma once
 
 #include "kiln/ir/kernel.hpp"
@@ -26,7 +27,7 @@ struct StagedLoad {
 struct MatrixProduct {
   ir::ValueId loop = ir::kNoValue;
   std::int64_t trip_count = 0;                    // K
-  std::array<std::uint32_t, 2> axes{};            // GROUP axis numbers of m and n (m < n)
+  std::array<std::uint32_t, 2> axes{};            // GROUP axis numbers of m and n (n < m)
   std::array<ir::ValueId, 2> indices{};           // their INDEX ops
   std::array<std::int64_t, 2> lengths{};          // M, N
   std::vector<StagedLoad> staged;

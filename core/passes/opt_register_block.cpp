@@ -1,6 +1,8 @@
 // register_block(loop, tm, tn, unroll): an output tile per thread. Each
-// thread computes tm x tn of the old threads (GROUP axis 0 coarsened by tm,
-// axis 1 by tn) in one instruction stream, with the REGISTER accumulators of
+// thread computes tm x tn of the old threads (GROUP axis 1 coarsened by tm,
+// axis 0 by tn: n is the fastest axis, the direction vectorize turns into
+// vectors; the standard matmul has its rows on axis 1, columns on axis 0)
+// in one instruction stream, with the REGISTER accumulators of
 // LOOP `loop` widened to a tm x tn tile, so an element loaded along one axis
 // is reused by every copy along the other (matmul: per k, tm loads of A, tn
 // of B, tm x tn multiply-adds); the loop is also unrolled `unroll` times.
@@ -44,10 +46,14 @@ std::vector<ValueId> loop_accumulators(const Kernel& kernel, const ir::Blocks& b
   return found;
 }
 
+// The GROUP axis of each side of the tile: m (tm copies) on axis 1, n (tn
+// copies) on axis 0.
+constexpr std::array<std::uint32_t, 2> kGroupAxis = {1, 0};
+
 // What a step acts on, checked.
 struct Target {
-  std::array<ValueId, 2> axes{};
-  std::array<std::int64_t, 2> lengths{};
+  std::array<ValueId, 2> axes{};          // INDEX ops of m and n
+  std::array<std::int64_t, 2> lengths{};  // their lengths
   ValueId loop = ir::kNoValue;
   std::optional<std::int64_t> trip_count;
 };
@@ -59,8 +65,9 @@ Result<Target> find_target(const Kernel& kernel, const OptStep& step, std::int64
     if (!index) return step_error(step, "the kernel has no GROUP index on axis " + std::to_string(axis));
     const auto length = ir::constant_int(kernel, kernel[*index].src[0]);
     if (!length) return step_error(step, "GROUP axis " + std::to_string(axis) + " has a dynamic length");
-    t.axes[axis] = *index;
-    t.lengths[axis] = *length;
+    const std::size_t side = axis == kGroupAxis[0] ? 0 : 1;
+    t.axes[side] = *index;
+    t.lengths[side] = *length;
   }
   const std::vector<ValueId> loops = loops_in_order(kernel);
   if (loop_number < 0 || loop_number >= static_cast<std::int64_t>(loops.size()))
@@ -75,7 +82,7 @@ class RegisterBlock final : public Optimization {
  public:
   std::string_view name() const override { return kName; }
   std::string_view description() const override {
-    return "output tile per thread: GROUP axes 0 and 1 coarsened by tm and tn with the reduction LOOP's REGISTER "
+    return "output tile per thread: GROUP axes 1 and 0 coarsened by tm and tn with the reduction LOOP's REGISTER "
            "accumulators widened to a tm x tn tile (loads shared along each axis), the loop unrolled";
   }
 
@@ -140,12 +147,12 @@ class RegisterBlock final : public Optimization {
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
     if (loop_accumulators(kernel, blocks, target.loop).empty())
       return step_error(step, "LOOP " + std::to_string(loop_number) + " accumulates into no REGISTER storage");
-    for (std::uint32_t axis = 0; axis < 2; ++axis) {
-      const std::int64_t factor = axis == 0 ? tm : tn;
-      if (target.lengths[axis] % factor != 0)
-        return step_error(step, std::string(axis == 0 ? "tm=" : "tn=") + std::to_string(factor) +
-                                    " does not divide GROUP axis " + std::to_string(axis) + "'s length " +
-                                    std::to_string(target.lengths[axis]));
+    for (std::uint32_t side = 0; side < 2; ++side) {
+      const std::int64_t factor = side == 0 ? tm : tn;
+      if (target.lengths[side] % factor != 0)
+        return step_error(step, std::string(side == 0 ? "tm=" : "tn=") + std::to_string(factor) +
+                                    " does not divide GROUP axis " + std::to_string(kGroupAxis[side]) + "'s length " +
+                                    std::to_string(target.lengths[side]));
     }
     if (unroll > 1 && !target.trip_count)
       return step_error(step, "unroll needs a constant trip count; LOOP " + std::to_string(loop_number) + "'s is dynamic");
@@ -157,9 +164,9 @@ class RegisterBlock final : public Optimization {
     if (auto why = misfit(jammer, device)) return step_error(step, *why);
 
     jam::ScopedEmitter& emit = jammer.emitter();
-    jammer.coordinates = [&](unsigned axis) {
-      const std::int64_t factor = axis == 0 ? tm : tn;
-      const Value group = jammer.out().group_index(axis, emit.constant(target.lengths[axis] / factor));
+    jammer.coordinates = [&](unsigned side) {
+      const std::int64_t factor = side == 0 ? tm : tn;
+      const Value group = jammer.out().group_index(kGroupAxis[side], emit.constant(target.lengths[side] / factor));
       const Value first = emit.affine(group, factor, 0);
       std::vector<Value> coordinates;
       for (std::int64_t copy = 0; copy < factor; ++copy) coordinates.push_back(emit.affine(first, 1, copy));

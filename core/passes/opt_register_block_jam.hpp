@@ -87,7 +87,7 @@ class Jammer {
   std::uint64_t storage_bytes(ir::Scope scope) const;
 
   // --- hooks, set before run() --------------------------------------------
-  // At the INDEX op of axis 0 (m) or 1 (n): the copies[axis] coordinates.
+  // At the INDEX op of side 0 (m) or 1 (n): the copies[side] coordinates.
   std::function<std::vector<ir::Value>(unsigned axis)> coordinates;
   // A LOOP the transformation emits itself (kNoValue: none): the hook emits
   // the markers and calls emit_body(loop) once per body copy.

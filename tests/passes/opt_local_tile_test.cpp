@@ -22,8 +22,8 @@ constexpr std::string_view kMatmul = R"(
 %c = param 2 global_mut f32[16]
 %n = const i64 4
 %k = const i64 2
-%i = index group 0 %n
-%j = index group 1 %n
+%j = index group 0 %n
+%i = index group 1 %n
 %zero = const f32 0
 %acc = storage register f32[1]
 %at = const i64 0
@@ -59,20 +59,20 @@ TEST(LocalTile, StagesBothOperandsAndTilesTheThreads) {
 %four = const i64 4
 %two = const i64 2
 %one = const i64 1
-# rows: group gi, thread ly (local axis 1), 2 rows each: ib, ib + 1
-%gi = index group 0 %one
-%ly = index local 1 %two
-%i0 = mul %gi, %four
-%lyt = mul %ly, %two
-%ib = add %i0, %lyt
-%i1 = add %ib, %one
-# columns: group gj, thread lx (local axis 0), 2 columns each: jb, jb + 1
-%gj = index group 1 %one
+# columns: group gj (axis 0), thread lx (local axis 0), 2 columns each: jb, jb + 1
+%gj = index group 0 %one
 %lx = index local 0 %two
 %j0 = mul %gj, %four
 %lxt = mul %lx, %two
 %jb = add %j0, %lxt
 %j1 = add %jb, %one
+# rows: group gi (axis 1), thread ly (local axis 1), 2 rows each: ib, ib + 1
+%gi = index group 1 %one
+%ly = index local 1 %two
+%i0 = mul %gi, %four
+%lyt = mul %ly, %two
+%ib = add %i0, %lyt
+%i1 = add %ib, %one
 %zero = const f32 0
 %acc = storage register f32[4]
 %at = const i64 0
@@ -244,8 +244,8 @@ TEST(LocalTile, ConfigsSkipDynamicLengths) {
 %b = param 1 global f32[?]
 %c = param 2 global_mut f32[?]
 %n = param 3 var i64
-%i = index group 0 %n
-%j = index group 1 %n
+%j = index group 0 %n
+%i = index group 1 %n
 %zero = const f32 0
 %acc = storage register f32[1]
 %at = const i64 0
@@ -275,7 +275,7 @@ store %c[%ci], %r
 TEST(LocalTile, RefusesStepsThatDoNotFit) {
   const kernels::StandardKernel k = standard("matmul", {.m = 96, .n = 64, .k = 20});
   EXPECT_THAT(step_error_message(k.kernel, "local_tile(bm=64,bn=64,bk=4,tm=4,tn=4)", gpu_preset()),
-              HasSubstr("bm=64 does not divide GROUP axis 0's length 96"));
+              HasSubstr("bm=64 does not divide GROUP axis 1's length 96"));
   EXPECT_THAT(step_error_message(k.kernel, "local_tile(bm=32,bn=64,bk=8,tm=4,tn=4)", gpu_preset()),
               HasSubstr("bk=8 does not divide the trip count 20"));
   EXPECT_THAT(step_error_message(k.kernel, "local_tile(bm=32,bn=64,bk=4,tm=1,tn=1)", gpu_preset()),

@@ -22,8 +22,8 @@ constexpr std::string_view kMatmul = R"(
 %m = const i64 4
 %n = const i64 4
 %k = const i64 3
-%i = index group 0 %m
-%j = index group 1 %n
+%j = index group 0 %n
+%i = index group 1 %m
 %zero = const f32 0
 %acc = storage register f32[1]
 %at = const i64 0
@@ -53,9 +53,10 @@ const Optimization& register_block() { return *find_optimization("register_block
 TEST(RegisterBlock, TilesTheAccumulatorAndSharesLoads) {
   const ir::Kernel before = parse_valid(kMatmul);
   const ir::Kernel after = applied(before, "register_block(loop=0,tm=2,tn=2,unroll=1)", cpu_preset());
-  // Half the groups on each axis, each thread a 2 x 2 tile: per k, two loads
-  // of a (one per row), two of b (one per column), four products into a
-  // 4-element accumulator (row-major, columns side by side).
+  // Half the groups on each axis, each thread a 2 x 2 tile (rows i on axis
+  // 1, columns j on axis 0): per k, two loads of a (one per row), two of b
+  // (one per column), four products into a 4-element accumulator
+  // (row-major, columns side by side).
   EXPECT_EQ(ir::print(after), ir::print(parse_valid(R"(
 %a = param 0 global f32[12]
 %b = param 1 global f32[12]
@@ -64,13 +65,13 @@ TEST(RegisterBlock, TilesTheAccumulatorAndSharesLoads) {
 %n = const i64 4
 %k = const i64 3
 %two = const i64 2
-%gi = index group 0 %two
-%i0 = mul %gi, %two
-%one = const i64 1
-%i1 = add %i0, %one
-%gj = index group 1 %two
+%gj = index group 0 %two
 %j0 = mul %gj, %two
+%one = const i64 1
 %j1 = add %j0, %one
+%gi = index group 1 %two
+%i0 = mul %gi, %two
+%i1 = add %i0, %one
 %zero = const f32 0
 %acc = storage register f32[4]
 %at = const i64 0
@@ -177,8 +178,8 @@ TEST(RegisterBlock, ConfigsSkipDynamicLengths) {
 %m = param 3 var i64
 %n = param 4 var i64
 %k = param 5 var i64
-%i = index group 0 %m
-%j = index group 1 %n
+%j = index group 0 %n
+%i = index group 1 %m
 %zero = const f32 0
 %acc = storage register f32[1]
 %at = const i64 0
@@ -209,7 +210,7 @@ TEST(RegisterBlock, RefusesStepsThatDoNotFit) {
   const ir::Kernel k = parse_valid(kMatmul);
   EXPECT_THAT(step_error_message(k, "register_block(loop=1,tm=2,tn=2)", cpu_preset()), HasSubstr("loop=1 does not exist"));
   EXPECT_THAT(step_error_message(k, "register_block(loop=0,tm=3,tn=2)", cpu_preset()),
-              HasSubstr("tm=3 does not divide GROUP axis 0's length 4"));
+              HasSubstr("tm=3 does not divide GROUP axis 1's length 4"));
   EXPECT_THAT(step_error_message(k, "register_block(loop=0,tm=2,tn=2,unroll=2)", cpu_preset()),
               HasSubstr("unroll=2 does not divide the trip count 3"));
   EXPECT_THAT(step_error_message(k, "register_block(loop=0,tm=1,tn=1,unroll=1)", cpu_preset()),
@@ -280,8 +281,8 @@ TEST(RegisterBlock, RefusesControlFlowThatDiffersAlongTheTile) {
 %y = param 1 global_mut f32[16]
 %four = const i64 4
 %three = const i64 3
-%i = index group 0 %four
-%j = index group 1 %four
+%j = index group 0 %four
+%i = index group 1 %four
 %zero = const f32 0
 %acc = storage register f32[1]
 %at = const i64 0
@@ -304,7 +305,7 @@ endif
 )");
   EXPECT_THAT(step_error_message(guarded, "register_block(loop=0,tm=2,tn=2)", cpu_preset()),
               HasSubstr("has a condition that differs between the tiled threads"));
-  // Along axis 1 only, the guard is shared by the tile.
+  // Along axis 0 (n) only, the guard is shared by the tile.
   const ir::Kernel along_n = applied(guarded, "register_block(loop=0,tm=1,tn=4)", cpu_preset());
   EXPECT_EQ(compare_runs(guarded, along_n), "");
 }
