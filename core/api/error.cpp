@@ -28,9 +28,12 @@ std::string_view error_code_name(ErrorCode code) {
 
 std::string Error::to_string() const {
   std::string out;
-  if (!plugin.empty()) out += "plugin '" + plugin + "': ";
+  if (!device.empty()) out += device + ": ";
+  else if (!plugin.empty()) out += "plugin '" + plugin + "': ";
   if (!function.empty()) out += function + ": ";
-  if (op >= 0) out += "op " + std::to_string(op) + ": ";
+  // Plugins often name the op themselves ("op 9 (store f32): ..."): say it once.
+  const std::string op_prefix = "op " + std::to_string(op);
+  if (op >= 0 && message.compare(0, op_prefix.size(), op_prefix) != 0) out += op_prefix + ": ";
   out += message;
   return out;
 }

@@ -10,13 +10,14 @@ DeviceState::~DeviceState() {
 
 Error DeviceState::error(kiln_error* error, std::string_view function, std::int64_t op) const {
   Error e = take_error(error, plugin_, function, op);
-  e.message = info_.id + ": " + e.message;
+  e.device = info_.id;
   return e;
 }
 
 Error DeviceState::missing(std::string_view function) const {
-  Error e = make_error(ErrorCode::NotImplemented, info_.id + ": the plugin does not implement this function");
+  Error e = make_error(ErrorCode::NotImplemented, "the plugin does not implement this function");
   e.plugin = plugin_;
+  e.device = info_.id;
   e.function = function;
   return e;
 }

@@ -36,6 +36,10 @@ Error take_error(kiln_error* error, std::string_view plugin, std::string_view fu
                ? static_cast<ErrorCode>(status)
                : ErrorCode::Internal;
   e.message = error->message.empty() ? std::string(status_name(error->status)) : error->message;
+  // Plugins often start their messages with their own name; the error
+  // already carries it.
+  const std::string own_prefix = std::string(plugin) + ": ";
+  if (!plugin.empty() && e.message.compare(0, own_prefix.size(), own_prefix) == 0) e.message.erase(0, own_prefix.size());
   e.plugin = plugin;
   e.function = function;
   e.op = op;

@@ -193,8 +193,10 @@ TEST_F(Launches, PluginErrorsCarryPluginFunctionAndMessage) {
   EXPECT_EQ(result.error().code, kiln::ErrorCode::LaunchFailed);
   EXPECT_EQ(result.error().plugin, "host");
   EXPECT_EQ(result.error().function, "launch");
-  EXPECT_EQ(result.error().message, "host:0: op 10: element 296 out of range");
-  EXPECT_EQ(result.error().to_string(), "plugin 'host': launch: host:0: op 10: element 296 out of range");
+  EXPECT_EQ(result.error().device, "host:0");
+  EXPECT_EQ(result.error().message, "op 10: element 296 out of range");
+  // Context once each: the device, the function, the plugin's own words.
+  EXPECT_EQ(result.error().to_string(), "host:0: launch: op 10: element 296 out of range");
 }
 
 TEST_F(Launches, CompileReportsTheUnsupportedOp) {
@@ -210,7 +212,7 @@ TEST_F(Launches, CompileReportsTheUnsupportedOp) {
   EXPECT_EQ(program.error().op, 2);
   EXPECT_EQ(program.error().plugin, "host");
   EXPECT_EQ(program.error().function, "compile");
-  EXPECT_THAT(program.error().to_string(), HasSubstr("plugin 'host': compile: op 2: "));
+  EXPECT_THAT(program.error().to_string(), HasSubstr("host:0: compile: op 2: "));
 }
 
 TEST_F(Launches, ProgramSourceAndCacheKey) {

@@ -43,10 +43,12 @@ struct Error {
   ErrorCode code = ErrorCode::Internal;
   std::string message;   // what went wrong, for the user
   std::string plugin;    // plugin name, for errors from a plugin ("" otherwise)
+  std::string device;    // device id ("c:0"), for errors from a device call
   std::string function;  // ABI function or core step ("compile", "config", ...)
   std::int64_t op = -1;  // IR op index at fault, when there is one
 
-  // "plugin 'c': compile: op 12: ...", or just the message when no context.
+  // "c:0: compile: op 12: ..." (or "plugin 'c': ..." when no device is
+  // involved), or just the message when there is no context.
   std::string to_string() const;
 };
 
