@@ -22,6 +22,10 @@ const Optimization& reassociate();
 // end of structural
 
 // performance (register_block, tiled_reduce, local_tile, vectorize)
+const Optimization& register_block();
+const Optimization& tiled_reduce();
+const Optimization& local_tile();
+const Optimization& vectorize();
 // end of performance
 
 }  // namespace kiln::passes::opts

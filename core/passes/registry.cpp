@@ -24,6 +24,10 @@ const std::vector<const Optimization*>& optimizations() {
     // end of structural
 
     // performance (opts-perf): append above the end marker, one line each
+    all.push_back(&opts::register_block());
+    all.push_back(&opts::tiled_reduce());
+    all.push_back(&opts::local_tile());
+    all.push_back(&opts::vectorize());
     // end of performance
 
     return all;

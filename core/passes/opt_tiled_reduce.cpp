@@ -1,0 +1,377 @@
+// tiled_reduce(loop, local, branch): splits LOOP `loop` across `local`
+// LOCAL threads of a work-group (opt_tiled_reduce_match.hpp says which
+// loops). Thread t runs iterations t, t + local, t + 2 local, ... (on a GPU
+// neighbouring threads read neighbouring elements), guarded when local does
+// not divide the trip count (also a dynamic one).
+//   - A reduction accumulates into a per-thread partial that starts at the
+//     op's identity; the partials go to LOCAL storage, barrier, and a tree
+//     combines them, `branch` at a time per step (a barrier after each);
+//     every thread then combines the total into the old accumulator, so the
+//     rest of the kernel runs unchanged in every thread. Floating-point sums
+//     are reassociated (the tree's order, not the loop's).
+//   - A parallel loop (each iteration stores its own element) just splits.
+// The threads are a new LOCAL axis, or an existing one of length `local`
+// when the loop is the same in all its threads (softmax: after its max loop
+// is tiled, its sum and write loops reuse that axis). Stores at top level to
+// buffers the kernel never reads, the same in every thread, are done by
+// thread 0 only.
+#include "kiln/ir/analysis.hpp"
+#include "kiln/ir/verify.hpp"
+#include "kiln/ir/dtype.hpp"
+#include "kiln/ir/rewriter.hpp"
+#include "kiln/ir/text.hpp"
+#include "opt_support.hpp"
+#include "opt_tiled_reduce_match.hpp"
+#include "optimizations.hpp"
+
+#include <algorithm>
+
+namespace kiln::passes::opts {
+
+namespace {
+
+using ir::Kernel;
+using ir::OpKind;
+using ir::Value;
+using ir::ValueId;
+
+constexpr std::string_view kName = "tiled_reduce";
+
+struct LocalAxis {
+  std::uint32_t axis = 0;
+  ValueId index = ir::kNoValue;  // the existing INDEX op (kNoValue: a new axis)
+  // The kernel's other LOCAL axes: each of their threads reduces on its own,
+  // so the partials in LOCAL storage are per (other thread, t).
+  std::vector<std::pair<ValueId, std::int64_t>> others;  // (INDEX op, length)
+  std::int64_t other_threads() const {
+    std::int64_t n = 1;
+    for (const auto& [index, length] : others) n *= length;
+    return n;
+  }
+};
+
+// Where the threads come from, or why they cannot.
+std::variant<LocalAxis, std::string> choose_axis(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop,
+                                                 std::int64_t local, const DeviceInfo& device) {
+  std::uint64_t threads = 1;
+  std::optional<std::uint32_t> free_axis;
+  std::vector<std::pair<std::uint32_t, std::pair<ValueId, std::int64_t>>> existing;
+  for (std::uint32_t axis = 0; axis < KILN_MAX_AXES; ++axis) {
+    const auto index = find_index(kernel, ir::Scope::Local, axis);
+    if (!index) {
+      if (!free_axis) free_axis = axis;
+      continue;
+    }
+    if (*index > loop) return "`" + ir::print_op(kernel, *index) + "` comes after the loop";
+    const std::int64_t length = ir::constant_int(kernel, kernel[*index].src[0]).value_or(1);
+    threads *= static_cast<std::uint64_t>(length);
+    existing.push_back({axis, {*index, length}});
+  }
+  const auto others_than = [&](std::optional<std::uint32_t> used) {
+    std::vector<std::pair<ValueId, std::int64_t>> others;
+    for (const auto& [axis, index_length] : existing)
+      if (axis != used) others.push_back(index_length);
+    return others;
+  };
+  for (const auto& [axis, index_length] : existing) {
+    if (index_length.second != local) continue;
+    const std::vector<bool> varying = reduce::varying_along(kernel, blocks, {index_length.first});
+    bool uniform = true;
+    for (ValueId id = loop; id < blocks.end[loop] && uniform; ++id) uniform = !varying[id];
+    if (uniform) return LocalAxis{axis, index_length.first, others_than(axis)};
+  }
+  if (!free_axis) return std::string("the kernel uses all three LOCAL axes");
+  // A new axis runs everything outside the loop in every new thread: fine
+  // for registers and same-valued stores, a race on LOCAL storage.
+  for (ValueId id = 0; id < kernel.size(); ++id)
+    if (kernel[id].kind == OpKind::Storage && kernel[id].scope() == ir::Scope::Local)
+      return "the kernel already shares LOCAL storage (`" + ir::print_op(kernel, id) +
+             "`), which a new LOCAL axis would race on; only an existing axis of length " + std::to_string(local) +
+             " along which the loop is the same could be reused";
+  if (threads * static_cast<std::uint64_t>(local) > device.max_local_threads)
+    return std::to_string(threads * static_cast<std::uint64_t>(local)) + " threads per group exceed the device's " +
+           std::to_string(device.max_local_threads);
+  if (static_cast<std::uint64_t>(local) > device.max_local_dims[*free_axis])
+    return "LOCAL axis " + std::to_string(*free_axis) + " allows " + std::to_string(device.max_local_dims[*free_axis]) +
+           " threads";
+  return LocalAxis{*free_axis, ir::kNoValue, others_than(std::nullopt)};
+}
+
+class Splitter {
+ public:
+  Splitter(const Kernel& old, const ir::Blocks& blocks, const reduce::SplittableLoop& loop, LocalAxis axis,
+           std::int64_t local, std::int64_t branch)
+      : old_(old), blocks_(blocks), loop_(loop), axis_(axis), local_(local), branch_(branch), rw_(old) {
+    // Stores only thread 0 needs to do: top level, to buffers the kernel
+    // never reads back, the same in every thread along the axis.
+    std::vector<bool> loaded(old.size(), false);
+    for (const ir::Op& op : old.ops)
+      if (op.kind == OpKind::Load) loaded[op.src[0]] = true;
+    const std::vector<bool> varying =
+        axis.index == ir::kNoValue ? std::vector<bool>(old.size(), false) : reduce::varying_along(old, blocks, {axis.index});
+    for (ValueId id = 0; id < old.size(); ++id) {
+      const ir::Op& op = old[id];
+      guarded_.push_back(op.kind == OpKind::Store && old[op.src[0]].kind == OpKind::Param && !loaded[op.src[0]] &&
+                         blocks.parent[id] == ir::kNoValue && !varying[op.src[1]] && !varying[op.src[2]]);
+    }
+  }
+
+  Kernel run() {
+    ValueId first_op = 0;
+    while (first_op < old_.size() && old_[first_op].kind == OpKind::Param) ++first_op;
+    for (ValueId id = 0; id < old_.size(); ++id) {
+      if (rw_.handled(id)) continue;
+      if (id == first_op) begin();
+      if (id == loop_.loop) {
+        split();
+        continue;
+      }
+      if (guarded_[id] && first_thread_.valid()) {
+        const ValueId branch = out().if_(first_thread_);
+        rw_.copy(id);
+        out().end_if(branch);
+        continue;
+      }
+      rw_.copy(id);
+      if (id == axis_.index) first_thread_ = out().eq(rw_.map(id), out().constant_i64(0));
+    }
+    return rw_.finish();
+  }
+
+ private:
+  ir::Builder& out() { return rw_.out(); }
+
+  // The thread index, and the storage the split needs (top level).
+  void begin() {
+    if (axis_.index == ir::kNoValue) {
+      ir::Op index;
+      index.kind = OpKind::Index;
+      index.dtype = ir::kIndexType;
+      index.code = static_cast<std::uint8_t>(ir::Scope::Local);
+      index.attr = axis_.axis;
+      index.src[0] = out().constant_i64(local_).id;
+      thread_ = out().append(index);
+      first_thread_ = out().eq(thread_, out().constant_i64(0));
+    }
+    for (const reduce::Accumulator& a : loop_.accumulators) {
+      partials_.push_back(out().storage(ir::Scope::Register, a.dtype, 1));
+      shared_.push_back(
+          out().storage(ir::Scope::Local, a.dtype, static_cast<std::uint64_t>(local_ * axis_.other_threads())));
+    }
+  }
+
+  Value thread() { return axis_.index == ir::kNoValue ? thread_ : rw_.map(axis_.index); }
+
+  void split() {
+    const ir::Op& loop = old_[loop_.loop];
+    const Value zero = out().constant_i64(0);
+    for (std::size_t a = 0; a < loop_.accumulators.size(); ++a) {
+      const reduce::Accumulator& acc = loop_.accumulators[a];
+      out().store(partials_[a], zero, out().constant_bits(acc.dtype, *reduce::identity_bits(acc.op, acc.dtype)));
+    }
+    const Value count = rw_.map(loop.src[0]);
+    const auto constant_count = ir::constant_int(old_, loop.src[0]);
+    const Value local = out().constant_i64(local_);
+    Value trips;
+    if (constant_count) trips = out().constant_i64((std::max<std::int64_t>(*constant_count, 0) + local_ - 1) / local_);
+    else trips = out().div(out().add(count, out().constant_i64(local_ - 1)), local);
+    const bool guarded = !constant_count || *constant_count % local_ != 0;
+    const Value step = out().loop(trips);
+    const Value counter = out().add(out().mul(step, local), thread());
+    rw_.replace(loop_.loop, counter);
+    ValueId guard = ir::kNoValue;
+    if (guarded) guard = out().if_(out().cmplt(counter, count));
+    copy_body(zero);
+    if (guarded) out().end_if(guard);
+    out().end_loop(step);
+    rw_.drop(blocks_.end[loop_.loop]);
+    if (!loop_.accumulators.empty()) combine(zero);
+  }
+
+  void copy_body(Value zero) {
+    for (ValueId id = loop_.loop + 1; id < blocks_.end[loop_.loop]; ++id) {
+      if (rw_.handled(id)) continue;
+      bool done = false;
+      for (std::size_t a = 0; a < loop_.accumulators.size() && !done; ++a) {
+        const reduce::Accumulator& acc = loop_.accumulators[a];
+        if (std::find(acc.loads.begin(), acc.loads.end(), id) != acc.loads.end()) {
+          rw_.replace(id, out().load(partials_[a], zero));
+          done = true;
+        } else if (std::find(acc.stores.begin(), acc.stores.end(), id) != acc.stores.end()) {
+          out().store(partials_[a], zero, rw_.map(old_[id].src[2]));
+          rw_.drop(id);
+          done = true;
+        }
+      }
+      if (!done) rw_.copy(id);
+    }
+  }
+
+  // Where thread t (of this thread of the other axes) keeps its partial:
+  // other * local + t.
+  Value slot(Value t) {
+    if (axis_.others.empty()) return t;
+    Value other = out().constant_i64(0);
+    for (const auto& [index, length] : axis_.others)
+      other = out().add(out().mul(other, out().constant_i64(length)), rw_.map(index));
+    return out().add(out().mul(other, out().constant_i64(local_)), t);
+  }
+
+  // Partials to LOCAL storage, the tree, the total into each accumulator.
+  void combine(Value zero) {
+    const Value t = thread();
+    const Value mine = slot(t);
+    for (std::size_t a = 0; a < partials_.size(); ++a) out().store(shared_[a], mine, out().load(partials_[a], zero));
+    out().barrier();
+    for (std::int64_t width = local_; width > 1;) {
+      const std::int64_t fan = std::min(branch_, width), stride = (width + fan - 1) / fan;
+      const ValueId active = out().if_(out().cmplt(t, out().constant_i64(stride)));
+      for (std::size_t a = 0; a < partials_.size(); ++a) {
+        const ir::BinaryOp op = loop_.accumulators[a].op;
+        out().store(partials_[a], zero, out().load(shared_[a], mine));
+        for (std::int64_t q = 1; q < fan; ++q) {
+          // Past the end only when fan does not divide width.
+          const bool may_overrun = q * stride + stride - 1 >= width;
+          ValueId inside = ir::kNoValue;
+          if (may_overrun) {
+            const Value other = out().add(t, out().constant_i64(q * stride));
+            inside = out().if_(out().cmplt(other, out().constant_i64(width)));
+          }
+          const Value theirs_slot = out().add(mine, out().constant_i64(q * stride));
+          const Value partial = out().load(partials_[a], zero);
+          const Value theirs = out().load(shared_[a], theirs_slot);
+          out().store(partials_[a], zero, out().binary(op, partial, theirs));
+          if (may_overrun) out().end_if(inside);
+        }
+        out().store(shared_[a], mine, out().load(partials_[a], zero));
+      }
+      out().end_if(active);
+      out().barrier();
+      width = stride;
+    }
+    for (std::size_t a = 0; a < partials_.size(); ++a) {
+      const reduce::Accumulator& acc = loop_.accumulators[a];
+      const Value total = out().load(shared_[a], slot(zero));
+      const Value index = rw_.map(acc.index);
+      const Value before = out().load(rw_.map(acc.storage), index);
+      out().store(rw_.map(acc.storage), index, out().binary(acc.op, before, total));
+    }
+    // In an enclosing loop the next round's partials must not overwrite
+    // the total while a thread still reads it.
+    bool nested_in_loop = false;
+    for (ValueId p = blocks_.parent[loop_.loop]; p != ir::kNoValue; p = blocks_.parent[p])
+      nested_in_loop = nested_in_loop || old_[p].kind == OpKind::Loop;
+    if (nested_in_loop) out().barrier();
+  }
+
+  const Kernel& old_;
+  const ir::Blocks& blocks_;
+  const reduce::SplittableLoop& loop_;
+  LocalAxis axis_;
+  std::int64_t local_, branch_;
+  ir::Rewriter rw_;
+  std::vector<bool> guarded_;
+  Value thread_, first_thread_;
+  std::vector<Value> partials_, shared_;
+};
+
+class TiledReduce final : public Optimization {
+ public:
+  std::string_view name() const override { return kName; }
+  std::string_view description() const override {
+    return "splits a reduction (or parallel) LOOP across `local` LOCAL threads: strided partials, then a tree "
+           "through LOCAL storage with barriers, `branch` partials per step";
+  }
+
+  std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    if (!ir::verify(kernel).ok()) return {};  // only valid kernels have variants
+    std::vector<OptStep> steps;
+    if (device.max_local_threads <= 1) return steps;
+    const ir::Blocks blocks = ir::analyze_blocks(kernel);
+    const std::vector<ValueId> loops = loops_in_order(kernel);
+    for (std::size_t number = 0; number < loops.size(); ++number) {
+      const ValueId loop = loops[number];
+      auto matched = reduce::match_loop(kernel, blocks, loop);
+      if (!std::holds_alternative<reduce::SplittableLoop>(matched) || enclosing_varies(kernel, blocks, loop)) continue;
+      const reduce::SplittableLoop& splittable = std::get<reduce::SplittableLoop>(matched);
+      if (!partials_possible(splittable)) continue;
+      const bool reduction = !splittable.accumulators.empty();
+      const auto count = ir::constant_int(kernel, kernel[loop].src[0]);
+      for (std::int64_t local : {1024, 512, 256, 128, 64, 32}) {
+        if (count && local > 32 && local / 2 >= *count) continue;  // threads with nothing to do
+        auto axis = choose_axis(kernel, blocks, loop, local, device);
+        if (!std::holds_alternative<LocalAxis>(axis)) continue;
+            if (!fits_local_memory(kernel, splittable, local * std::get<LocalAxis>(axis).other_threads(), device)) continue;
+        for (std::int64_t branch : {2, 4, 8}) {
+          if (!reduction && branch > 2) break;
+          steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", local}, {"branch", branch}}));
+        }
+      }
+    }
+    return steps;
+  }
+
+  Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    if (Result<void> valid = ir::verify(kernel); !valid.ok())
+      return step_error(step, "the kernel does not verify: " + valid.error().message);
+    KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
+    KILN_TRY_ASSIGN(const std::int64_t local, require_param(step, "local"));
+    const std::int64_t branch = step.param("branch", 2);
+    if (local < 2 || local > 65536) return step_error(step, "local must be in 2..65536");
+    if (branch < 2 || branch > 64) return step_error(step, "branch must be in 2..64");
+    if (device.max_local_threads <= 1) return step_error(step, "the device runs one thread per group");
+    const std::vector<ValueId> loops = loops_in_order(kernel);
+    if (loop_number < 0 || loop_number >= static_cast<std::int64_t>(loops.size()))
+      return step_error(step, "loop=" + std::to_string(loop_number) + " does not exist (the kernel has " +
+                                  std::to_string(loops.size()) + " LOOPs)");
+    const ValueId loop = loops[static_cast<std::size_t>(loop_number)];
+    const ir::Blocks blocks = ir::analyze_blocks(kernel);
+    auto matched = reduce::match_loop(kernel, blocks, loop);
+    if (std::holds_alternative<std::string>(matched)) return step_error(step, std::get<std::string>(matched));
+    const reduce::SplittableLoop& splittable = std::get<reduce::SplittableLoop>(matched);
+    if (!partials_possible(splittable)) return step_error(step, "bool accumulators have no partials to start from");
+    if (enclosing_varies(kernel, blocks, loop))
+      return step_error(step, "the loop lies in a block whose condition or trip count differs between threads "
+                              "(the tree's barriers would diverge)");
+    auto axis = choose_axis(kernel, blocks, loop, local, device);
+    if (std::holds_alternative<std::string>(axis)) return step_error(step, std::get<std::string>(axis));
+    if (!fits_local_memory(kernel, splittable, local * std::get<LocalAxis>(axis).other_threads(), device))
+      return step_error(step, "the partials need more LOCAL memory than the device's " +
+                                  std::to_string(device.local_memory_bytes) + " bytes");
+    return Splitter(kernel, blocks, splittable, std::get<LocalAxis>(axis), local, branch).run();
+  }
+
+ private:
+  static bool partials_possible(const reduce::SplittableLoop& loop) {
+    return std::all_of(loop.accumulators.begin(), loop.accumulators.end(),
+                       [](const reduce::Accumulator& a) { return reduce::identity_bits(a.op, a.dtype).has_value(); });
+  }
+
+  // What the verifier checks for barriers: the blocks around the loop must
+  // be the same for every thread.
+  static bool enclosing_varies(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop) {
+    const std::vector<bool> varying = ir::thread_varying(kernel, blocks);
+    for (ValueId p = blocks.parent[loop]; p != ir::kNoValue; p = blocks.parent[p])
+      if (varying[kernel[p].src[0]]) return true;
+    return false;
+  }
+
+  static bool fits_local_memory(const Kernel& kernel, const reduce::SplittableLoop& loop, std::int64_t local,
+                                const DeviceInfo& device) {
+    std::uint64_t bytes = 0;
+    for (const ir::Op& op : kernel.ops)
+      if (op.kind == OpKind::Storage && op.scope() == ir::Scope::Local) bytes += op.imm * ir::dtype_bytes(op.dtype);
+    for (const reduce::Accumulator& a : loop.accumulators)
+      bytes += static_cast<std::uint64_t>(local) * ir::dtype_bytes(a.dtype);
+    return bytes <= device.local_memory_bytes;
+  }
+};
+
+}  // namespace
+
+const Optimization& tiled_reduce() {
+  static const TiledReduce instance;
+  return instance;
+}
+
+}  // namespace kiln::passes::opts

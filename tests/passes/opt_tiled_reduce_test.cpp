@@ -1,0 +1,281 @@
+// tiled_reduce: a reduction (or parallel) loop split across the threads of
+// a work-group, partials combined by a tree through LOCAL storage.
+#include "passes/opt_perf_support.hpp"
+
+#include "kiln/ir/dtype.hpp"
+
+#include <gmock/gmock.h>
+
+using namespace kiln;
+using namespace kiln::passes;
+using namespace kiln::passes::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+const Optimization& tiled_reduce() { return *find_optimization("tiled_reduce"); }
+
+// y[r] = sum of row r of x[2, 6], as the standard sum-rows writes it.
+constexpr std::string_view kSumRows = R"(
+%x = param 0 global f32[12]
+%y = param 1 global_mut f32[2]
+%rows = const i64 2
+%n = const i64 6
+%r = index group 0 %rows
+%start = mul %r, %n
+%zero = const f32 0
+%acc = storage register f32[1]
+%at = const i64 0
+store %acc[%at], %zero
+%j = loop %n
+  %xi = add %start, %j
+  %v = load f32 %x[%xi]
+  %s = load f32 %acc[%at]
+  %t = add %s, %v
+  store %acc[%at], %t
+endloop
+%sum = load f32 %acc[%at]
+store %y[%r], %sum
+)";
+
+}  // namespace
+
+TEST(TiledReduce, SplitsTheRowAcrossThreadsAndCombinesByTree) {
+  const ir::Kernel before = parse_valid(kSumRows);
+  const ir::Kernel after = applied(before, "tiled_reduce(loop=0,local=4,branch=2)", gpu_preset());
+  EXPECT_EQ(ir::print(after), ir::print(parse_valid(R"(
+%x = param 0 global f32[12]
+%y = param 1 global_mut f32[2]
+%four = const i64 4
+%tid = index local 0 %four
+%zero_i = const i64 0
+%first = eq %tid, %zero_i
+%partial = storage register f32[1]
+%shared = storage local f32[4]
+%rows = const i64 2
+%n = const i64 6
+%r = index group 0 %rows
+%start = mul %r, %n
+%zero = const f32 0
+%acc = storage register f32[1]
+%at = const i64 0
+store %acc[%at], %zero
+# each thread from -0 (the identity of add), every 4th element from its own
+%at2 = const i64 0
+%minus0 = const f32 -0
+store %partial[%at2], %minus0
+%four2 = const i64 4
+%two = const i64 2
+%step = loop %two
+  %base = mul %step, %four2
+  %j = add %base, %tid
+  %in = cmplt %j, %n
+  if %in
+    %xi = add %start, %j
+    %v = load f32 %x[%xi]
+    %s = load f32 %partial[%at2]
+    %t = add %s, %v
+    store %partial[%at2], %t
+  endif
+endloop
+# partials to LOCAL storage; the tree: 4 -> 2 -> 1
+%p = load f32 %partial[%at2]
+store %shared[%tid], %p
+barrier
+%two2 = const i64 2
+%lower2 = cmplt %tid, %two2
+if %lower2
+  %a1 = load f32 %shared[%tid]
+  store %partial[%at2], %a1
+  %two3 = const i64 2
+  %o1 = add %tid, %two3
+  %m1 = load f32 %partial[%at2]
+  %b1 = load f32 %shared[%o1]
+  %c1 = add %m1, %b1
+  store %partial[%at2], %c1
+  %d1 = load f32 %partial[%at2]
+  store %shared[%tid], %d1
+endif
+barrier
+%one = const i64 1
+%lower1 = cmplt %tid, %one
+if %lower1
+  %a2 = load f32 %shared[%tid]
+  store %partial[%at2], %a2
+  %one2 = const i64 1
+  %o2 = add %tid, %one2
+  %m2 = load f32 %partial[%at2]
+  %b2 = load f32 %shared[%o2]
+  %c2 = add %m2, %b2
+  store %partial[%at2], %c2
+  %d2 = load f32 %partial[%at2]
+  store %shared[%tid], %d2
+endif
+barrier
+# every thread adds the total to its accumulator; thread 0 stores
+%total = load f32 %shared[%at2]
+%old = load f32 %acc[%at]
+%new = add %old, %total
+store %acc[%at], %new
+%sum = load f32 %acc[%at]
+if %first
+  store %y[%r], %sum
+endif
+)")));
+  EXPECT_EQ(compare_runs(before, after, {}, 1e-6), "");  // sums reassociated
+}
+
+TEST(TiledReduce, RowKernelsKeepTheirResults) {
+  // Reductions at sizes the thread count does not divide, every tree
+  // branching, and the loops of softmax and layernorm one after the other
+  // on one LOCAL axis.
+  struct Case {
+    std::string_view kernel;
+    std::vector<std::string_view> steps;
+  };
+  const Case cases[] = {
+      {"sum-rows", {"tiled_reduce(loop=0,local=32,branch=2)"}},
+      {"sum-rows", {"tiled_reduce(loop=0,local=64,branch=8)"}},
+      {"max-rows", {"tiled_reduce(loop=0,local=128,branch=4)"}},
+      {"max-rows", {"tiled_reduce(loop=0,local=24,branch=3)"}},  // not powers of two: guarded tree
+      {"softmax-rows",
+       {"tiled_reduce(loop=0,local=32,branch=2)", "tiled_reduce(loop=1,local=32,branch=4)",
+        "tiled_reduce(loop=2,local=32,branch=2)"}},
+      {"softmax-rows", {"tiled_reduce(loop=1,local=64,branch=2)"}},
+      {"layernorm-rows",
+       {"tiled_reduce(loop=0,local=64,branch=2)", "tiled_reduce(loop=1,local=64,branch=2)",
+        "tiled_reduce(loop=2,local=64,branch=2)"}},
+      {"matmul", {"tiled_reduce(loop=0,local=16,branch=2)"}},
+  };
+  for (const Case& c : cases)
+    for (const kernels::KernelSize size : {kernels::KernelSize{.m = 3, .n = 100, .k = 37}, kernels::KernelSize{.m = 2, .n = 7, .k = 5}}) {
+      const kernels::StandardKernel k = standard(c.kernel, size);
+      ir::Kernel current = k.kernel;
+      std::string trace(c.kernel);
+      for (std::string_view step : c.steps) {
+        trace += " " + std::string(step);
+        current = applied(current, step, gpu_preset());
+      }
+      EXPECT_EQ(compare_standard(k, current, 29, 4), "") << trace << " n=" << size.n;
+    }
+  for (ir::DType dtype : {ir::DType::I32, ir::DType::F16, ir::DType::F64, ir::DType::BF16}) {
+    const kernels::StandardKernel k = standard("max-rows", {.m = 5, .n = 33}, dtype);
+    EXPECT_EQ(compare_standard(k, applied(k.kernel, "tiled_reduce(loop=0,local=16,branch=2)", small_preset()), 1), "")
+        << ir::dtype_name(dtype);
+    const kernels::StandardKernel s = standard("sum-rows", {.m = 5, .n = 33}, dtype);
+    EXPECT_EQ(compare_standard(s, applied(s.kernel, "tiled_reduce(loop=0,local=8,branch=4)", small_preset()), 2), "")
+        << ir::dtype_name(dtype);
+  }
+}
+
+TEST(TiledReduce, HandlesDynamicTripCounts) {
+  const ir::Kernel dynamic = parse_valid(R"(
+%x = param 0 global f32[?]
+%y = param 1 global_mut f32[?]
+%rows = param 2 var i64
+%n = param 3 var i64
+%r = index group 0 %rows
+%start = mul %r, %n
+%zero = const f32 0
+%acc = storage register f32[1]
+%at = const i64 0
+store %acc[%at], %zero
+%j = loop %n
+  %xi = add %start, %j
+  %v = load f32 %x[%xi]
+  %s = load f32 %acc[%at]
+  %t = add %s, %v
+  store %acc[%at], %t
+endloop
+%sum = load f32 %acc[%at]
+store %y[%r], %sum
+)");
+  const std::vector<std::string> configs = config_texts(tiled_reduce(), dynamic, gpu_preset());
+  ASSERT_FALSE(configs.empty());
+  EXPECT_EQ(configs.front(), "tiled_reduce(loop=0,local=1024,branch=2)");
+  const ir::Kernel after = applied(dynamic, "tiled_reduce(loop=0,local=32,branch=2)", gpu_preset());
+  const double sizes[][2] = {{3, 100}, {2, 32}, {1, 1}, {4, 0}};
+  for (const auto& size : sizes) {
+    const std::vector<double> scalars = {size[0], size[1]};
+    // Buffers of the size the scalars make (args_of needs element counts).
+    kernels::ArgSpec x{"x", kernels::ArgRole::Input, ir::DType::F32, static_cast<std::uint64_t>(std::max(1.0, size[0] * size[1]))};
+    kernels::ArgSpec y{"y", kernels::ArgRole::Output, ir::DType::F32, static_cast<std::uint64_t>(size[0])};
+    std::vector<kernels::ArgSpec> args = {x, y};
+    for (double v : scalars)
+      args.push_back({"v", kernels::ArgRole::Scalar, ir::DType::I64, 1, ir::encode_int(ir::DType::I64, static_cast<std::int64_t>(v))});
+    EXPECT_EQ(compare_outcomes(run_on_interpreter(dynamic, args, 3), run_on_interpreter(after, args, 3), 1e-5), "")
+        << size[0] << " x " << size[1];
+  }
+}
+
+TEST(TiledReduce, ConfigsFitTheDevice) {
+  const kernels::StandardKernel k = standard("sum-rows", {.m = 64, .n = 4096});
+  const std::vector<std::string> gpu = config_texts(tiled_reduce(), k.kernel, gpu_preset());
+  EXPECT_THAT(gpu, ::testing::Contains("tiled_reduce(loop=0,local=1024,branch=2)"));
+  EXPECT_THAT(gpu, ::testing::Contains("tiled_reduce(loop=0,local=32,branch=8)"));
+  for (const std::string& text : config_texts(tiled_reduce(), k.kernel, small_preset()))
+    EXPECT_THAT(text, ::testing::Not(::testing::AnyOf(HasSubstr("local=1024"), HasSubstr("local=512")))) << text;
+  EXPECT_TRUE(tiled_reduce().configs(k.kernel, cpu_preset()).empty());  // one thread per group
+  // A short row: no more threads than elements (beyond one warp's worth).
+  for (const std::string& text : config_texts(tiled_reduce(), standard("sum-rows", {.m = 4, .n = 40}).kernel, gpu_preset()))
+    EXPECT_THAT(text, ::testing::AnyOf(HasSubstr("local=64,"), HasSubstr("local=32,"))) << text;
+  // Softmax: after the first loop is split, the others reuse its axis.
+  const kernels::StandardKernel softmax = standard("softmax-rows", {.m = 4, .n = 1000});
+  const ir::Kernel first = applied(softmax.kernel, "tiled_reduce(loop=0,local=256,branch=2)", gpu_preset());
+  const std::vector<std::string> next = config_texts(tiled_reduce(), first, gpu_preset());
+  EXPECT_THAT(next, ::testing::Contains("tiled_reduce(loop=2,local=256,branch=2)"));
+  EXPECT_THAT(next, ::testing::Not(::testing::Contains("tiled_reduce(loop=2,local=1024,branch=2)")));  // 256 x 1024 threads
+  // Every config applies and keeps the results.
+  const kernels::StandardKernel small = standard("layernorm-rows", {.m = 2, .n = 50});
+  for (const std::string& text : config_texts(tiled_reduce(), small.kernel, small_preset()))
+    EXPECT_EQ(compare_standard(small, applied(small.kernel, text, small_preset()), 29, 4), "") << text;
+}
+
+TEST(TiledReduce, RefusesLoopsItCannotSplit) {
+  const ir::Kernel k = parse_valid(kSumRows);
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=4)", cpu_preset()), HasSubstr("one thread per group"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=1,local=4)", gpu_preset()), HasSubstr("loop=1 does not exist"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=2048)", gpu_preset()),
+              HasSubstr("2048 threads per group exceed the device's 1024"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=4,branch=1)", gpu_preset()), HasSubstr("branch must be"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0)", gpu_preset()), HasSubstr("missing parameter 'local'"));
+  // A running value read in the loop (a prefix sum) is not a reduction.
+  const ir::Kernel prefix = parse_valid(R"(
+%x = param 0 global f32[8]
+%y = param 1 global_mut f32[8]
+%n = const i64 8
+%one = const i64 1
+%g = index group 0 %one
+%zero = const f32 0
+%acc = storage register f32[1]
+%at = const i64 0
+store %acc[%at], %zero
+%j = loop %n
+  %v = load f32 %x[%j]
+  %s = load f32 %acc[%at]
+  %t = add %s, %v
+  store %acc[%at], %t
+  %u = load f32 %acc[%at]
+  store %y[%j], %u
+endloop
+)");
+  EXPECT_THAT(step_error_message(prefix, "tiled_reduce(loop=0,local=4)", gpu_preset()),
+              HasSubstr("reads an accumulator in the middle of the reduction"));
+  // Iterations that store to one element: order matters.
+  const ir::Kernel last_wins = parse_valid(R"(
+%x = param 0 global f32[8]
+%y = param 1 global_mut f32[1]
+%n = const i64 8
+%one = const i64 1
+%g = index group 0 %one
+%at = const i64 0
+%j = loop %n
+  %v = load f32 %x[%j]
+  store %y[%at], %v
+endloop
+)");
+  EXPECT_THAT(step_error_message(last_wins, "tiled_reduce(loop=0,local=4)", gpu_preset()),
+              HasSubstr("every iteration stores to the same element"));
+  EXPECT_TRUE(tiled_reduce().configs(last_wins, gpu_preset()).empty());
+  EXPECT_TRUE(tiled_reduce().configs(prefix, gpu_preset()).empty());
+}
