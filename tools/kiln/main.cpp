@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
                  "~/.config/kiln/config.json, else the built-in default)");
 
   add_devices_command(app, global);
-  // Later issues add: run, ir, tune, cache, bench.
+  add_cache_command(app, global);
+  // Later issues add: run, ir, tune, bench.
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,164 @@
+#include "candidate_bench.hpp"
+
+#include "kiln/ir/analysis.hpp"
+#include "kiln/ir/dtype.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kiln::tune::detail {
+
+namespace {
+
+// Slots of GLOBAL_MUT params that some LOAD reads: written in place.
+std::vector<bool> loaded_mutable_slots(const ir::Kernel& kernel, std::size_t slots) {
+  std::vector<bool> loaded(slots, false);
+  for (const ir::Op& op : kernel.ops) {
+    if (op.kind != ir::OpKind::Load || op.src[0] >= kernel.size()) continue;
+    const ir::Op& memory = kernel[op.src[0]];
+    if (memory.kind == ir::OpKind::Param && memory.param_kind() == ir::ParamKind::GlobalMut && memory.attr < slots)
+      loaded[memory.attr] = true;
+  }
+  return loaded;
+}
+
+std::string status_text(const Error& error) { return error.to_string(); }
+
+}  // namespace
+
+std::int64_t longest_loop_nest(const ir::Kernel& kernel) {
+  constexpr std::int64_t kUnknownCount = 1024;
+  constexpr std::int64_t kCap = std::int64_t{1} << 40;
+  std::vector<std::int64_t> products{1};
+  std::int64_t longest = 1;
+  for (ir::ValueId id = 0; id < kernel.size(); ++id) {
+    const ir::Op& op = kernel[id];
+    if (op.kind == ir::OpKind::Loop) {
+      const std::int64_t count = std::max<std::int64_t>(1, ir::constant_int(kernel, op.src[0]).value_or(kUnknownCount));
+      products.push_back(std::min(kCap, products.back() * std::min(count, kCap)));
+      longest = std::max(longest, products.back());
+    } else if (op.kind == ir::OpKind::EndLoop && products.size() > 1) {
+      products.pop_back();
+    }
+  }
+  return longest;
+}
+
+Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Kernel& kernel,
+                                              std::vector<kernels::ArgSpec> args, std::uint64_t seed,
+                                              double tolerance) {
+  CandidateBench bench;
+  bench.device_ = device;
+  bench.args_ = std::move(args);
+  const std::size_t slots = bench.args_.size();
+  bench.in_place_ = loaded_mutable_slots(kernel, slots);
+  bench.buffers_.resize(slots);
+  bench.initial_.resize(slots);
+  bench.reference_.resize(slots);
+  bench.tolerance_.assign(slots, 0);
+
+  const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(bench.args_, seed);
+  const std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
+  const std::int64_t nest = longest_loop_nest(kernel);
+  std::size_t next_input = 0;
+  std::size_t next_output = 0;
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    const kernels::ArgSpec& arg = bench.args_[slot];
+    if (arg.role == kernels::ArgRole::Scalar) {
+      bench.launch_args_.push_back(LaunchArg::scalar(arg.dtype, arg.scalar_bits));
+      continue;
+    }
+    const std::uint64_t bytes = std::max<std::uint64_t>(1, arg.elements * ir::dtype_bytes(arg.dtype));
+    KILN_TRY_ASSIGN(bench.buffers_[slot], device.allocate(bytes));
+    if (arg.role == kernels::ArgRole::Input) {
+      KILN_TRY(bench.buffers_[slot].write(inputs[next_input++].data()));
+    } else {
+      kernels::HostBuffer initial = outputs[next_output++];
+      if (bench.in_place_[slot]) fill_random(initial, seed + slot, arg.low, arg.high);
+      bench.initial_[slot] = std::move(initial);
+      bench.tolerance_[slot] = tolerance > 0 ? tolerance : 2 * kernels::tolerance(arg.dtype, nest);
+    }
+    bench.launch_args_.push_back(LaunchArg::buffer(bench.buffers_[slot]));
+  }
+  return bench;
+}
+
+bool CandidateBench::has_in_place_buffers() const {
+  return std::find(in_place_.begin(), in_place_.end(), true) != in_place_.end();
+}
+
+Result<void> CandidateBench::restore() {
+  for (std::size_t slot = 0; slot < args_.size(); ++slot)
+    if (args_[slot].role == kernels::ArgRole::Output) KILN_TRY(buffers_[slot].write(initial_[slot].data()));
+  return {};
+}
+
+Result<void> CandidateBench::record_reference(const Program& untuned) {
+  KILN_TRY(restore());
+  KILN_TRY_ASSIGN(Event done, device_.launch(untuned, launch_args_));
+  KILN_TRY(done.wait());
+  for (std::size_t slot = 0; slot < args_.size(); ++slot) {
+    if (args_[slot].role != kernels::ArgRole::Output) continue;
+    reference_[slot] = kernels::HostBuffer(args_[slot].dtype, args_[slot].elements);
+    KILN_TRY(buffers_[slot].read(reference_[slot].data()));
+  }
+  return {};
+}
+
+Result<double> CandidateBench::compare_outputs(std::string& problem) {
+  double worst = 0;
+  for (std::size_t slot = 0; slot < args_.size(); ++slot) {
+    if (args_[slot].role != kernels::ArgRole::Output) continue;
+    kernels::HostBuffer actual(args_[slot].dtype, args_[slot].elements);
+    KILN_TRY(buffers_[slot].read(actual.data()));
+    const double error = kernels::compare(actual, reference_[slot]);
+    if (!(error <= tolerance_[slot]) && problem.empty())
+      problem = "output " + args_[slot].name + " (slot " + std::to_string(slot) + ") differs from the untuned kernel's: " +
+                "relative error " + std::to_string(error) + " > tolerance " + std::to_string(tolerance_[slot]);
+    if (std::isnan(error) || error > worst) worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
+  }
+  return worst;
+}
+
+BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOptions& options) {
+  BenchOutcome outcome;
+  auto failed = [&](const Error& error) {
+    outcome.status = CandidateStatus::LaunchFailed;
+    outcome.error = status_text(error);
+    return outcome;
+  };
+  std::string problem;
+  if (Result<void> r = restore(); !r) return failed(r.error());
+  if (has_in_place_buffers()) {
+    // Repeated timed runs would update the buffers again and again: check
+    // one run from the restored state, then restore again for timing.
+    Result<Event> done = device_.launch(program, launch_args_);
+    if (!done) return failed(done.error());
+    if (Result<void> r = done->wait(); !r) return failed(r.error());
+    Result<double> error = compare_outputs(problem);
+    if (!error) return failed(error.error());
+    outcome.max_error = *error;
+    if (Result<void> r = restore(); !r) return failed(r.error());
+  }
+  Result<Timing> timing = device_.timed_launch(program, launch_args_, options);
+  if (!timing) return failed(timing.error());
+  outcome.timing = std::move(timing).value();
+  if (!has_in_place_buffers()) {
+    // Every run writes the same outputs: the last one is checked.
+    Result<double> error = compare_outputs(problem);
+    if (!error) return failed(error.error());
+    outcome.max_error = *error;
+  }
+  if (!problem.empty()) {
+    outcome.status = CandidateStatus::Mismatch;
+    outcome.error = problem;
+  } else if (outcome.timing.aborted) {
+    outcome.status = CandidateStatus::Aborted;
+    outcome.error = "timing stopped early: a run took longer than " + std::to_string(options.abort_ns) + " ns";
+  }
+  return outcome;
+}
+
+}  // namespace kiln::tune::detail
