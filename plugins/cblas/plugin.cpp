@@ -10,7 +10,7 @@
 
 #include <kiln/sdk/host_cpu.hpp>
 #include <kiln/sdk/host_memory.hpp>
-#include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 
 namespace kiln::cblas {
 
@@ -35,11 +35,7 @@ std::vector<std::string> library_candidates(const sdk::Options& options) {
 }
 
 kiln_error* init(kiln_init_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: init: host table is NULL");
-    sdk::Host::bind(args.host);
-    const auto options = sdk::Options::parse({args.options_json == nullptr ? "" : args.options_json, args.options_json_len});
+  return sdk::guard_init(raw, [&](const sdk::Options& options) {
     const std::vector<std::string> candidates = library_candidates(options);
     const std::int64_t threads = options.get_int("threads", sdk::read_host_cpu().cores);
     if (threads < 1 || threads > 4096)
@@ -57,34 +53,18 @@ kiln_error* init(kiln_init_args* raw) {
 
 void shutdown() {}
 
-kiln_error* device_count(kiln_device_count_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    args.count = 1;
-    sdk::write_args(raw, args);
-  });
-}
+// One device: OpenBLAS on the host CPU.
+std::size_t one_device() { return 1; }
 
-void check_index(std::uint32_t index) {
-  if (index != 0) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: device index " + std::to_string(index) + " (there is one device)");
-}
+kiln_error* device_count(kiln_device_count_args* raw) { return sdk::answer_device_count(raw, one_device); }
 
 kiln_error* device_info(kiln_device_info_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    check_index(args.index);
-    if (args.info == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: device_info: info is NULL");
-    sdk::write_args(args.info, state().info);
-  });
+  return sdk::answer_device_info(raw, one_device, [](std::uint32_t) -> const kiln_device_info& { return state().info; });
 }
 
 kiln_error* device_open(kiln_device_open_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    check_index(args.index);
-    args.device = reinterpret_cast<kiln_device*>(&the_device);
-    sdk::write_args(raw, args);
-  });
+  return sdk::answer_device_open(raw, one_device,
+                                 [](std::uint32_t) { return reinterpret_cast<kiln_device*>(&the_device); });
 }
 
 void device_close(kiln_device*) {}

@@ -3,7 +3,7 @@
 #include "cuda.hpp"
 
 #include <kiln/sdk/c_emitter.hpp>
-#include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 
 #include <algorithm>
 
@@ -136,32 +136,19 @@ Device& checked_device(kiln_device* device, const char* function) {
   sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": not a device of this plugin");
 }
 
-kiln_error* device_count(kiln_device_count_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    args.count = static_cast<std::uint32_t>(state().devices.size());
-    sdk::write_args(raw, args);
-  });
-}
+std::size_t device_total() { return state().devices.size(); }
+
+kiln_error* device_count(kiln_device_count_args* raw) { return sdk::answer_device_count(raw, device_total); }
 
 kiln_error* device_info(kiln_device_info_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.index >= state().devices.size())
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: index " + std::to_string(args.index) + " >= " +
-                                                  std::to_string(state().devices.size()) + " devices");
-    if (args.info == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: info is NULL");
-    sdk::write_args(args.info, state().devices[args.index]->info);
+  return sdk::answer_device_info(raw, device_total, [](std::uint32_t index) -> const kiln_device_info& {
+    return state().devices[index]->info;
   });
 }
 
 kiln_error* device_open(kiln_device_open_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.index >= state().devices.size())
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_open: index " + std::to_string(args.index) + " >= " +
-                                                  std::to_string(state().devices.size()) + " devices");
-    Device& d = *state().devices[args.index];
+  return sdk::answer_device_open(raw, device_total, [](std::uint32_t index) {
+    Device& d = *state().devices[index];
     std::lock_guard lock(d.mutex);
     if (!d.open) {
       check_cu(cu().cuDevicePrimaryCtxRetain(&d.context, d.handle), "cuDevicePrimaryCtxRetain", KILN_STATUS_UNAVAILABLE);
@@ -176,8 +163,7 @@ kiln_error* device_open(kiln_device_open_args* raw) {
       }
       d.open = true;
     }
-    args.device = reinterpret_cast<kiln_device*>(&d);
-    sdk::write_args(raw, args);
+    return reinterpret_cast<kiln_device*>(&d);
   });
 }
 

@@ -11,7 +11,7 @@
 //   "force_ptx":      true: compile to PTX and let the driver JIT it
 #include "cuda.hpp"
 
-#include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 
 namespace kiln::cuda {
 
@@ -33,14 +33,7 @@ Settings read_settings(const sdk::Options& options) {
 }
 
 kiln_error* init(kiln_init_args* raw) {
-  if (raw != nullptr && raw->struct_size >= KILN_STRUCT_SIZE(kiln_init_args, host)) sdk::Host::bind(raw->host);
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "init: host table is NULL");
-    if (args.options_json == nullptr && args.options_json_len != 0)
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "init: options_json is NULL");
-    const auto options =
-        sdk::Options::parse(std::string_view(args.options_json ? args.options_json : "", args.options_json_len));
+  return sdk::guard_init(raw, [&](const sdk::Options& options) {
     auto st = std::make_unique<PluginState>();
     st->settings = read_settings(options);
     load_driver_api(cu_mutable(), st->settings.driver_library);

@@ -7,6 +7,7 @@
 
 #include "dummy.hpp"
 #include "kiln/sdk/op_rules.hpp"
+#include "kiln/sdk/plugin_entry.hpp"
 #include "kiln/sdk/wire.hpp"
 
 namespace kiln::dummy {
@@ -167,8 +168,7 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
 
 }  // namespace
 
-std::unique_ptr<PluginState> parse_options(std::string_view json) {
-  const sdk::Options options = sdk::Options::parse(json);
+std::unique_ptr<PluginState> parse_options(const sdk::Options& options) {
   auto result = std::make_unique<PluginState>();
   result->noise = options.get_double("noise", 0.0);
   if (!(result->noise >= 0 && result->noise <= 10)) bad_option("noise", "must be between 0 and 10");
@@ -189,35 +189,19 @@ std::unique_ptr<PluginState> parse_options(std::string_view json) {
   return result;
 }
 
-kiln_error* device_count(kiln_device_count_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    args.count = static_cast<std::uint32_t>(state().devices.size());
-    sdk::write_args(raw, args);
-  });
-}
+std::size_t device_total() { return state().devices.size(); }
+
+kiln_error* device_count(kiln_device_count_args* raw) { return sdk::answer_device_count(raw, device_total); }
 
 kiln_error* device_info(kiln_device_info_args* raw) {
-  return sdk::guard([&] {
-    const auto args = sdk::read_args(raw);
-    if (args.index >= state().devices.size())
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: no device " + std::to_string(args.index));
-    if (args.info == nullptr || args.info->struct_size < sizeof(std::size_t))
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: info is NULL or has no struct_size");
-    const kiln_device_info& info = state().devices[args.index]->config.info;
-    const std::size_t size = std::min(args.info->struct_size, sizeof(info));
-    std::memcpy(reinterpret_cast<char*>(args.info) + sizeof(std::size_t),
-                reinterpret_cast<const char*>(&info) + sizeof(std::size_t), size - sizeof(std::size_t));
+  return sdk::answer_device_info(raw, device_total, [](std::uint32_t index) -> const kiln_device_info& {
+    return state().devices[index]->config.info;
   });
 }
 
 kiln_error* device_open(kiln_device_open_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.index >= state().devices.size())
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_open: no device " + std::to_string(args.index));
-    args.device = reinterpret_cast<kiln_device*>(state().devices[args.index].get());
-    sdk::write_args(raw, args);
+  return sdk::answer_device_open(raw, device_total, [](std::uint32_t index) {
+    return reinterpret_cast<kiln_device*>(state().devices[index].get());
   });
 }
 

@@ -74,7 +74,7 @@ std::uint64_t hash_bytes(const void* data, std::size_t size, std::uint64_t h = 1
 // ------------------------------------------------- options (device.cpp) --
 
 // Parses the plugin options (init); throws PluginError naming the key.
-std::unique_ptr<PluginState> parse_options(std::string_view json);
+std::unique_ptr<PluginState> parse_options(const sdk::Options& options);
 
 // --------------------------------------------------- ABI entry points --
 

@@ -1,6 +1,7 @@
 // The dummy plugin's ABI table, init and shutdown.
 #include "dummy.hpp"
 #include "kiln/sdk/host_memory.hpp"
+#include "kiln/sdk/plugin_entry.hpp"
 
 namespace kiln::dummy {
 
@@ -9,14 +10,7 @@ namespace {
 std::unique_ptr<PluginState> g_state;
 
 kiln_error* init(kiln_init_args* raw) {
-  return sdk::guard([&] {
-    const kiln_init_args args = sdk::read_args(raw);
-    if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "init: host table is NULL");
-    sdk::Host::bind(args.host);
-    const std::string_view json =
-        args.options_json == nullptr ? std::string_view("{}") : std::string_view(args.options_json, args.options_json_len);
-    set_state(parse_options(json));
-  });
+  return sdk::guard_init(raw, [](const sdk::Options& options) { set_state(parse_options(options)); });
 }
 
 void shutdown() { g_state.reset(); }

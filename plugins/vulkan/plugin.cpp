@@ -16,7 +16,7 @@
 #include "pool.hpp"
 #include "version.hpp"
 
-#include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 
 #include <string>
 
@@ -51,11 +51,7 @@ DeviceFilter read_device_filter(const sdk::Options& options) {
 }
 
 kiln_error* init(kiln_init_args* raw) {
-  if (raw != nullptr && raw->struct_size >= KILN_STRUCT_SIZE(kiln_init_args, host)) sdk::Host::bind(raw->host);
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    const auto options = sdk::Options::parse(std::string_view(args.options_json != nullptr ? args.options_json : "",
-                                                              args.options_json != nullptr ? args.options_json_len : 0));
+  return sdk::guard_init(raw, [&](const sdk::Options& options) {
     const DeviceFilter filter = read_device_filter(options);
     const bool validation = options.get_bool("validation", false);
     const std::int64_t spin = options.get_int("wait_spin_us", -1);  // absent: by device kind
@@ -83,44 +79,27 @@ void shutdown() {
   state_slot().reset();
 }
 
-kiln_error* device_count(kiln_device_count_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    args.count = static_cast<std::uint32_t>(plugin_state().devices.size());
-    sdk::write_args(raw, args);
-  });
-}
+std::size_t device_total() { return plugin_state().devices.size(); }
 
-const PhysicalDevice& physical_device(std::uint32_t index, const char* what) {
-  const auto& devices = plugin_state().devices;
-  if (index >= devices.size())
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": device index " + std::to_string(index) +
-                                                " out of range (" + std::to_string(devices.size()) + " devices)");
-  return devices[index];
-}
+kiln_error* device_count(kiln_device_count_args* raw) { return sdk::answer_device_count(raw, device_total); }
 
 kiln_error* device_info(kiln_device_info_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.info == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: info is NULL");
-    const kiln_device_info& info = physical_device(args.index, "device_info").info;
-    sdk::write_args(args.info, info);
+  return sdk::answer_device_info(raw, device_total, [](std::uint32_t index) -> const kiln_device_info& {
+    return plugin_state().devices[index].info;
   });
 }
 
 kiln_error* device_open(kiln_device_open_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
+  return sdk::answer_device_open(raw, device_total, [](std::uint32_t index) {
     PluginState& state = plugin_state();
-    const PhysicalDevice& physical = physical_device(args.index, "device_open");
+    const PhysicalDevice& physical = state.devices[index];
     std::lock_guard lock(state.open_mutex);
-    auto& slot = state.opened[args.index];
+    auto& slot = state.opened[index];
     if (slot == nullptr) slot = std::make_unique<Device>(
           *state.instance, physical,
           state.wait_spin_us >= 0 ? static_cast<std::uint32_t>(state.wait_spin_us)
                                   : (physical.info.kind == KILN_DEVICE_KIND_GPU ? kGpuWaitSpinUs : 0));
-    args.device = to_handle(slot.get());
-    sdk::write_args(raw, args);
+    return to_handle(slot.get());
   });
 }
 

@@ -1,0 +1,97 @@
+#include "kiln/passes/device_presets.hpp"
+
+#include <kiln/sdk/op_rules.hpp>
+
+#include <array>
+#include <string>
+
+namespace kiln::passes {
+
+namespace {
+
+DeviceInfo base(std::string id, std::string name, DeviceKind kind) {
+  DeviceInfo d;
+  d.id = std::move(id);
+  d.plugin = "preset";
+  d.name = std::move(name);
+  d.vendor = "kiln";
+  d.kind = kind;
+  d.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY;
+  d.memory_bytes = 8ull << 30;
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) d.dtype_ops[dt] = sdk::all_op_caps(dt);
+  return d;
+}
+
+std::uint32_t widths_mask(std::initializer_list<std::uint32_t> widths) {
+  std::uint32_t mask = 1u << 1;
+  for (std::uint32_t w : widths) mask |= 1u << w;
+  return mask;
+}
+
+}  // namespace
+
+DeviceInfo gpu_preset() {
+  DeviceInfo d = base("preset:gpu", "GPU-shaped preset", DeviceKind::Gpu);
+  d.flags |= KILN_DEVICE_NATIVE_EXP2;
+  d.warp_size = 32;
+  d.max_local_threads = 1024;
+  d.max_local_dims = {1024, 1024, 64};
+  d.max_grid_dims = {2147483647, 65535, 65535};
+  d.local_memory_bytes = 48 * 1024;
+  d.register_bytes = 1024;
+  d.compute_units = 80;
+  d.clock_mhz = 1500;
+  d.vector_width_mask = widths_mask({2, 4});
+  d.cache_bytes = {128 * 1024, 6 << 20, 0};
+  d.peak_gflops = 20000;
+  d.memory_bandwidth_gbps = 900;
+  return d;
+}
+
+DeviceInfo small_preset() {
+  DeviceInfo d = base("preset:small", "small GPU-like preset", DeviceKind::Gpu);
+  d.warp_size = 8;
+  d.max_local_threads = 256;
+  d.max_local_dims = {256, 256, 64};
+  d.max_grid_dims = {65535, 65535, 65535};
+  d.local_memory_bytes = 16 * 1024;
+  d.register_bytes = 256;
+  d.compute_units = 4;
+  d.clock_mhz = 800;
+  d.vector_width_mask = widths_mask({2});
+  d.cache_bytes = {16 * 1024, 512 * 1024, 0};
+  d.peak_gflops = 100;
+  d.memory_bandwidth_gbps = 30;
+  return d;
+}
+
+DeviceInfo cpu_preset() {
+  DeviceInfo d = base("preset:cpu", "CPU-shaped preset", DeviceKind::Cpu);
+  d.warp_size = 1;
+  d.max_local_threads = 1;
+  d.max_local_dims = {1, 1, 1};
+  d.max_grid_dims = {2147483647, 2147483647, 2147483647};
+  d.local_memory_bytes = 32 * 1024;
+  d.register_bytes = 2048;
+  d.compute_units = 8;
+  d.clock_mhz = 3000;
+  d.vector_width_mask = widths_mask({2, 4, 8, 16});
+  d.cache_bytes = {32 * 1024, 1 << 20, 32 << 20};
+  d.peak_gflops = 8 * 3.0 * 16 * 2 * 2;
+  d.memory_bandwidth_gbps = 25;
+  return d;
+}
+
+std::span<const std::string_view> device_preset_names() {
+  static constexpr std::array<std::string_view, 3> names = {"preset:gpu", "preset:small", "preset:cpu"};
+  return names;
+}
+
+std::optional<DeviceInfo> device_preset(std::string_view id) {
+  if (id == "preset:gpu") return gpu_preset();
+  if (id == "preset:small") return small_preset();
+  if (id == "preset:cpu") return cpu_preset();
+  return std::nullopt;
+}
+
+}  // namespace kiln::passes

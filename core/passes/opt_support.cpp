@@ -1,0 +1,60 @@
+#include "opt_support.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+namespace kiln::passes::opts {
+
+Error step_error(const OptStep& step, std::string_view why) {
+  Error error = make_error(ErrorCode::InvalidArgument, step.to_string() + ": " + std::string(why));
+  error.function = "optimize";
+  return error;
+}
+
+Result<std::int64_t> require_param(const OptStep& step, std::string_view key) {
+  for (const auto& [name, value] : step.params)
+    if (name == key) return value;
+  return step_error(step, "missing parameter '" + std::string(key) + "'");
+}
+
+OptStep make_step(std::string_view name, std::initializer_list<std::pair<std::string_view, std::int64_t>> params) {
+  OptStep step;
+  step.opt = std::string(name);
+  for (const auto& [key, value] : params) step.params.emplace_back(std::string(key), value);
+  return step;
+}
+
+std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope, std::uint32_t axis) {
+  for (ir::ValueId id = 0; id < kernel.size(); ++id) {
+    const ir::Op& op = kernel[id];
+    if (op.kind == ir::OpKind::Index && op.scope() == scope && op.attr == axis) return id;
+  }
+  return std::nullopt;
+}
+
+std::vector<ir::ValueId> loops_in_order(const ir::Kernel& kernel) {
+  std::vector<ir::ValueId> loops;
+  for (ir::ValueId id = 0; id < kernel.size(); ++id)
+    if (kernel[id].kind == ir::OpKind::Loop) loops.push_back(id);
+  return loops;
+}
+
+std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> found;
+  if (n < 1) return found;
+  lo = std::max<std::int64_t>(lo, 1);
+  hi = std::min(hi, n);
+  // Pairs (d, n/d) for d up to min(sqrt(n), hi): every divisor <= hi is one
+  // of them, and huge lengths cost at most sqrt(n) steps.
+  for (std::int64_t d = 1; d <= n / d && d <= hi; ++d) {
+    if (n % d != 0) continue;
+    for (std::int64_t candidate : {d, n / d})
+      if (candidate >= lo && candidate <= hi && (found.empty() || found.back() != candidate)) found.push_back(candidate);
+  }
+  std::sort(found.begin(), found.end(), std::greater<>());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
+}  // namespace kiln::passes::opts

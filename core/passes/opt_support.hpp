@@ -1,0 +1,36 @@
+// Helpers for writing tunable optimizations (internal to libkiln): errors
+// that name the step, parameter lookup, and the handles steps use to name
+// what they act on (grid axes, the n-th LOOP in program order), which
+// survive normalization where op indices do not.
+#pragma once
+
+#include "kiln/ir/kernel.hpp"
+#include "kiln/passes/optimization.hpp"
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln::passes::opts {
+
+// ErrorCode::InvalidArgument, "split_local(axis=0,factor=3): <why>".
+Error step_error(const OptStep& step, std::string_view why);
+
+// The parameter `key`, or a step_error naming it when it is missing.
+Result<std::int64_t> require_param(const OptStep& step, std::string_view key);
+
+OptStep make_step(std::string_view name, std::initializer_list<std::pair<std::string_view, std::int64_t>> params);
+
+// The INDEX op of (scope, axis), if the kernel has one.
+std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope, std::uint32_t axis);
+
+// Every LOOP op in program order: step parameters name loops by position here.
+std::vector<ir::ValueId> loops_in_order(const ir::Kernel& kernel);
+
+// Divisors d of n with lo <= d <= hi, descending (empty when n < 1).
+std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t lo, std::int64_t hi);
+
+}  // namespace kiln::passes::opts

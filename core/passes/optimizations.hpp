@@ -1,0 +1,18 @@
+// The tunable optimizations, each defined in its own file
+// core/passes/opt_<name>*.cpp as `const Optimization& opts::<name>()`
+// (internal to libkiln; registry.cpp lists them). One line per
+// optimization, in its area's section, so that branches merge cleanly.
+#pragma once
+
+#include "kiln/passes/optimization.hpp"
+
+namespace kiln::passes::opts {
+
+// structural (split_local, coarsen, split_loop, unroll, merge_loops, reorder, pad, reassociate),
+// e.g. `const Optimization& split_local();`
+// end of structural
+
+// performance (register_block, tiled_reduce, local_tile, vectorize)
+// end of performance
+
+}  // namespace kiln::passes::opts

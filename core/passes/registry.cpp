@@ -1,0 +1,31 @@
+// The registry of tunable optimizations: an explicit list, in the order the
+// autotuner and `kiln ir --configs` enumerate them. One line per
+// optimization, in its area's section (optimizations.hpp declares them).
+#include "optimizations.hpp"
+
+#include <string>
+
+namespace kiln::passes {
+
+const std::vector<const Optimization*>& optimizations() {
+  static const std::vector<const Optimization*> list = [] {
+    std::vector<const Optimization*> all;
+    // structural (opts-structural): append above the end marker, one line each, e.g.
+    //   all.push_back(&opts::split_local());
+    // end of structural
+
+    // performance (opts-perf): append above the end marker, one line each
+    // end of performance
+
+    return all;
+  }();
+  return list;
+}
+
+const Optimization* find_optimization(std::string_view name) {
+  for (const Optimization* optimization : optimizations())
+    if (optimization->name() == name) return optimization;
+  return nullptr;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,95 @@
+// The SDK's shared table functions: init's preamble and device enumeration.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kiln/sdk/plugin_entry.hpp"
+#include "support/abi_host.hpp"
+
+namespace {
+
+using kiln::test::AbiError;
+using kiln::test::check;
+
+kiln_host_api test_host() {
+  kiln_host_api host{};
+  host.struct_size = KILN_HOST_API_STRUCT_SIZE;
+  host.abi_major = KILN_ABI_MAJOR;
+  host.error_create = kiln::test::test_error_create;
+  host.log = kiln::test::test_log;
+  return host;
+}
+
+kiln_init_args init_args(const kiln_host_api* host, const char* json, std::size_t len) {
+  kiln_init_args args{};
+  args.struct_size = KILN_INIT_ARGS_STRUCT_SIZE;
+  args.host = host;
+  args.options_json = json;
+  args.options_json_len = len;
+  return args;
+}
+
+TEST(PluginEntry, GuardInitParsesOptionsAndReportsBadOnes) {
+  const kiln_host_api host = test_host();
+  std::int64_t threads = 0;
+  const std::string json = R"({"threads": 3, /* comment */})";
+  kiln_init_args good = init_args(&host, json.data(), json.size());
+  check(kiln::sdk::guard_init(&good, [&](const kiln::sdk::Options& o) { threads = o.get_int("threads", 0); }));
+  EXPECT_EQ(threads, 3);
+
+  kiln_init_args empty = init_args(&host, nullptr, 0);
+  EXPECT_NO_THROW(check(kiln::sdk::guard_init(&empty, [](const kiln::sdk::Options& o) { EXPECT_FALSE(o.has("x")); })));
+
+  kiln_init_args null_text = init_args(&host, nullptr, 5);
+  try {
+    check(kiln::sdk::guard_init(&null_text, [](const kiln::sdk::Options&) { FAIL() << "body ran"; }));
+    FAIL() << "no error";
+  } catch (const AbiError& e) {
+    EXPECT_EQ(e.status, KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("options_json is NULL"), std::string::npos);
+  }
+
+  kiln_init_args not_json = init_args(&host, "[1,2]", 5);
+  EXPECT_THROW(check(kiln::sdk::guard_init(&not_json, [](const kiln::sdk::Options&) {})), AbiError);
+}
+
+TEST(PluginEntry, DeviceCallsCheckTheIndexAndCopyOnlyWhatFits) {
+  const kiln_host_api host = test_host();
+  kiln::sdk::Host::bind(&host);
+  kiln_device_info infos[2]{};
+  kiln::sdk::copy_string(infos[1].name, "second");
+  infos[1].warp_size = 32;
+  const auto count = [] { return std::size_t{2}; };
+  const auto info_of = [&](std::uint32_t i) -> const kiln_device_info& { return infos[i]; };
+
+  kiln_device_count_args c{};
+  c.struct_size = KILN_DEVICE_COUNT_ARGS_STRUCT_SIZE;
+  check(kiln::sdk::answer_device_count(&c, count));
+  EXPECT_EQ(c.count, 2u);
+
+  kiln_device_info out{};
+  out.struct_size = KILN_STRUCT_SIZE(kiln_device_info, pci_bus_id);  // an older, smaller struct
+  kiln_device_info_args a{};
+  a.struct_size = KILN_DEVICE_INFO_ARGS_STRUCT_SIZE;
+  a.index = 1;
+  a.info = &out;
+  check(kiln::sdk::answer_device_info(&a, count, info_of));
+  EXPECT_STREQ(out.name, "second");
+  EXPECT_EQ(out.warp_size, 0u) << "a field beyond the caller's struct_size was written";
+
+  a.index = 2;
+  EXPECT_THROW(check(kiln::sdk::answer_device_info(&a, count, info_of)), AbiError);
+
+  kiln_device_open_args o{};
+  o.struct_size = KILN_DEVICE_OPEN_ARGS_STRUCT_SIZE;
+  o.index = 5;
+  bool opened = false;
+  EXPECT_THROW(check(kiln::sdk::answer_device_open(&o, count, [&](std::uint32_t) {
+                 opened = true;
+                 return static_cast<kiln_device*>(nullptr);
+               })),
+               AbiError);
+  EXPECT_FALSE(opened);
+}
+
+}  // namespace
