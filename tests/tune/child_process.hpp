@@ -13,12 +13,14 @@ namespace kiln::test {
 
 class ChildProcess {
  public:
-  explicit ChildProcess(const std::vector<std::string>& argv) {
+  // `with_stderr`: its stderr goes into the same pipe as its stdout.
+  explicit ChildProcess(const std::vector<std::string>& argv, bool with_stderr = false) {
     int fds[2];
     if (pipe(fds) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
       dup2(fds[1], STDOUT_FILENO);
+      if (with_stderr) dup2(fds[1], STDERR_FILENO);
       close(fds[0]);
       close(fds[1]);
       std::vector<char*> args;

@@ -32,8 +32,9 @@ int main(int argc, char** argv) {
                  "~/.config/kiln/config.json, else the built-in default)");
 
   add_devices_command(app, global);
+  add_tune_command(app, global);
   add_cache_command(app, global);
-  // Later issues add: run, ir, tune, bench.
+  // Later issues add: run, ir, bench.
 
   try {
     app.parse(argc, argv);
