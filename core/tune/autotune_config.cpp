@@ -64,6 +64,7 @@ class SectionReader {
         {"n_removed_per_step", integer(s.n_removed_per_step, 0)},
         {"n_total_opts", integer(s.n_total_opts, 0)},
         {"max_sequence_length", integer(s.max_sequence_length, 1, 64)},
+        {"max_kernel_ops", integer(s.max_kernel_ops, 0, 10'000'000)},
         {"budget_s", number(s.budget_s, 0, 1e7, false)},
         {"seed", [&](const json::value& v, const std::string& k) { return read_seed(v, k, s.seed); }},
         {"warmups", integer(s.warmups, 0, 1000)},

@@ -8,16 +8,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
 namespace kiln::tune {
 
 namespace {
-
-// Kernels this large are kept as candidates but never expanded further.
-constexpr std::size_t kMaxExpandedOps = 20000;
 
 // splitmix64: tiny, and the same sequence on every platform (std's
 // distributions are not specified exactly).
@@ -74,6 +73,7 @@ class BeamSearch {
       : device_(device), space_(space), settings_(settings), random_(settings.seed) {}
 
   SearchResult run(const ir::Kernel& kernel, const std::function<bool()>& out_of_time) {
+    out_of_time_ = out_of_time;
     SearchResult result;
     result.normalized = space_.normalize(kernel, device_);
     const auto base = std::make_shared<const ir::Kernel>(result.normalized);
@@ -82,11 +82,7 @@ class BeamSearch {
 
     for (passes::OptStep& step : variants(*base, device_, space_, settings_.n_seeds)) add({}, *base, std::move(step));
 
-    for (std::uint32_t step = 0; step < settings_.n_total_opts; ++step) {
-      if (out_of_time && out_of_time()) {
-        stats_.out_of_time = true;
-        break;
-      }
+    for (std::uint32_t step = 0; step < settings_.n_total_opts && !stats_.out_of_time; ++step) {
       Item* parent = draw();
       if (parent == nullptr) break;  // nothing left to expand
       parent->exhausted = true;
@@ -106,8 +102,27 @@ class BeamSearch {
   }
 
  private:
+  // Applies one variant and keeps the kernel when it is new. Checks the
+  // clock first: one application of a large optimization can take long.
   void add(const passes::OptSequence& prefix, const ir::Kernel& from, passes::OptStep step) {
-    Result<ir::Kernel> applied = space_.apply(from, step, device_);
+    if (stats_.out_of_time || (out_of_time_ && out_of_time_())) {
+      stats_.out_of_time = true;
+      return;
+    }
+    std::optional<ir::Kernel> applied;
+    double cost = 0;
+    // Optimizations promise errors, never exceptions; a broken one still
+    // costs only its variant.
+    try {
+      Result<ir::Kernel> result = space_.apply(from, step, device_);
+      if (result) {
+        applied = std::move(result).value();
+        if (settings_.max_kernel_ops == 0 || applied->size() <= settings_.max_kernel_ops)
+          cost = finite_cost(space_.cost(*applied, device_));
+      }
+    } catch (const std::exception&) {
+      applied.reset();
+    }
     if (!applied) {
       ++stats_.failed;
       return;
@@ -117,14 +132,17 @@ class BeamSearch {
       ++stats_.duplicates;
       return;
     }
+    if (settings_.max_kernel_ops > 0 && applied->size() > settings_.max_kernel_ops) {
+      ++stats_.too_large;
+      return;
+    }
     ++stats_.generated;
     Item item;
     item.candidate.sequence = prefix;
     item.candidate.sequence.push_back(std::move(step));
-    item.candidate.cost_ns = finite_cost(space_.cost(*applied, device_));
+    item.candidate.cost_ns = cost;
     item.candidate.hash = hash;
-    item.exhausted = item.candidate.sequence.size() >= settings_.max_sequence_length ||
-                     applied->size() > kMaxExpandedOps;
+    item.exhausted = item.candidate.sequence.size() >= settings_.max_sequence_length;
     item.kernel = std::make_shared<const ir::Kernel>(std::move(applied).value());
     items_.push_back(std::move(item));
   }
@@ -159,6 +177,7 @@ class BeamSearch {
   const SearchSpace& space_;
   const AutotuneSettings& settings_;
   Random random_;
+  std::function<bool()> out_of_time_;
   std::vector<Item> items_;
   std::unordered_set<std::uint64_t> visited_;
   SearchStats stats_;

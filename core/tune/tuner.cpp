@@ -1,20 +1,20 @@
-// tune_kernel: the beam search, then measurement. Candidates are lowered in
-// measurement order (dropping those that give a kernel already planned),
-// compiled on a thread pool, and timed one at a time on one bench of
+// tune_kernel: the beam search, then measurement. Candidates come out of the
+// pipeline (lowered exactly as they will be replayed, compiled on a thread
+// pool) in measurement order and are timed one at a time on one bench of
 // buffers; the winner is the fastest candidate whose outputs match the
 // untuned kernel's, ties within the noise band going to the simpler one.
 #include "kiln/tune/tuner.hpp"
 
 #include "candidate_bench.hpp"
+#include "candidate_pipeline.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
 #include "kiln/tune/beam_search.hpp"
-#include "thread_pool.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <future>
+#include <thread>
 #include <unordered_set>
 
 namespace kiln::tune {
@@ -38,12 +38,13 @@ Error with_context(Error error, const std::string& context) {
   return error;
 }
 
-struct Planned {
-  SearchCandidate search;
+// A candidate that was measured: enough to pick and hand out the winner.
+struct Measured {
+  std::size_t record;  // index into the records
+  passes::OptSequence sequence;
   std::string text;
-  ir::Kernel kernel;          // lowered
-  std::string final_hash;
-  std::future<Result<Program>> compiled;
+  ir::Kernel kernel;
+  Program program;     // kept while it may still win
 };
 
 class Tuning {
@@ -68,112 +69,77 @@ class Tuning {
       args = std::move(derived).value();
     }
 
+    // The untuned kernel: the reference every candidate is checked against.
+    detail::PreparedCandidate untuned =
+        detail::prepare_candidate(device_, kernel_, space_, SearchCandidate{}, /*max_kernel_ops=*/0);
+    if (untuned.failure)
+      return make_error(untuned.failure == CandidateStatus::LowerFailed ? ErrorCode::Verify : ErrorCode::CompileFailed,
+                        "tune: the untuned kernel " +
+                            std::string(untuned.failure == CandidateStatus::LowerFailed ? "does not lower"
+                                                                                        : "does not compile") +
+                            ": " + untuned.error);
+    KILN_TRY_ASSIGN(detail::CandidateBench bench, detail::CandidateBench::create(device_, kernel_, std::move(args),
+                                                                                 settings_.seed + 1, options_.tolerance));
+    if (Result<void> r = bench.record_reference(untuned.program); !r)
+      return with_context(std::move(r).error(), "tune: the untuned kernel does not run");
+
     report(TuneProgress::Phase::Search);
     const double search_end = start_ + settings_.budget_s * kSearchShare;
     const SearchResult search =
         beam_search(kernel_, device_.info(), space_, settings_, [&] { return clock_() > search_end; });
     if (search.stats.out_of_time)
       warnings_.push_back("the search stopped at its share of the budget after " +
-                          std::to_string(search.stats.steps) + " steps");
+                          std::to_string(search.stats.steps) + " steps and " +
+                          std::to_string(search.candidates.size()) + " candidates");
 
-    // The untuned kernel: the reference every candidate is checked against.
-    Result<ir::Kernel> untuned = space_.lower(kernel_, {}, device_.info());
-    if (!untuned) return with_context(std::move(untuned).error(), "tune: the untuned kernel does not lower");
-    Result<Program> untuned_program = device_.compile(*untuned);
-    if (!untuned_program)
-      return with_context(std::move(untuned_program).error(), "tune: the untuned kernel does not compile");
-    KILN_TRY_ASSIGN(detail::CandidateBench bench, detail::CandidateBench::create(device_, kernel_, std::move(args),
-                                                                                 settings_.seed + 1, options_.tolerance));
-    if (Result<void> r = bench.record_reference(*untuned_program); !r)
-      return with_context(std::move(r).error(), "tune: the untuned kernel does not run");
+    std::vector<SearchCandidate> queue = measurement_order(search, settings_.n_launches);
+    queue.erase(queue.begin());  // the untuned kernel, prepared above
+    planned_ = static_cast<std::uint32_t>(std::min<std::size_t>(settings_.n_launches, queue.size() + 1));
+    seen_.insert(untuned.final_hash);
+    detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(),
+                                       overlap_compile(), settings_.max_kernel_ops);
 
-    plan(search, std::move(untuned).value());
-    detail::ThreadPool pool(compile_threads());  // after plan_: joined before plan_ goes
-    for (std::size_t i = 1; i < plan_.size(); ++i) {
-      const Planned& p = plan_[i];
-      plan_[i].compiled = pool.submit([this, &p] { return device_.compile(p.kernel); });
-    }
-    if (!overlap_compile()) {
-      for (std::size_t i = 1; i < plan_.size(); ++i) plan_[i].compiled.wait();
-    }
-
-    programs_.resize(plan_.size());
-    programs_[0] = std::move(untuned_program).value();
-    // The heuristic first, so that the untuned kernel (often the slowest)
-    // can be cut short at abort_factor x its time.
-    std::vector<std::size_t> order;
-    for (std::size_t i = 1; i < plan_.size(); ++i) order.push_back(i);
-    order.insert(order.begin() + (order.empty() ? 0 : 1), 0);
-    for (std::size_t position = 0; position < order.size(); ++position) {
-      if (position >= 2 && clock_() > start_ + settings_.budget_s) {
+    // The heuristic choice first, then the untuned kernel (often the
+    // slowest: it can then be cut short at abort_factor x the heuristic).
+    if (std::optional<detail::PreparedCandidate> heuristic = pipeline.next()) take(std::move(*heuristic), bench);
+    take(std::move(untuned), bench);
+    while (measured_ < settings_.n_launches) {
+      if (clock_() > start_ + settings_.budget_s) {
         warnings_.push_back("the budget ran out after " + std::to_string(measured_) + " of " +
-                            std::to_string(plan_.size()) + " candidates");
+                            std::to_string(planned_) + " candidates");
         break;
       }
-      measure(order[position], bench);
+      std::optional<detail::PreparedCandidate> next = pipeline.next();
+      if (!next) break;
+      take(std::move(*next), bench);
     }
-    pool.cancel_pending();
     return finish(std::move(key));
   }
 
  private:
-  // Lowers candidates in measurement order until n_launches distinct
-  // kernels are planned; failures are recorded, duplicates dropped.
-  void plan(const SearchResult& search, ir::Kernel untuned) {
-    const std::vector<SearchCandidate> order = measurement_order(search, settings_.n_launches);
-    std::unordered_set<std::string> seen;
-    for (const SearchCandidate& candidate : order) {
-      if (plan_.size() >= settings_.n_launches) break;
-      if (!plan_.empty() && clock_() > start_ + settings_.budget_s) break;
-      Planned p;
-      p.search = candidate;
-      p.text = passes::to_string(candidate.sequence);
-      if (candidate.sequence.empty()) {
-        p.kernel = untuned;
-      } else {
-        Result<ir::Kernel> lowered = space_.lower(kernel_, candidate.sequence, device_.info());
-        if (!lowered) {
-          CandidateRecord r;
-          r.sequence = p.text;
-          r.cost_ns = candidate.cost_ns;
-          r.status = CandidateStatus::LowerFailed;
-          r.error = lowered.error().to_string();
-          records_.push_back(std::move(r));
-          continue;
-        }
-        p.kernel = std::move(lowered).value();
-      }
-      p.final_hash = ir::hash_hex(p.kernel);
-      if (!seen.insert(p.final_hash).second) continue;
-      plan_.push_back(std::move(p));
-    }
-  }
-
-  void measure(std::size_t index, detail::CandidateBench& bench) {
-    Planned& p = plan_[index];
+  // Records a prepared candidate, and measures it unless it failed or gives
+  // a kernel already measured.
+  void take(detail::PreparedCandidate p, detail::CandidateBench& bench) {
     CandidateRecord r;
     r.sequence = p.text;
     r.final_hash = p.final_hash;
     r.cost_ns = p.search.cost_ns;
-    if (index != 0) {
-      Result<Program> compiled = p.compiled.get();
-      if (!compiled) {
-        r.status = CandidateStatus::CompileFailed;
-        r.error = compiled.error().to_string();
-        outcomes_.emplace_back(records_.size(), index);
-        records_.push_back(std::move(r));
-        report(TuneProgress::Phase::Measure);
-        return;
-      }
-      programs_[index] = std::move(compiled).value();
+    if (p.failure) {
+      r.status = *p.failure;
+      r.error = p.error;
+      records_.push_back(std::move(r));
+      report(TuneProgress::Phase::Measure);
+      return;
     }
+    if (!seen_.insert(p.final_hash).second && !p.search.sequence.empty()) return;  // a kernel already measured
+
     TimedLaunchOptions timing;
     // The untuned kernel just ran for the reference: that run warmed it.
-    timing.warmups = index == 0 ? 0 : settings_.warmups;
+    timing.warmups = p.search.sequence.empty() ? 0 : settings_.warmups;
     timing.repeats = settings_.repeats;
     if (best_ns_ > 0 && settings_.abort_factor > 0)
       timing.abort_ns = static_cast<std::uint64_t>(std::ceil(settings_.abort_factor * static_cast<double>(best_ns_)));
-    const detail::BenchOutcome outcome = bench.measure(programs_[index], timing);
+    const detail::BenchOutcome outcome = bench.measure(p.program, timing);
     ++measured_;
     r.status = outcome.status;
     r.error = outcome.error;
@@ -182,42 +148,48 @@ class Tuning {
     r.runs = outcome.timing.runs;
     r.max_error = outcome.max_error;
     if (outcome.timing.runs > 0) timer_ = outcome.timing.timer;
-    if (r.status == CandidateStatus::Measured) {
-      const std::uint64_t t = statistic(r);
+    if (p.search.sequence.empty()) untuned_record_ = records_.size();
+    const bool valid = r.status == CandidateStatus::Measured;
+    records_.push_back(std::move(r));
+    if (valid) {
+      const std::uint64_t t = statistic(records_.back());
       if (best_ns_ == 0 || t < best_ns_) {
         best_ns_ = t;
-        best_text_ = r.sequence;
+        best_text_ = records_.back().sequence;
       }
-    } else {
-      programs_[index] = Program();
+      measured_ok_.push_back({records_.size() - 1, std::move(p.search.sequence), std::move(p.text),
+                              std::move(p.kernel), std::move(p.program)});
+      // Programs outside the noise band of the best can no longer win.
+      for (Measured& m : measured_ok_)
+        if (m.program.valid() && !within_band(records_[m.record])) m.program = Program();
     }
-    if (index == 0) baseline_record_ = records_.size();
-    outcomes_.emplace_back(records_.size(), index);
-    records_.push_back(std::move(r));
     report(TuneProgress::Phase::Measure);
+  }
+
+  bool within_band(const CandidateRecord& r) const {
+    return static_cast<double>(statistic(r)) <= static_cast<double>(best_ns_) * (1 + settings_.noise_band);
   }
 
   Result<TuneResult> finish(TuningKey key) {
     // The winner: the fastest valid candidate; within the noise band of it,
     // the shortest sequence, then the smallest text (deterministic).
-    const CandidateRecord* winner = nullptr;
-    std::size_t winner_plan = 0;
-    for (const auto& [record, planned] : outcomes_) {
-      const CandidateRecord& r = records_[record];
-      if (r.status != CandidateStatus::Measured) continue;
-      if (static_cast<double>(statistic(r)) > static_cast<double>(best_ns_) * (1 + settings_.noise_band)) continue;
-      if (winner == nullptr || simpler(plan_[planned], plan_[winner_plan])) {
-        winner = &r;
-        winner_plan = planned;
-      }
+    Measured* winner = nullptr;
+    for (Measured& m : measured_ok_) {
+      if (!within_band(records_[m.record])) continue;
+      if (winner == nullptr || m.sequence.size() < winner->sequence.size() ||
+          (m.sequence.size() == winner->sequence.size() && m.text < winner->text))
+        winner = &m;
     }
     if (winner == nullptr) {
-      // The untuned kernel produced the reference, so it can only fail here
-      // when its own run was not repeatable (or its timing failed).
-      const CandidateRecord& base = records_[baseline_record_];
-      return make_error(ErrorCode::LaunchFailed, "tune: no candidate could be measured; the untuned kernel: " +
-                                                     std::string(candidate_status_name(base.status)) +
-                                                     (base.error.empty() ? "" : ": " + base.error));
+      // The untuned kernel produced the reference, so it fails here only
+      // when its own runs are not repeatable or cannot be timed.
+      std::string why = "no candidate could be measured";
+      if (untuned_record_) {
+        const CandidateRecord& base = records_[*untuned_record_];
+        why += "; the untuned kernel: " + std::string(candidate_status_name(base.status)) +
+               (base.error.empty() ? "" : ": " + base.error);
+      }
+      return make_error(ErrorCode::LaunchFailed, "tune: " + why);
     }
 
     TuneResult result;
@@ -227,26 +199,21 @@ class Tuning {
     e.kernel_text = ir::print(kernel_);
     e.device_id = device_.id();
     e.device_name = device_.info().name;
-    e.sequence = winner->sequence;
-    e.final_hash = winner->final_hash;
-    e.best_ns = statistic(*winner);
-    e.baseline_ns = statistic(records_[baseline_record_]);
+    e.sequence = winner->text;
+    e.final_hash = records_[winner->record].final_hash;
+    e.best_ns = statistic(records_[winner->record]);
+    e.baseline_ns = untuned_record_ ? statistic(records_[*untuned_record_]) : 0;
     e.timer = std::string(timer_kind_name(timer_));
     e.statistic = std::string(timing_statistic_name(settings_.statistic));
     e.candidates_measured = measured_;
     e.tune_seconds = clock_() - start_;
     e.candidates = records_;
-    result.sequence = plan_[winner_plan].search.sequence;
-    result.kernel = plan_[winner_plan].kernel;
-    result.program = std::move(programs_[winner_plan]);
+    result.sequence = std::move(winner->sequence);
+    result.kernel = std::move(winner->kernel);
+    result.program = std::move(winner->program);
     result.warnings = std::move(warnings_);
     report(TuneProgress::Phase::Done);
     return result;
-  }
-
-  static bool simpler(const Planned& a, const Planned& b) {
-    if (a.search.sequence.size() != b.search.sequence.size()) return a.search.sequence.size() < b.search.sequence.size();
-    return a.text < b.text;
   }
 
   std::uint64_t statistic(const CandidateRecord& r) const {
@@ -272,7 +239,7 @@ class Tuning {
     TuneProgress p;
     p.phase = phase;
     p.measured = measured_;
-    p.planned = static_cast<std::uint32_t>(plan_.size());
+    p.planned = planned_;
     p.best_ns = best_ns_;
     p.best_sequence = best_text_;
     p.elapsed_s = clock_() - start_;
@@ -289,12 +256,12 @@ class Tuning {
   std::function<double()> clock_;
   const double start_;
 
-  std::vector<Planned> plan_;              // plan_[0]: the untuned kernel
-  std::vector<Program> programs_;          // per plan_ entry, while it may still win
-  std::vector<CandidateRecord> records_;   // lowering failures, then candidates in the order measured
-  std::vector<std::pair<std::size_t, std::size_t>> outcomes_;  // (records_ index, plan_ index) of each planned one
-  std::size_t baseline_record_ = 0;
+  std::vector<CandidateRecord> records_;  // every candidate, in the order handled
+  std::vector<Measured> measured_ok_;     // those that were timed and matched
+  std::unordered_set<std::string> seen_;  // final hashes handled
+  std::optional<std::size_t> untuned_record_;
   std::uint32_t measured_ = 0;
+  std::uint32_t planned_ = 0;
   std::uint64_t best_ns_ = 0;
   std::string best_text_;
   TimerKind timer_ = TimerKind::Host;

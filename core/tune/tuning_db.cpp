@@ -62,11 +62,12 @@ constexpr const char* kEntryColumns =
     "id, kernel_hash, device_fingerprint, space_version, kernel_name, kernel_text, device_id, device_name, "
     "sequence, final_hash, best_ns, baseline_ns, timer, statistic, candidates_measured, tune_seconds, created_at";
 
-constexpr std::array<std::pair<CandidateStatus, std::string_view>, 6> kStatusNames = {{
+constexpr std::array<std::pair<CandidateStatus, std::string_view>, 7> kStatusNames = {{
     {CandidateStatus::Measured, "measured"},
     {CandidateStatus::Aborted, "aborted"},
     {CandidateStatus::Mismatch, "mismatch"},
     {CandidateStatus::LowerFailed, "lower-failed"},
+    {CandidateStatus::Skipped, "skipped"},
     {CandidateStatus::CompileFailed, "compile-failed"},
     {CandidateStatus::LaunchFailed, "launch-failed"},
 }};

@@ -38,7 +38,7 @@ TEST(AutotuneConfig, DefaultsFindGoodKernelsInSeconds) {
 TEST(AutotuneConfig, ReadsEveryField) {
   const Config config = parse(R"({
     "mode": "db-only", "n_launches": 40, "n_seeds": 10, "n_added_per_step": 5,
-    "n_removed_per_step": 0, "n_total_opts": 7, "max_sequence_length": 3,
+    "n_removed_per_step": 0, "n_total_opts": 7, "max_sequence_length": 3, "max_kernel_ops": 0,
     "budget_s": 2.5, "seed": 18446744073709551615, "warmups": 0, "repeats": 9,
     "statistic": "min", "abort_factor": 0, "noise_band": 0.1,
     "compile_threads": 3, "overlap_compile": "never"
@@ -51,6 +51,7 @@ TEST(AutotuneConfig, ReadsEveryField) {
   EXPECT_EQ(s.n_removed_per_step, 0u);
   EXPECT_EQ(s.n_total_opts, 7u);
   EXPECT_EQ(s.max_sequence_length, 3u);
+  EXPECT_EQ(s.max_kernel_ops, 0u);
   EXPECT_DOUBLE_EQ(s.budget_s, 2.5);
   EXPECT_EQ(s.seed, 18446744073709551615ull);
   EXPECT_EQ(s.warmups, 0u);

@@ -303,7 +303,7 @@ TEST(Tuner, StopsStartingCandidatesWhenTheBudgetIsSpent) {
   EXPECT_EQ(tune_kernel(device, kernel, options).value().entry.candidates_measured, 2u);
 }
 
-TEST(Tuner, TheSearchKeepsToItsShareOfTheBudget) {
+TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
   test::TestSplit split;
@@ -311,9 +311,27 @@ TEST(Tuner, TheSearchKeepsToItsShareOfTheBudget) {
   const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
   AutotuneSettings settings;
   settings.max_sequence_length = 4;
-  settings.budget_s = 8;  // the search may use a quarter: two clock reads
   int reads = 0;
-  const SearchResult search = beam_search(kernel, device.info(), space, settings, [&] { return ++reads > 2; });
+  const SearchResult search = beam_search(kernel, device.info(), space, settings, [&] { return ++reads > 5; });
   EXPECT_TRUE(search.stats.out_of_time);
-  EXPECT_EQ(search.stats.steps, 2u);
+  EXPECT_EQ(search.stats.generated + search.stats.duplicates + search.stats.failed + search.stats.too_large, 5u)
+      << "one application of a large optimization may take long: none starts after the deadline";
+  EXPECT_EQ(search.candidates.size(), 1u + search.stats.generated);
+}
+
+TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings = small_settings();
+  // The untuned kernel fits; every rewrite adds ops and does not.
+  settings.max_kernel_ops = static_cast<std::uint32_t>(space.normalize(kernel, device.info()).size());
+  const SearchResult search = beam_search(kernel, device.info(), space, settings);
+  EXPECT_GT(search.stats.too_large, 0u);
+  EXPECT_EQ(search.candidates.size(), 1u);
+  const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
+  EXPECT_EQ(result.entry.sequence, "");
+  EXPECT_EQ(result.entry.candidates_measured, 1u);
 }

@@ -27,6 +27,7 @@ struct SearchStats {
   std::uint32_t generated = 0;     // distinct kernels found
   std::uint32_t duplicates = 0;    // variants that gave a kernel already seen
   std::uint32_t failed = 0;        // variants whose apply failed
+  std::uint32_t too_large = 0;     // kernels over max_kernel_ops, dropped
   std::uint32_t removed = 0;       // dropped by tournament removal
   bool out_of_time = false;        // stopped by the deadline
 };
@@ -38,8 +39,8 @@ struct SearchResult {
 };
 
 // Deterministic for a given kernel, device, space and settings (seed): the
-// same candidates in the same order. `out_of_time` is asked between steps;
-// when it says yes the search stops with what it has.
+// same candidates in the same order. `out_of_time` is asked before every
+// variant is applied; once it says yes the search stops with what it has.
 SearchResult beam_search(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
                          const AutotuneSettings& settings, const std::function<bool()>& out_of_time = {});
 

@@ -34,6 +34,7 @@ enum class CandidateStatus {
   Aborted,        // timing stopped early: slower than abort_factor x the best (results checked)
   Mismatch,       // its results differ from the untuned kernel's: disqualified
   LowerFailed,    // an optimization step or the verifier refused the sequence
+  Skipped,        // not compiled: its kernel is larger than max_kernel_ops
   CompileFailed,  // the plugin did not compile it (e.g. unsupported)
   LaunchFailed,   // the launch or the result read-back failed
 };
