@@ -122,7 +122,29 @@ Result<double> CandidateBench::compare_outputs(std::string& problem) {
   return worst;
 }
 
-BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOptions& options) {
+Result<Timing> CandidateBench::timed(const Program& program, const TimedLaunchOptions& options,
+                                     const TimeAllowance& allowance) {
+  if (allowance.seconds < 0 || !allowance.clock) return device_.timed_launch(program, launch_args_, options);
+  TimedLaunchOptions first = options;
+  first.warmups = 0;
+  first.repeats = 1;
+  const double before = allowance.clock();
+  KILN_TRY_ASSIGN(Timing probe, device_.timed_launch(program, launch_args_, first));
+  const double per_run = allowance.clock() - before;
+  if (probe.aborted) return probe;
+  const double full = per_run * (options.warmups + options.repeats);
+  if (full <= allowance.seconds) return device_.timed_launch(program, launch_args_, options);
+  const double fitting = per_run > 0 ? std::floor(allowance.seconds / per_run) - 1 : 0;
+  const std::uint32_t more = static_cast<std::uint32_t>(std::clamp(fitting, 0.0, static_cast<double>(options.repeats)));
+  if (more == 0) return probe;
+  TimedLaunchOptions rest = options;
+  rest.warmups = 0;
+  rest.repeats = more;
+  return device_.timed_launch(program, launch_args_, rest);
+}
+
+BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOptions& options,
+                                     const TimeAllowance& allowance) {
   BenchOutcome outcome;
   auto failed = [&](const Error& error) {
     outcome.status = CandidateStatus::LaunchFailed;
@@ -142,7 +164,7 @@ BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOp
     outcome.max_error = *error;
     if (Result<void> r = restore(); !r) return failed(r.error());
   }
-  Result<Timing> timing = device_.timed_launch(program, launch_args_, options);
+  Result<Timing> timing = timed(program, options, allowance);
   if (!timing) return failed(timing.error());
   outcome.timing = std::move(timing).value();
   if (!has_in_place_buffers()) {

@@ -9,10 +9,18 @@
 #include "kiln/tune/tuning_db.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace kiln::tune::detail {
+
+// How much wall time one candidate's timing may take, and the clock to
+// judge it by (seconds). Unlimited by default.
+struct TimeAllowance {
+  double seconds = -1;  // < 0: no limit
+  std::function<double()> clock;
+};
 
 struct BenchOutcome {
   CandidateStatus status = CandidateStatus::Measured;
@@ -38,13 +46,21 @@ class CandidateBench {
 
   // Times `program` and checks its outputs against the reference. Never
   // fails: problems are the outcome's status and error.
-  BenchOutcome measure(const Program& program, const TimedLaunchOptions& options);
+  //
+  // With an allowance, a first single run (no warm-up) tells what a run
+  // costs: when warmups + repeats runs fit the allowance, the full timed
+  // launch follows (the first run was an extra warm-up); otherwise only as
+  // many further runs as fit (the first one as their warm-up), or, when
+  // none fits, that first run alone. Slow candidates thus cost one or two
+  // runs, not warmups + repeats.
+  BenchOutcome measure(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance = {});
 
   bool has_in_place_buffers() const;
 
  private:
   Result<void> restore();
   Result<double> compare_outputs(std::string& problem);
+  Result<Timing> timed(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance);
 
   Device device_;
   std::vector<kernels::ArgSpec> args_;

@@ -139,7 +139,13 @@ class Tuning {
     timing.repeats = settings_.repeats;
     if (best_ns_ > 0 && settings_.abort_factor > 0)
       timing.abort_ns = static_cast<std::uint64_t>(std::ceil(settings_.abort_factor * static_cast<double>(best_ns_)));
-    const detail::BenchOutcome outcome = bench.measure(p.program, timing);
+    // This candidate's share of what is left of the budget (none left: one
+    // run, for the untuned kernel and the heuristic choice).
+    detail::TimeAllowance allowance;
+    allowance.clock = clock_;
+    const double left = start_ + settings_.budget_s - clock_();
+    allowance.seconds = std::max(0.0, left) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
+    const detail::BenchOutcome outcome = bench.measure(p.program, timing, allowance);
     ++measured_;
     r.status = outcome.status;
     r.error = outcome.error;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "kiln/kernels/library.hpp"
 #include "tune/candidate_bench.hpp"
@@ -167,4 +168,26 @@ endloop %i
 endloop %k
 )");
   EXPECT_EQ(tune::detail::longest_loop_nest(nested), 128);
+}
+
+TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  const Program program = device.compile(kernel).value();
+  bench.record_reference(program).value();
+  // A clock on which every run (every timed_launch call) takes one second.
+  auto now = std::make_shared<double>(0);
+  tune::detail::TimeAllowance allowance;
+  allowance.clock = [now] { return *now += 1; };  // read before and after a call
+  auto runs_with = [&](double seconds) {
+    allowance.seconds = seconds;
+    const tune::detail::BenchOutcome outcome = bench.measure(program, timed(1, 5), allowance);
+    EXPECT_EQ(outcome.status, CandidateStatus::Measured) << outcome.error;
+    return outcome.timing.runs;
+  };
+  EXPECT_EQ(runs_with(100), 5u) << "1 + 5 runs fit: the full timing";
+  EXPECT_EQ(runs_with(3.5), 2u) << "the first run, then two more";
+  EXPECT_EQ(runs_with(0.5), 1u) << "nothing fits: the first run alone";
+  EXPECT_EQ(runs_with(-1), 5u) << "no allowance";
 }
