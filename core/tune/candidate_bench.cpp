@@ -95,10 +95,19 @@ Result<void> CandidateBench::restore() {
   return {};
 }
 
-Result<void> CandidateBench::record_reference(const Program& untuned) {
+Result<void> CandidateBench::record_reference(const Program& untuned, const std::function<double()>& clock) {
   KILN_TRY(restore());
-  KILN_TRY_ASSIGN(Event done, device_.launch(untuned, launch_args_));
-  KILN_TRY(done.wait());
+  if (has_in_place_buffers() || !clock) {
+    KILN_TRY_ASSIGN(Event done, device_.launch(untuned, launch_args_));
+    KILN_TRY(done.wait());
+  } else {
+    TimedLaunchOptions once;
+    once.warmups = 0;
+    once.repeats = 1;
+    const double before = clock();
+    KILN_TRY_ASSIGN(Timing timing, device_.timed_launch(untuned, launch_args_, once));
+    reference_run_ = Probe{std::move(timing), clock() - before};
+  }
   for (std::size_t slot = 0; slot < args_.size(); ++slot) {
     if (args_[slot].role != kernels::ArgRole::Output) continue;
     reference_[slot] = kernels::HostBuffer(args_[slot].dtype, args_[slot].elements);
@@ -122,21 +131,38 @@ Result<double> CandidateBench::compare_outputs(std::string& problem) {
   return worst;
 }
 
+namespace {
+
+// Timed runs beyond a first one that fit `allowance`, when a run costs
+// `per_run` seconds; `full` when warmups + repeats runs fit.
+std::uint32_t runs_that_fit(const TimedLaunchOptions& options, double allowance, double per_run, bool& full) {
+  full = per_run * (options.warmups + options.repeats) <= allowance;
+  if (full) return options.repeats;
+  const double fitting = per_run > 0 ? std::floor(allowance / per_run) - 1 : 0;
+  return static_cast<std::uint32_t>(std::clamp(fitting, 0.0, static_cast<double>(options.repeats)));
+}
+
+}  // namespace
+
 Result<Timing> CandidateBench::timed(const Program& program, const TimedLaunchOptions& options,
-                                     const TimeAllowance& allowance) {
+                                     const TimeAllowance& allowance, const Probe* known_probe) {
   if (allowance.seconds < 0 || !allowance.clock) return device_.timed_launch(program, launch_args_, options);
-  TimedLaunchOptions first = options;
-  first.warmups = 0;
-  first.repeats = 1;
-  const double before = allowance.clock();
-  KILN_TRY_ASSIGN(Timing probe, device_.timed_launch(program, launch_args_, first));
-  const double per_run = allowance.clock() - before;
-  if (probe.aborted) return probe;
-  const double full = per_run * (options.warmups + options.repeats);
-  if (full <= allowance.seconds) return device_.timed_launch(program, launch_args_, options);
-  const double fitting = per_run > 0 ? std::floor(allowance.seconds / per_run) - 1 : 0;
-  const std::uint32_t more = static_cast<std::uint32_t>(std::clamp(fitting, 0.0, static_cast<double>(options.repeats)));
-  if (more == 0) return probe;
+  Probe probe;
+  if (known_probe != nullptr) {
+    probe = *known_probe;
+  } else {
+    TimedLaunchOptions first = options;
+    first.warmups = 0;
+    first.repeats = 1;
+    const double before = allowance.clock();
+    KILN_TRY_ASSIGN(probe.timing, device_.timed_launch(program, launch_args_, first));
+    probe.seconds = allowance.clock() - before;
+  }
+  if (probe.timing.aborted) return probe.timing;
+  bool full = false;
+  const std::uint32_t more = runs_that_fit(options, allowance.seconds, probe.seconds, full);
+  if (full) return device_.timed_launch(program, launch_args_, options);
+  if (more == 0) return probe.timing;
   TimedLaunchOptions rest = options;
   rest.warmups = 0;
   rest.repeats = more;
@@ -144,7 +170,23 @@ Result<Timing> CandidateBench::timed(const Program& program, const TimedLaunchOp
 }
 
 BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOptions& options,
-                                     const TimeAllowance& allowance) {
+                                     const TimeAllowance& allowance, bool untuned) {
+  const Probe* known = untuned && reference_run_ ? &*reference_run_ : nullptr;
+  if (known != nullptr && allowance.seconds >= 0 && allowance.clock) {
+    bool full = false;
+    if (runs_that_fit(options, allowance.seconds, known->seconds, full) == 0 && !full) {
+      // Only the reference run fits: it is the measurement (its outputs are
+      // the reference, so there is nothing to compare).
+      BenchOutcome outcome;
+      outcome.timing = known->timing;
+      return outcome;
+    }
+  }
+  return measure_runs(program, options, allowance, known);
+}
+
+BenchOutcome CandidateBench::measure_runs(const Program& program, const TimedLaunchOptions& options,
+                                          const TimeAllowance& allowance, const Probe* known) {
   BenchOutcome outcome;
   auto failed = [&](const Error& error) {
     outcome.status = CandidateStatus::LaunchFailed;
@@ -164,7 +206,7 @@ BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOp
     outcome.max_error = *error;
     if (Result<void> r = restore(); !r) return failed(r.error());
   }
-  Result<Timing> timing = timed(program, options, allowance);
+  Result<Timing> timing = timed(program, options, allowance, known);
   if (!timing) return failed(timing.error());
   outcome.timing = std::move(timing).value();
   if (!has_in_place_buffers()) {

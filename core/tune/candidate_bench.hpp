@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,11 @@ class CandidateBench {
   static Result<CandidateBench> create(const Device& device, const ir::Kernel& kernel,
                                        std::vector<kernels::ArgSpec> args, std::uint64_t seed, double tolerance);
 
-  // Runs the untuned program once; its outputs become the reference.
-  Result<void> record_reference(const Program& untuned);
+  // Runs the untuned program once; its outputs become the reference. For
+  // kernels without in-place buffers that run is a timed launch of one run
+  // (timed on `clock` too), which measure(..., untuned = true) reuses as
+  // its first run.
+  Result<void> record_reference(const Program& untuned, const std::function<double()>& clock = {});
 
   // Times `program` and checks its outputs against the reference. Never
   // fails: problems are the outcome's status and error.
@@ -53,14 +57,24 @@ class CandidateBench {
   // many further runs as fit (the first one as their warm-up), or, when
   // none fits, that first run alone. Slow candidates thus cost one or two
   // runs, not warmups + repeats.
-  BenchOutcome measure(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance = {});
+  // `untuned`: `program` is the one record_reference ran; when no run fits
+  // beyond the reference run, that run is the outcome.
+  BenchOutcome measure(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance = {},
+                       bool untuned = false);
 
   bool has_in_place_buffers() const;
 
  private:
   Result<void> restore();
   Result<double> compare_outputs(std::string& problem);
-  Result<Timing> timed(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance);
+  struct Probe {
+    Timing timing;
+    double seconds = 0;  // wall time of the call, on the allowance's clock
+  };
+  Result<Timing> timed(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance,
+                       const Probe* known_probe);
+  BenchOutcome measure_runs(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance,
+                            const Probe* known);
 
   Device device_;
   std::vector<kernels::ArgSpec> args_;
@@ -70,6 +84,7 @@ class CandidateBench {
   std::vector<kernels::HostBuffer> initial_;   // per slot: the contents of GLOBAL_MUT buffers before a run
   std::vector<kernels::HostBuffer> reference_; // per slot: the untuned kernel's outputs
   std::vector<double> tolerance_;              // per slot
+  std::optional<Probe> reference_run_;         // the reference run, when it was timed
 };
 
 // The longest product of constant LOOP trip counts along one nest (1 when

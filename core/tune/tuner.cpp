@@ -80,7 +80,7 @@ class Tuning {
                             ": " + untuned.error);
     KILN_TRY_ASSIGN(detail::CandidateBench bench, detail::CandidateBench::create(device_, kernel_, std::move(args),
                                                                                  settings_.seed + 1, options_.tolerance));
-    if (Result<void> r = bench.record_reference(untuned.program); !r)
+    if (Result<void> r = bench.record_reference(untuned.program, clock_); !r)
       return with_context(std::move(r).error(), "tune: the untuned kernel does not run");
 
     report(TuneProgress::Phase::Search);
@@ -145,7 +145,7 @@ class Tuning {
     allowance.clock = clock_;
     const double left = start_ + settings_.budget_s - clock_();
     allowance.seconds = std::max(0.0, left) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
-    const detail::BenchOutcome outcome = bench.measure(p.program, timing, allowance);
+    const detail::BenchOutcome outcome = bench.measure(p.program, timing, allowance, p.search.sequence.empty());
     ++measured_;
     r.status = outcome.status;
     r.error = outcome.error;

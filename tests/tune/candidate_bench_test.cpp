@@ -191,3 +191,28 @@ TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
   EXPECT_EQ(runs_with(0.5), 1u) << "nothing fits: the first run alone";
   EXPECT_EQ(runs_with(-1), 5u) << "no allowance";
 }
+
+TEST(CandidateBench, TheTimedReferenceRunServesTheUntunedKernel) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  const Program program = device.compile(kernel).value();
+  auto now = std::make_shared<double>(0);
+  tune::detail::TimeAllowance allowance;
+  allowance.clock = [now] { return *now += 1; };
+  bench.record_reference(program, allowance.clock).value();
+  const double after_reference = *now;
+
+  allowance.seconds = 0.5;  // no run fits: the reference run is the measurement
+  const tune::detail::BenchOutcome reused = bench.measure(program, timed(0, 5), allowance, true);
+  EXPECT_EQ(reused.status, CandidateStatus::Measured);
+  EXPECT_EQ(reused.timing.runs, 1u);
+  EXPECT_GT(reused.timing.median_ns, 0u);
+  EXPECT_EQ(*now, after_reference) << "nothing ran";
+
+  allowance.seconds = 100;
+  const tune::detail::BenchOutcome full = bench.measure(program, timed(0, 5), allowance, true);
+  EXPECT_EQ(full.status, CandidateStatus::Measured) << full.error;
+  EXPECT_EQ(full.timing.runs, 5u);
+  EXPECT_EQ(full.max_error, 0);
+}

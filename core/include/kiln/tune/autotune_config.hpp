@@ -39,7 +39,7 @@ struct AutotuneSettings {
   std::uint32_t max_sequence_length = 6;  // steps in one sequence
   // Kernels larger than this (ops, after lowering) are neither expanded nor
   // measured: compiling them would eat the budget (0: no limit).
-  std::uint32_t max_kernel_ops = 3000;
+  std::uint32_t max_kernel_ops = 2000;
   double budget_s = 30;                   // wall clock for one tuning, search + measurement
   std::uint64_t seed = 0;                 // the search's random choices
 
