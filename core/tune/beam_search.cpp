@@ -224,9 +224,21 @@ std::vector<SearchCandidate> measurement_order(const SearchResult& search, std::
     families.insert(family_of(ranked[i].candidate->sequence));
     out.push_back(*ranked[i].candidate);
   };
-  // The heuristic choice, then half of the remaining launches by cost.
-  const std::size_t by_cost = 2 + (launches > 2 ? (launches - 2) / 2 : 0);
-  for (std::size_t i = 0; i < ranked.size() && out.size() < by_cost; ++i) take(i);
+  const std::size_t rest = launches > 2 ? launches - 2 : 0;
+  // The heuristic choice.
+  if (!ranked.empty()) take(0);
+  // The best one-step sequence of each optimization: cheap to compile, and
+  // each a different direction from the untuned kernel.
+  std::set<std::string> first_steps;
+  const std::size_t one_step_end = out.size() + (rest + 2) / 3;
+  for (std::size_t i = 0; i < ranked.size() && out.size() < one_step_end; ++i) {
+    const passes::OptSequence& sequence = ranked[i].candidate->sequence;
+    if (!taken[i] && sequence.size() == 1 && first_steps.insert(sequence[0].opt).second) take(i);
+  }
+  // Half of what is left by cost.
+  const std::size_t by_cost_end = out.size() + (launches > out.size() ? (launches - out.size()) / 2 : 0);
+  for (std::size_t i = 0; i < ranked.size() && out.size() < by_cost_end; ++i)
+    if (!taken[i]) take(i);
   // One of each family not represented yet, best ranked first.
   for (std::size_t i = 0; i < ranked.size() && out.size() < launches; ++i)
     if (!taken[i] && !families.count(family_of(ranked[i].candidate->sequence))) take(i);

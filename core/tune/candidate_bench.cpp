@@ -158,6 +158,8 @@ Result<Timing> CandidateBench::timed(const Program& program, const TimedLaunchOp
     KILN_TRY_ASSIGN(probe.timing, device_.timed_launch(program, launch_args_, first));
     probe.seconds = allowance.clock() - before;
   }
+  // A first run already past the abort threshold ends the timing.
+  if (options.abort_ns > 0 && probe.timing.min_ns > options.abort_ns) probe.timing.aborted = true;
   if (probe.timing.aborted) return probe.timing;
   bool full = false;
   const std::uint32_t more = runs_that_fit(options, allowance.seconds, probe.seconds, full);

@@ -190,6 +190,11 @@ TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
   EXPECT_EQ(runs_with(3.5), 2u) << "the first run, then two more";
   EXPECT_EQ(runs_with(0.5), 1u) << "nothing fits: the first run alone";
   EXPECT_EQ(runs_with(-1), 5u) << "no allowance";
+
+  allowance.seconds = 100;
+  const tune::detail::BenchOutcome slow = bench.measure(program, timed(1, 5, 1), allowance);
+  EXPECT_EQ(slow.status, CandidateStatus::Aborted) << "a first run past the abort threshold ends it";
+  EXPECT_EQ(slow.timing.runs, 1u);
 }
 
 TEST(CandidateBench, TheTimedReferenceRunServesTheUntunedKernel) {

@@ -49,12 +49,15 @@ SearchResult beam_search(const ir::Kernel& kernel, const DeviceInfo& device, con
 // lower to a kernel already measured):
 //   1. the untuned kernel (the empty sequence);
 //   2. the heuristic choice: the candidate the cost model ranks best;
-//   3. half of the remaining launches by cost;
-//   4. then the best-ranked candidate of each family not yet represented
-//      (a family: the set of optimizations a sequence uses), so that a
-//      cost model that misjudges one optimization cannot crowd out others;
-//   5. then the rest by cost.
-// Ties in cost are broken by the shorter sequence, then its text.
+//   3. the best-ranked one-step sequence of each optimization, up to a third
+//      of the remaining launches: cheap to compile, each a different
+//      direction from the untuned kernel;
+//   4. half of the remaining launches by cost;
+//   5. then the best-ranked candidate of each family not yet represented
+//      (a family: the set of optimizations a sequence uses);
+//   6. then the rest by cost.
+// 3 and 5 keep a cost model that misjudges one optimization from crowding
+// out the others. Ties in cost go to the shorter sequence, then its text.
 std::vector<SearchCandidate> measurement_order(const SearchResult& search, std::size_t launches);
 
 }  // namespace kiln::tune
