@@ -21,13 +21,17 @@ namespace kiln::tune::detail {
 struct TimeAllowance {
   double seconds = -1;  // < 0: no limit
   std::function<double()> clock;
+  // Outputs are compared only when the candidate's fastest run is at most
+  // this (0: always): a slower one cannot win, and comparing large outputs
+  // costs seconds. Kernels with in-place buffers are always checked.
+  std::uint64_t check_below_ns = 0;
 };
 
 struct BenchOutcome {
   CandidateStatus status = CandidateStatus::Measured;
   std::string error;
   Timing timing;
-  double max_error = 0;  // largest compare() error over the outputs
+  double max_error = 0;  // largest compare() error over the outputs; -1: not compared (it could not win)
 };
 
 class CandidateBench {

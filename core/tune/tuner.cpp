@@ -145,6 +145,10 @@ class Tuning {
     allowance.clock = clock_;
     const double left = start_ + settings_.budget_s - clock_();
     allowance.seconds = std::max(0.0, left) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
+    // Only a candidate that could win needs its outputs compared.
+    if (best_ns_ > 0)
+      allowance.check_below_ns =
+          static_cast<std::uint64_t>(std::floor(static_cast<double>(best_ns_) * (1 + settings_.noise_band)));
     const detail::BenchOutcome outcome = bench.measure(p.program, timing, allowance, p.search.sequence.empty());
     ++measured_;
     r.status = outcome.status;

@@ -221,3 +221,18 @@ TEST(CandidateBench, TheTimedReferenceRunServesTheUntunedKernel) {
   EXPECT_EQ(full.timing.runs, 5u);
   EXPECT_EQ(full.max_error, 0);
 }
+
+TEST(CandidateBench, OnlyCandidatesThatCouldWinAreCompared) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  bench.record_reference(device.compile(kernel).value()).value();
+  const Program wrong = device.compile(test::parse_ir(replace(kAdd, "add f32", "sub f32"))).value();
+  tune::detail::TimeAllowance allowance;
+  allowance.check_below_ns = 1;  // the best so far: 1 ns; this one cannot win
+  const tune::detail::BenchOutcome slow = bench.measure(wrong, timed(0, 2), allowance);
+  EXPECT_EQ(slow.status, CandidateStatus::Measured);
+  EXPECT_EQ(slow.max_error, -1) << "not compared";
+  allowance.check_below_ns = 1'000'000'000;
+  EXPECT_EQ(bench.measure(wrong, timed(0, 2), allowance).status, CandidateStatus::Mismatch);
+}

@@ -30,7 +30,7 @@ namespace kiln::tune {
 
 // What happened to one candidate.
 enum class CandidateStatus {
-  Measured,       // timed; its results matched the untuned kernel's
+  Measured,       // timed; its results matched the untuned kernel's (checked when it could win)
   Aborted,        // timing stopped early: slower than abort_factor x the best (results checked)
   Mismatch,       // its results differ from the untuned kernel's: disqualified
   LowerFailed,    // an optimization step or the verifier refused the sequence
@@ -50,7 +50,8 @@ struct CandidateRecord {
   std::uint32_t runs = 0;
   CandidateStatus status = CandidateStatus::Measured;
   std::string error;            // why it failed or was disqualified
-  double max_error = 0;         // relative error against the untuned kernel (host_buffer.hpp compare)
+  double max_error = 0;         // relative error against the untuned kernel (host_buffer.hpp compare);
+                                // -1: not compared (slower than the best so far, it could not win)
 
   bool operator==(const CandidateRecord&) const = default;
 };
