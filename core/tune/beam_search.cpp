@@ -230,7 +230,7 @@ std::vector<SearchCandidate> measurement_order(const SearchResult& search, std::
   // The best one-step sequence of each optimization: cheap to compile, and
   // each a different direction from the untuned kernel.
   std::set<std::string> first_steps;
-  const std::size_t one_step_end = out.size() + (rest + 2) / 3;
+  const std::size_t one_step_end = out.size() + (rest + 3) / 4;
   for (std::size_t i = 0; i < ranked.size() && out.size() < one_step_end; ++i) {
     const passes::OptSequence& sequence = ranked[i].candidate->sequence;
     if (!taken[i] && sequence.size() == 1 && first_steps.insert(sequence[0].opt).second) take(i);

@@ -42,7 +42,7 @@ TEST(MeasurementOrder, UntunedHeuristicOneStepsThenCostThenFamilies) {
       "a(x=1); b(y=1)",  // the heuristic
       "a(x=2)",          // one step of a (the cheaper of its two)
       "b(y=1)",          // one step of b
-      // one-step part full ((8 - 2 + 2) / 3 = 2), then half of the rest by cost
+      // one-step part full ((8 - 2 + 3) / 4 = 2), then half of the rest by cost
       "a(x=1); b(y=2)",
       "a(x=1); b(y=3)",
       // new families: {c}, {a,c}, {d}

@@ -49,8 +49,8 @@ SearchResult beam_search(const ir::Kernel& kernel, const DeviceInfo& device, con
 // lower to a kernel already measured):
 //   1. the untuned kernel (the empty sequence);
 //   2. the heuristic choice: the candidate the cost model ranks best;
-//   3. the best-ranked one-step sequence of each optimization, up to a third
-//      of the remaining launches: cheap to compile, each a different
+//   3. the best-ranked one-step sequence of each optimization, up to a
+//      quarter of the remaining launches: cheap to compile, each a different
 //      direction from the untuned kernel;
 //   4. half of the remaining launches by cost;
 //   5. then the best-ranked candidate of each family not yet represented
