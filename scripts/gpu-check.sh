@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # gpu-check.sh - build kiln on the GPU machine, run the CUDA and OpenCL plugin
-# tests on the GPU, time the workload probe kernels next to PyTorch, and
-# print a short table last. One call does everything (device time is short).
+# tests on the GPU, time the workload probe kernels next to PyTorch, run
+# `kiln devices` and `kiln run <each standard kernel>` on cuda:0 (and the
+# GPU's OpenCL and Vulkan devices where present), and print a short table
+# last. One call does everything (device time is short); a step that fails
+# becomes a row of the table, never the end of the script.
 #
 #   scripts/gpu-check.sh                 configure + build in build-gpu/, then run
 #   scripts/gpu-check.sh --prebuilt DIR  run the binaries of an existing build tree
@@ -66,7 +69,7 @@ if [ "$PREBUILT" = 0 ]; then
   fi
   TARGETS=()
   HELP=$(cmake --build "$BUILD" --target help 2>/dev/null)
-  for t in kiln-plugin-cuda kiln-plugin-opencl kiln_cuda_tests kiln_opencl_tests; do
+  for t in kiln-plugin-cuda kiln-plugin-opencl kiln-plugin-vulkan kiln_cuda_tests kiln_opencl_tests; do
     grep -Eq "(^|\.\.\. )$t(:|\s|$)" <<<"$HELP" && TARGETS+=("$t")
   done
   start=$(date +%s)
@@ -76,6 +79,12 @@ if [ "$PREBUILT" = 0 ]; then
     row "build" "FAILED" "$(grep -m1 -E 'error|FAILED' "$LOGS/build.log" | cut -c1-80)"
     print_table
     exit 1
+  fi
+  # The CLI on its own: if it does not build, the checks above still run.
+  if cmake --build "$BUILD" -j"$(nproc)" --target kiln_cli >"$LOGS/build-cli.log" 2>&1; then
+    row "build kiln" "ok" "bin/kiln"
+  else
+    row "build kiln" "FAILED" "$(grep -m1 -E 'error|FAILED' "$LOGS/build-cli.log" | cut -c1-80)"
   fi
 fi
 
@@ -162,6 +171,59 @@ torch=$(perf add_2^28_f32 "$LOGS/torch.log")
 if [ -n "$ours" ] && [ -n "$torch" ]; then
   row "exp_chain vs torch add" "$(awk -v a="$ours" -v b="$torch" 'BEGIN { printf "%.0f%%", 100 * a / b }')" \
     "of torch's x+y bandwidth (target >= 85%)"
+fi
+
+# ------------------------------------------------------- kiln devices/run --
+# The user's path: the kiln CLI on the GPU's devices. The config keeps the
+# GPU's own OpenCL platform and Vulkan device (PoCL and lavapipe are checked
+# on the CPU machines).
+KILN=$BUILD/bin/kiln
+if [ -x "$KILN" ]; then
+  if "$KILN" devices >"$LOGS/kiln-devices.log" 2>&1; then
+    row "kiln devices" "ok" "$(grep -cE '^    [a-z0-9_-]+:[0-9]+ ' "$LOGS/kiln-devices.log") devices"
+  else
+    row "kiln devices" "FAILED" "$(tail -1 "$LOGS/kiln-devices.log" | cut -c1-80)"
+  fi
+  GPU_CONFIG=$LOGS/gpu-config.json
+  cat >"$GPU_CONFIG" <<'JSON'
+{"plugins": {"opencl": {"options": {"platforms": ["NVIDIA"]}},
+             "vulkan": {"options": {"devices": ["NVIDIA"]}}}}
+JSON
+  "$KILN" --config "$GPU_CONFIG" devices >"$LOGS/kiln-devices-gpu.log" 2>&1
+  RUN_DEVICES=()
+  for d in cuda:0 opencl:0 vulkan:0; do
+    grep -q "^    $d " "$LOGS/kiln-devices-gpu.log" 2>/dev/null && RUN_DEVICES+=("$d")
+  done
+  [ ${#RUN_DEVICES[@]} = 0 ] && row "kiln run" "skipped" "no cuda/opencl/vulkan device listed"
+  json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2" | tr -d '"'; }
+  # Sizes large enough to mean something on an H200, small enough for the
+  # host-side C++ reference to check in about a second.
+  for kernel in add add-dyn exp-chain sum-rows max-rows softmax-rows layernorm-rows matmul matmul-bt transpose; do
+    case $kernel in
+      add|add-dyn|exp-chain) size=(--size 16777216) ;;
+      matmul|matmul-bt) size=(--size 1024) ;;
+      *) size=(--m 4096 --n 4096) ;;
+    esac
+    passed=0 detail=""
+    for d in "${RUN_DEVICES[@]}"; do
+      out=$(timeout 300 "$KILN" --config "$GPU_CONFIG" run "$kernel" --device "$d" "${size[@]}" --json 2>>"$LOGS/kiln-run.err")
+      echo "$out" >>"$LOGS/kiln-run.log"
+      if [ "$(json_field ok "$out")" = true ]; then
+        passed=$((passed + 1))
+        case $kernel in
+          matmul*) detail+="$d $(awk -v v="$(json_field gflops "$out")" 'BEGIN{printf "%.0f", v}') GFLOP/s; " ;;
+          *) detail+="$d $(awk -v v="$(json_field gbps "$out")" 'BEGIN{printf "%.0f", v}') GB/s; " ;;
+        esac
+      else
+        FAILED=1
+        err=$(json_field error "$out")
+        detail+="$d FAILED${err:+ (${err:0:40})}; "
+      fi
+    done
+    [ ${#RUN_DEVICES[@]} = 0 ] || row "run $kernel" "$passed/${#RUN_DEVICES[@]} ok" "${detail%; }"
+  done
+else
+  row "kiln devices/run" "missing" "$KILN not built"
 fi
 
 print_table | tee "$LOGS/summary.txt"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start, command 1: install what is missing, configure, build, and run
-# the main job (list the devices kiln finds on this machine).
+# the main job (list the devices kiln finds on this machine, run a kernel).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -11,8 +11,14 @@ kiln_build
 kiln_log "main job: kiln devices"
 "$KILN_BUILD_DIR/bin/kiln" devices
 
-# ---- main job, continued ---------------------------------------------------
-# TODO(later issues): once `kiln tune` and `kiln run` exist, tune and run a
-# sample kernel here, e.g.
-#   "$KILN_BUILD_DIR/bin/kiln" tune examples/kernels/<kernel>.kir
-#   "$KILN_BUILD_DIR/bin/kiln" run  examples/kernels/<kernel>.kir
+# A standard kernel on the first device that can compile (the default device:
+# the highest-priority loaded plugin's first such device), checked against its
+# C++ reference and timed.
+kiln_log "main job: kiln run matmul --size 256"
+"$KILN_BUILD_DIR/bin/kiln" run matmul --size 256
+
+# ---- main job, continued: the autotuner -------------------------------------
+# TODO(tune): when `kiln tune` lands, tune the same kernel here and run the
+# tuned version, e.g.
+#   "$KILN_BUILD_DIR/bin/kiln" tune matmul --size 256
+#   "$KILN_BUILD_DIR/bin/kiln" run matmul --size 256 --tuned

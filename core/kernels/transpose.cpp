@@ -1,5 +1,8 @@
 // transpose: y[j, i] = x[i, j] for x of m rows and n columns (y is [n, m]).
-// Group axis 0 = i (length m), group axis 1 = j (length n).
+// Group axis 0 = i (length m), group axis 1 = j (length n): i is the
+// contiguous index of the output y, and axis 0 is the fastest-varying
+// coordinate on every backend, so neighbouring threads write neighbouring
+// elements (the reads are strided; a tuned kernel stages them in LOCAL).
 #include "kernel_writer.hpp"
 
 #include "kiln/ir/dtype.hpp"

@@ -10,6 +10,15 @@ namespace kiln::passes::opts {
 
 // structural (split_local, coarsen, split_loop, unroll, merge_loops, reorder, pad, reassociate),
 // e.g. `const Optimization& split_local();`
+const Optimization& split_local();
+const Optimization& coarsen();
+const Optimization& split_loop();
+const Optimization& unroll();
+const Optimization& merge_loops();
+const Optimization& swap_loops();
+const Optimization& swap_axes();
+const Optimization& pad();
+const Optimization& reassociate();
 // end of structural
 
 // performance (register_block, tiled_reduce, local_tile, vectorize)

@@ -11,14 +11,28 @@ namespace kiln::passes {
 
 const std::vector<Pass>& always_on_passes() {
   static const std::vector<Pass> passes = {
+      {"remove_unit_loops", detail::remove_unit_loops},
       {"fold_constants", detail::fold_constants},
+      {"constants_to_top", detail::constants_to_top},
+      {"licm", detail::hoist_loop_invariants},
+      {"fold_accumulators", detail::fold_accumulators},
+      {"remove_empty_ranges", detail::remove_empty_ranges},
+      {"unfold_pows", detail::unfold_pows},
+      {"simplify_algebra", detail::simplify_algebra},
+      {"simplify_accumulating_loops", detail::simplify_accumulating_loops},
+      {"canonicalize_operands", detail::canonicalize_operands},
+      {"cse", detail::eliminate_common_subexpressions},
+      {"schedule", detail::schedule_instructions},
       {"dce", detail::eliminate_dead_code},  // last: cleans up what the others left
   };
   return passes;
 }
 
 const std::vector<Pass>& finalize_passes() {
-  static const std::vector<Pass> passes = {};
+  static const std::vector<Pass> passes = {
+      {"exp_base", detail::convert_exp_base},
+      {"fuse_mad", detail::fuse_multiply_add},
+  };
   return passes;
 }
 
@@ -72,10 +86,12 @@ Result<ir::Kernel> finalize_impl(const ir::Kernel& kernel, const DeviceInfo& dev
 }  // namespace
 
 ir::Kernel normalize(const ir::Kernel& kernel, const DeviceInfo& device) {
+  if (!ir::verify(kernel).ok()) return kernel;  // the passes rely on the IR rules
   return normalize_impl(kernel, device, false).value();  // cannot fail unchecked
 }
 
 ir::Kernel finalize(const ir::Kernel& kernel, const DeviceInfo& device) {
+  if (!ir::verify(kernel).ok()) return kernel;
   return finalize_impl(kernel, device, false).value();
 }
 

@@ -12,6 +12,15 @@ const std::vector<const Optimization*>& optimizations() {
     std::vector<const Optimization*> all;
     // structural (opts-structural): append above the end marker, one line each, e.g.
     //   all.push_back(&opts::split_local());
+    all.push_back(&opts::split_local());
+    all.push_back(&opts::coarsen());
+    all.push_back(&opts::split_loop());
+    all.push_back(&opts::unroll());
+    all.push_back(&opts::merge_loops());
+    all.push_back(&opts::swap_loops());
+    all.push_back(&opts::swap_axes());
+    all.push_back(&opts::pad());
+    all.push_back(&opts::reassociate());
     // end of structural
 
     // performance (opts-perf): append above the end marker, one line each

@@ -61,7 +61,7 @@ State& state();
 // A compiled kernel: the loaded entry point of a cached shared object.
 struct Program {
   std::string source;
-  std::vector<sdk::EmittedParam> params;  // by slot
+  std::vector<sdk::ParamSlot> params;  // by slot
   using Entry = void (*)(void* const* args, const std::int64_t* groups);
   Entry entry = nullptr;
 };

@@ -9,6 +9,7 @@
 // frees the Program.
 #include "c_plugin.hpp"
 
+#include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <boost/uuid/detail/sha1.hpp>
@@ -99,11 +100,8 @@ void* open_object(const fs::path& object) { return ::dlopen(object.c_str(), RTLD
 kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
     auto args = sdk::read_args(raw);
-    const kiln_kernel* kernel = args.kernel;
-    if (kernel == nullptr || kernel->ops == nullptr || kernel->n_ops == 0)
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: compile: the kernel is NULL or empty");
-    if (kernel->op_size != sizeof(kiln_op))
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: compile: op_size is " + std::to_string(kernel->op_size) + ", expected 32");
+    const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
+    if (ops.empty()) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: compile: the kernel is empty");
     const Settings& s = state().settings;
     sdk::EmitOptions options;
     options.entry = kEntry;
@@ -111,7 +109,7 @@ kiln_error* compile(kiln_compile_args* raw) {
     options.threads = s.threads;
     options.vector_math = s.vector_math;
     auto program = std::make_unique<Program>();
-    sdk::EmittedKernel emitted = sdk::emit_c_family({kernel->ops, kernel->n_ops}, sdk::c_dialect(), options);
+    sdk::EmittedKernel emitted = sdk::emit_c_family(ops, sdk::c_dialect(), options);
     program->source = std::move(emitted.source);
     program->params = std::move(emitted.shape.params);
 

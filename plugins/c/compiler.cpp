@@ -95,7 +95,16 @@ void compile_shared_object(const Compiler& c, bool vector_math, const std::files
   argv.insert(argv.end(), {"-fPIC", "-shared", "-o", output.string(), source.string()});
   if (vector_math) argv.push_back("-lmvec");
   argv.push_back("-lm");
-  const ProcessResult result = run_process(argv);
+  ProcessResult result = run_process(argv);
+  // GCC 12's loop vectorizer crashes on some generated reductions (internal
+  // compiler error in info_for_reduction). The source is valid C: build it
+  // once more without that pass rather than lose the candidate.
+  if (result.exit_code != 0 && result.output.find("internal compiler error") != std::string::npos) {
+    sdk::Host::log(KILN_LOG_WARNING, "c: " + c.path + " crashed on " + source.string() +
+                                         "; retrying with -fno-tree-vectorize");
+    argv.insert(argv.begin() + 1, "-fno-tree-vectorize");
+    result = run_process(argv);
+  }
   if (result.exit_code != 0)
     sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: " + c.path + " failed on " + source.string() + " (exit " +
                                               std::to_string(result.exit_code) + "):\n" + clipped(result.output));

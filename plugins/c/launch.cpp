@@ -3,7 +3,7 @@
 // events are always NULL and a steady clock around the call times it.
 #include "c_plugin.hpp"
 
-#include <kiln/sdk/host_launch.hpp>
+#include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/timing.hpp>
 
@@ -30,7 +30,7 @@ kiln_error* launch(kiln_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
     const Program& program = checked_program(args);
-    const sdk::HostArguments arguments = sdk::host_arguments(args, program.params, "c");
+    const sdk::HostArguments arguments = sdk::host_arguments(args, program.params);
     run(program, arguments);
     args.event = nullptr;
     sdk::write_args(raw, args);
@@ -41,7 +41,7 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
     const Program& program = checked_program(args.launch);
-    const sdk::HostArguments arguments = sdk::host_arguments(args.launch, program.params, "c");
+    const sdk::HostArguments arguments = sdk::host_arguments(args.launch, program.params);
     const bool flush = (args.flags & KILN_TIMED_FLUSH_CACHE) != 0;
     const sdk::TimingResult result = sdk::time_runs(args.warmups, args.repeats, args.abort_ns, [&] {
       if (flush) sdk::flush_host_caches(arguments, args.launch);

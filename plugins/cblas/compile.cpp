@@ -3,6 +3,7 @@
 // runtime skip such kernels for this device).
 #include "cblas_plugin.hpp"
 
+#include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/grid.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/wire.hpp>
@@ -34,11 +35,8 @@ void check_trip_count(const GemmPlan& plan) {
 kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
     auto args = sdk::read_args(raw);
-    const kiln_kernel* kernel = args.kernel;
-    if (kernel == nullptr || kernel->ops == nullptr || kernel->op_size != sizeof(kiln_op))
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: compile: the kernel is NULL or its op_size is not 32");
     auto program = std::make_unique<Program>();
-    program->plan = match_gemm({kernel->ops, kernel->n_ops});
+    program->plan = match_gemm(sdk::kernel_ops(args.kernel));
     check_trip_count(program->plan);
     program->text = describe_call(program->plan);
     args.program = reinterpret_cast<kiln_program*>(program.release());

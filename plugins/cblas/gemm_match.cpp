@@ -239,7 +239,7 @@ class Matcher {
   GemmPlan plan() {
     GemmPlan p;
     p.ops.assign(ops_.begin(), ops_.end());
-    p.params = collect_params();
+    p.params = sdk::collect_params(ops_);
     const kiln_op& store = ops_[c_store_];
     p.dtype = store.dtype;
     p.store_op = c_store_;
@@ -333,21 +333,6 @@ class Matcher {
     }
   }
 
-  std::vector<sdk::EmittedParam> collect_params() const {
-    std::vector<sdk::EmittedParam> params;
-    for (std::uint32_t id = 0; id < ops_.size(); ++id)
-      if (ops_[id].kind == KILN_OP_PARAM) params.push_back({id, ops_[id].code, ops_[id].dtype, ops_[id].imm});
-    std::vector<sdk::EmittedParam> by_slot(params.size());
-    std::vector<bool> seen(params.size(), false);
-    for (const auto& p : params) {
-      const std::uint32_t slot = ops_[p.op].attr;
-      if (slot >= params.size() || seen[slot])
-        sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: op " + std::to_string(p.op) + ": param slot out of range or repeated", p.op);
-      seen[slot] = true;
-      by_slot[slot] = p;
-    }
-    return by_slot;
-  }
 };
 
 }  // namespace

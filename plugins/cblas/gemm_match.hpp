@@ -18,7 +18,7 @@
 #pragma once
 
 #include <kiln/plugin.h>
-#include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/launch_args.hpp>
 
 #include <array>
 #include <cstdint>
@@ -58,7 +58,7 @@ struct GemmPlan {
   enum class Alpha { One, Constant, Variable } alpha_kind = Alpha::One;
   double alpha = 1.0;                // Constant
   std::uint32_t alpha_slot = 0;      // Variable
-  std::vector<sdk::EmittedParam> params;  // by slot
+  std::vector<sdk::ParamSlot> params;  // by slot
   std::vector<kiln_op> ops;          // the kernel, to evaluate K at launch
   std::uint32_t store_op = 0;        // the output STORE
 };

@@ -3,7 +3,7 @@
 #include "cblas_plugin.hpp"
 
 #include <kiln/sdk/grid.hpp>
-#include <kiln/sdk/host_launch.hpp>
+#include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/timing.hpp>
 #include <kiln/sdk/wire.hpp>
@@ -98,7 +98,7 @@ kiln_error* launch(kiln_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
     const Program& program = checked_program(args);
-    const sdk::HostArguments arguments = sdk::host_arguments(args, program.plan.params, "cblas");
+    const sdk::HostArguments arguments = sdk::host_arguments(args, program.plan.params);
     plan_call(program, args, arguments).run(*state().blas);
     args.event = nullptr;
     sdk::write_args(raw, args);
@@ -109,7 +109,7 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
     const Program& program = checked_program(args.launch);
-    const sdk::HostArguments arguments = sdk::host_arguments(args.launch, program.plan.params, "cblas");
+    const sdk::HostArguments arguments = sdk::host_arguments(args.launch, program.plan.params);
     const GemmCall call = plan_call(program, args.launch, arguments);
     const bool flush = (args.flags & KILN_TIMED_FLUSH_CACHE) != 0;
     const OpenBlas& blas = *state().blas;

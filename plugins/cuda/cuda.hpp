@@ -12,7 +12,7 @@
 #include "staging.hpp"
 
 #include <kiln/plugin.h>
-#include <kiln/sdk/launch_params.hpp>
+#include <kiln/sdk/launch_args.hpp>
 
 #include <cstdint>
 #include <memory>

@@ -2,6 +2,7 @@
 // device's limits (dtypes and ops it supports, vector widths, LOCAL sizes and
 // LOCAL memory); the program is the pre-decoded kernel.
 #include "dummy.hpp"
+#include "kiln/sdk/launch_args.hpp"
 #include "kiln/sdk/listing.hpp"
 #include "kiln/sdk/wire.hpp"
 
@@ -80,16 +81,7 @@ kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
     auto args = sdk::read_args(raw);
     Device& device = device_of(args.device);
-    if (args.kernel == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: kernel is NULL");
-    const kiln_kernel& kernel = *args.kernel;
-    if (kernel.struct_size < KILN_KERNEL_STRUCT_SIZE)
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: kernel struct_size " + std::to_string(kernel.struct_size) +
-                                                  " is smaller than ABI 1's " + std::to_string(KILN_KERNEL_STRUCT_SIZE));
-    if (kernel.op_size != sizeof(kiln_op))
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: op_size " + std::to_string(kernel.op_size) + ", expected " +
-                                                  std::to_string(sizeof(kiln_op)));
-    if (kernel.n_ops != 0 && kernel.ops == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: ops is NULL");
-    const std::span<const kiln_op> ops(kernel.ops, kernel.n_ops);
+    const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
     sdk::InterpretedProgram interpreted(ops);  // structural validation
     check_device_limits(device, ops);
     auto program = std::make_unique<Program>(&device, std::move(interpreted), sdk::wire_listing(ops),

@@ -10,7 +10,7 @@
 #include "cl_api.hpp"
 
 #include <kiln/plugin.h>
-#include <kiln/sdk/launch_params.hpp>
+#include <kiln/sdk/launch_args.hpp>
 
 #include <atomic>
 #include <cstdint>

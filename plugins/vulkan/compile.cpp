@@ -1,12 +1,14 @@
-// compile: reads the kernel's interface, emits GLSL for the device's
-// features, compiles it to SPIR-V with glslang and builds the pipeline.
+// compile: checks the kernel against the device, emits GLSL with the SDK's
+// C-family emitter (its GLSL dialect), compiles it to SPIR-V with glslang and
+// builds the pipeline.
 #include "compile.hpp"
 
-#include "glsl_codegen.hpp"
 #include "glsl_compiler.hpp"
 #include "pipeline.hpp"
 #include "plugin_state.hpp"
 
+#include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <span>
@@ -17,28 +19,13 @@ kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
     auto args = sdk::read_args(raw);
     Device& device = to_device(args.device, "compile: device");
-    if (args.kernel == nullptr || args.kernel->ops == nullptr || args.kernel->n_ops == 0)
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: the kernel is empty");
-    if (args.kernel->op_size != sizeof(kiln_op))
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: op_size " + std::to_string(args.kernel->op_size) +
-                                                  " (ABI 1 ops are " + std::to_string(sizeof(kiln_op)) + " bytes)");
-    const std::span<const kiln_op> ops(args.kernel->ops, args.kernel->n_ops);
-    KernelInterface iface = read_interface(ops, device.caps().limits.maxPushConstantsSize);
-    const auto& limits = device.caps().limits;
-    std::uint64_t threads = 1;
-    for (int axis = 0; axis < 3; ++axis) {
-      if (iface.local_size[axis] > limits.maxComputeWorkGroupSize[axis])
-        sdk::fail(KILN_STATUS_UNSUPPORTED, "compile: " + std::to_string(iface.local_size[axis]) +
-                                               " threads on local axis " + std::to_string(axis) + " (device maximum " +
-                                               std::to_string(limits.maxComputeWorkGroupSize[axis]) + ")");
-      threads *= iface.local_size[axis];
-    }
-    if (threads > limits.maxComputeWorkGroupInvocations)
-      sdk::fail(KILN_STATUS_UNSUPPORTED, "compile: " + std::to_string(threads) + " threads per group (device maximum " +
-                                             std::to_string(limits.maxComputeWorkGroupInvocations) + ")");
-    std::string glsl = emit_glsl(ops, iface, device.caps());
-    const std::vector<std::uint32_t> spirv = compile_glsl_to_spirv(glsl);
-    auto program = std::make_unique<Program>(device, std::move(glsl), std::move(iface), spirv);
+    const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
+    if (ops.empty()) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "compile: the kernel is empty");
+    check_device_support(ops, device.caps());
+    sdk::EmittedKernel glsl = sdk::emit_c_family(ops, sdk::glsl_dialect());
+    KernelInterface iface = read_interface(glsl.shape, device.caps().limits);
+    const std::vector<std::uint32_t> spirv = compile_glsl_to_spirv(glsl.source);
+    auto program = std::make_unique<Program>(device, std::move(glsl.source), std::move(iface), spirv);
     args.program = to_handle(program.release());
     args.failed_op = -1;
     sdk::write_args(raw, args);

@@ -5,8 +5,8 @@
 #include "vk_check.hpp"
 #include "vk_struct.hpp"
 
+#include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_support.hpp>
-#include <kiln/sdk/wire.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -133,7 +133,7 @@ void fill_info(const VkPhysicalDeviceProperties& p, const VkPhysicalDeviceSubgro
   info.max_local_threads = p.limits.maxComputeWorkGroupInvocations;
   info.compute_units = sm_count;
   info.warp_size = std::max<std::uint32_t>(subgroup.subgroupSize, 1);
-  info.vector_widths = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4);  // GLSL vectors have 2..4 lanes
+  info.vector_widths = sdk::c_family_vector_widths(sdk::glsl_dialect());  // vec2..vec4
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) info.dtype_ops[dt] = supported_ops(caps, dt);
 }
 
@@ -170,31 +170,7 @@ bool dtype_supported(const DeviceCaps& caps, unsigned dtype) {
 }
 
 std::uint32_t supported_ops(const DeviceCaps& caps, unsigned dtype) {
-  if (!dtype_supported(caps, dtype)) return 0;
-  std::uint32_t ops = 0;
-  auto unary = [&](std::initializer_list<unsigned> list) { for (auto u : list) ops |= KILN_CAP_UNARY(u); };
-  auto binary = [&](std::initializer_list<unsigned> list) { for (auto b : list) ops |= KILN_CAP_BINARY(b); };
-  if (dtype == KILN_DTYPE_BOOL) {
-    unary({KILN_UNARY_BIT_NOT});
-    binary({KILN_BINARY_OR, KILN_BINARY_AND, KILN_BINARY_BIT_XOR, KILN_BINARY_BIT_OR, KILN_BINARY_BIT_AND,
-            KILN_BINARY_NOT_EQ, KILN_BINARY_EQ});
-  } else if (sdk::dtype_is_float(dtype)) {
-    unary({KILN_UNARY_NEG, KILN_UNARY_RECIP, KILN_UNARY_SQRT, KILN_UNARY_FLOOR, KILN_UNARY_TRUNC, KILN_UNARY_ABS});
-    binary({KILN_BINARY_ADD, KILN_BINARY_SUB, KILN_BINARY_MUL, KILN_BINARY_DIV, KILN_BINARY_MOD,
-            KILN_BINARY_CMPLT, KILN_BINARY_CMPGT, KILN_BINARY_MAX, KILN_BINARY_MIN, KILN_BINARY_NOT_EQ,
-            KILN_BINARY_EQ});
-    if (dtype != KILN_DTYPE_F64) {
-      unary({KILN_UNARY_EXP, KILN_UNARY_EXP2, KILN_UNARY_LN, KILN_UNARY_LOG2, KILN_UNARY_SIN, KILN_UNARY_COS});
-      binary({KILN_BINARY_POW});
-    }
-  } else {
-    unary({KILN_UNARY_NEG, KILN_UNARY_BIT_NOT, KILN_UNARY_ABS});
-    binary({KILN_BINARY_ADD, KILN_BINARY_SUB, KILN_BINARY_MUL, KILN_BINARY_DIV, KILN_BINARY_MOD,
-            KILN_BINARY_CMPLT, KILN_BINARY_CMPGT, KILN_BINARY_MAX, KILN_BINARY_MIN, KILN_BINARY_OR,
-            KILN_BINARY_AND, KILN_BINARY_BIT_XOR, KILN_BINARY_BIT_OR, KILN_BINARY_BIT_AND, KILN_BINARY_SHL,
-            KILN_BINARY_SHR, KILN_BINARY_NOT_EQ, KILN_BINARY_EQ});
-  }
-  return ops;
+  return dtype_supported(caps, dtype) ? sdk::c_family_dtype_ops(sdk::glsl_dialect(), dtype) : 0;
 }
 
 std::vector<PhysicalDevice> discover_devices(const Instance& instance, const DeviceFilter& filter) {

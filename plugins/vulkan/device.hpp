@@ -1,5 +1,6 @@
 // device.hpp - discovery: the physical devices with a compute queue, what
-// they can do (DeviceCaps, used to create the logical device and by codegen)
+// they can do (DeviceCaps, used to create the logical device and to check
+// kernels before codegen)
 // and what kiln is told about them (kiln_device_info).
 #pragma once
 
@@ -52,9 +53,9 @@ std::vector<PhysicalDevice> discover_devices(const Instance& instance, const Dev
 // Whether the device can hold and compute values of `dtype` (kiln_dtype).
 bool dtype_supported(const DeviceCaps& caps, unsigned dtype);
 
-// The KILN_CAP_UNARY/BINARY bits of the ops the generated GLSL computes for
-// `dtype` on this device; 0 when the dtype is unsupported. (GLSL has no
-// double-precision exp/log/sin/cos/pow, so f64 lacks those.)
+// The KILN_CAP_UNARY/BINARY bits of the ops the GLSL dialect can write for
+// `dtype` (sdk::c_family_dtype_ops); 0 when the device lacks the dtype.
+// (GLSL has no double-precision exp/log/sin/cos/pow, so f64 lacks those.)
 std::uint32_t supported_ops(const DeviceCaps& caps, unsigned dtype);
 
 }  // namespace kiln::vulkan

@@ -1,6 +1,5 @@
 #include "kernel_interface.hpp"
 
-#include <kiln/sdk/grid.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/wire.hpp>
 
@@ -8,54 +7,69 @@
 
 namespace kiln::vulkan {
 
-KernelInterface read_interface(std::span<const kiln_op> ops, std::uint32_t max_push_constant_bytes) {
-  KernelInterface iface;
-  std::vector<std::uint32_t> param_ops;
+namespace {
+
+[[noreturn]] void unsupported(std::uint32_t id, const kiln_op& op, const std::string& why) {
+  sdk::fail(KILN_STATUS_UNSUPPORTED, "op " + std::to_string(id) + " (" + std::string(sdk::op_kind_name(op.kind)) + "): " + why, id);
+}
+
+}  // namespace
+
+void check_device_support(std::span<const kiln_op> ops, const DeviceCaps& caps) {
+  const std::uint64_t shared_limit = caps.limits.maxComputeSharedMemorySize;
+  std::uint64_t shared_bytes = 0;
   for (std::uint32_t id = 0; id < ops.size(); ++id) {
     const kiln_op& op = ops[id];
-    if (op.kind == KILN_OP_PARAM) param_ops.push_back(id);
-    if (op.kind == KILN_OP_INDEX && op.code == KILN_SCOPE_LOCAL && op.attr < 3) {
-      const std::uint32_t len = op.src[0];
-      if (len >= id || ops[len].kind != KILN_OP_CONST)
-        sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "op " + std::to_string(id) + " (index local): length must be a CONST", id);
-      const std::int64_t n = sdk::int_from_bits(ops[len].imm, ops[len].dtype);
-      if (n < 1 || n > (1 << 16))
-        sdk::fail(KILN_STATUS_UNSUPPORTED, "op " + std::to_string(id) + " (index local): " + std::to_string(n) +
-                                               " threads on one axis", id);
-      iface.local_size[op.attr] = static_cast<std::uint32_t>(n);
+    if (!sdk::dtype_valid(op.dtype)) continue;
+    if (!dtype_supported(caps, op.dtype))
+      unsupported(id, op, std::string(sdk::dtype_name(op.dtype)) + " is not supported by this Vulkan device");
+    if (op.kind == KILN_OP_STORAGE && op.code == KILN_SCOPE_LOCAL) {
+      const std::uint64_t bytes = sdk::dtype_bytes(op.dtype);
+      if (op.imm > (shared_limit - shared_bytes) / bytes)
+        unsupported(id, op, "LOCAL storage of " + std::to_string(op.imm) + " " + std::string(sdk::dtype_name(op.dtype)) +
+                                " exceeds the device's " + std::to_string(shared_limit) + " bytes of shared memory (" +
+                                std::to_string(shared_bytes) + " already used)");
+      shared_bytes += op.imm * bytes;
     }
   }
-  iface.params.resize(param_ops.size());
-  std::vector<bool> seen(param_ops.size(), false);
-  for (std::uint32_t id : param_ops) {
-    const kiln_op& op = ops[id];
-    if (op.attr >= param_ops.size() || seen[op.attr])
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "op " + std::to_string(id) + " (param): slot " + std::to_string(op.attr) +
-                                                  " is out of range or used twice", id);
-    if (op.code < KILN_PARAM_GLOBAL || op.code > KILN_PARAM_VARIABLE)
-      sdk::fail(KILN_STATUS_UNSUPPORTED, "op " + std::to_string(id) + " (param): unknown param kind " +
-                                             std::to_string(op.code), id);
-    if (!sdk::dtype_valid(op.dtype))
-      sdk::fail(KILN_STATUS_UNSUPPORTED, "op " + std::to_string(id) + " (param): unknown dtype " +
-                                             std::to_string(op.dtype), id);
-    seen[op.attr] = true;
-    iface.params[op.attr] = {id, op.code, op.dtype, 0, 0, 0};
+}
+
+KernelInterface read_interface(const sdk::KernelShape& shape, const VkPhysicalDeviceLimits& limits) {
+  KernelInterface iface;
+  std::uint64_t threads = 1;
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::int64_t n = shape.local_sizes[axis];  // >= 1: the emitter checks
+    if (n > limits.maxComputeWorkGroupSize[axis])
+      sdk::fail(KILN_STATUS_UNSUPPORTED, "compile: " + std::to_string(n) + " threads on local axis " + std::to_string(axis) +
+                                             " (device maximum " + std::to_string(limits.maxComputeWorkGroupSize[axis]) + ")");
+    iface.local_size[axis] = static_cast<std::uint32_t>(n);
+    threads *= iface.local_size[axis];
   }
-  for (auto& p : iface.params) {
-    if (p.kind == KILN_PARAM_VARIABLE) {
-      p.push_bytes = sdk::dtype_bytes(p.dtype) == 8 ? 8 : 4;
-      iface.push_constant_bytes = (iface.push_constant_bytes + p.push_bytes - 1) / p.push_bytes * p.push_bytes;
-      p.push_offset = iface.push_constant_bytes;
-      iface.push_constant_bytes += p.push_bytes;
-      if (iface.push_constant_bytes > max_push_constant_bytes)
-        sdk::fail(KILN_STATUS_UNSUPPORTED, "op " + std::to_string(p.op) + " (param var): the scalar params need " +
-                                               std::to_string(iface.push_constant_bytes) +
-                                               " bytes of push constants; the device has " +
-                                               std::to_string(max_push_constant_bytes), p.op);
-    } else {
-      p.binding = iface.buffer_count++;
+  if (threads > limits.maxComputeWorkGroupInvocations)
+    sdk::fail(KILN_STATUS_UNSUPPORTED, "compile: " + std::to_string(threads) + " threads per group (device maximum " +
+                                           std::to_string(limits.maxComputeWorkGroupInvocations) + ")");
+
+  const std::vector<sdk::GlslArgument> where = sdk::glsl_arguments(shape);
+  for (std::size_t slot = 0; slot < shape.params.size(); ++slot) {
+    const sdk::ParamSlot& p = shape.params[slot];
+    iface.params.push_back({p.op, p.kind, p.dtype, where[slot].binding, where[slot].push_offset, where[slot].push_bytes});
+    if (p.kind != KILN_PARAM_VARIABLE) {
+      if (++iface.buffer_count > limits.maxPerStageDescriptorStorageBuffers)
+        sdk::fail(KILN_STATUS_UNSUPPORTED, "op " + std::to_string(p.op) + " (param): " + std::to_string(iface.buffer_count) +
+                                               " buffer params; the device binds at most " +
+                                               std::to_string(limits.maxPerStageDescriptorStorageBuffers) + " per shader",
+                  p.op);
+      continue;
     }
+    iface.push_constant_bytes = where[slot].push_offset + where[slot].push_bytes;
+    if (iface.push_constant_bytes > limits.maxPushConstantsSize)
+      sdk::fail(KILN_STATUS_UNSUPPORTED, "op " + std::to_string(p.op) + " (param var): the scalar params need " +
+                                             std::to_string(iface.push_constant_bytes) +
+                                             " bytes of push constants; the device has " +
+                                             std::to_string(limits.maxPushConstantsSize),
+                p.op);
   }
+  iface.slots = shape.params;
   return iface;
 }
 

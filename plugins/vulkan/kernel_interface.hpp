@@ -1,11 +1,18 @@
-// kernel_interface.hpp - how a kernel's PARAMs reach the shader: GLOBAL and
-// GLOBAL_MUT params become storage buffers (binding = rank among buffer
-// params, in slot order), VARIABLE params become push-constant members
-// (4-byte words, 8 bytes for 64-bit types, naturally aligned). Codegen
-// declares exactly this layout and launch fills it, so both read it here.
+// kernel_interface.hpp - the contract between a kernel and the device: what
+// the kernel needs (dtypes, LOCAL storage, threads, push constants, storage
+// buffers) checked against what the device has, and how its PARAMs reach the
+// shader. The layout is the GLSL dialect's (sdk::glsl_arguments): GLOBAL and
+// GLOBAL_MUT params are storage buffers (binding = rank among buffer params,
+// in slot order), VARIABLE params push-constant members (4-byte words, 8
+// bytes for 64-bit types, naturally aligned). Codegen declares exactly this
+// layout and launch fills it.
 #pragma once
 
+#include "device.hpp"
+
 #include <kiln/plugin.h>
+#include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/launch_args.hpp>
 
 #include <array>
 #include <cstdint>
@@ -25,14 +32,22 @@ struct ParamBinding {
 
 struct KernelInterface {
   std::vector<ParamBinding> params;  // by slot
+  std::vector<sdk::ParamSlot> slots; // by slot: what launch arguments are checked against
   std::uint32_t buffer_count = 0;
   std::uint32_t push_constant_bytes = 0;
   std::array<std::uint32_t, 3> local_size{1, 1, 1};  // LOCAL index lengths
 };
 
-// Reads the PARAM and LOCAL INDEX ops. Throws PluginError naming the op for
-// malformed params (INVALID_ARGUMENT) and for push constants beyond the
-// device's maxPushConstantsSize (UNSUPPORTED).
-KernelInterface read_interface(std::span<const kiln_op> ops, std::uint32_t max_push_constant_bytes);
+// Before codegen: every dtype the ops use is one the device holds and
+// computes, and the LOCAL storage fits its shared memory. Throws
+// PluginError(UNSUPPORTED) naming the op. Ops are not validated here (the
+// emitter does it): fields it does not understand are skipped.
+void check_device_support(std::span<const kiln_op> ops, const DeviceCaps& caps);
+
+// After codegen: the interface of the emitted kernel, checked against the
+// device's limits (threads per group, push-constant bytes, storage buffers
+// per stage). Throws PluginError(UNSUPPORTED), naming the op where one is
+// at fault.
+KernelInterface read_interface(const sdk::KernelShape& shape, const VkPhysicalDeviceLimits& limits);
 
 }  // namespace kiln::vulkan

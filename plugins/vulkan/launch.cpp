@@ -81,10 +81,8 @@ BoundLaunch bind(const kiln_launch_args& args, const char* fn) {
   if (&program.device() != &device)
     sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(fn) + ": the program was compiled for another device");
   const KernelInterface& iface = program.interface();
-  if (args.n_args != iface.params.size() || (args.n_args > 0 && args.args == nullptr))
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(fn) + ": " + std::to_string(args.n_args) +
-                                                " arguments for a kernel of " + std::to_string(iface.params.size()) +
-                                                " params");
+  if (args.n_args > 0 && args.args == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(fn) + ": args is NULL");
+  sdk::check_launch_args(iface.slots, {args.args, args.n_args});
   const auto& limits = device.caps().limits;
   for (int axis = 0; axis < 3; ++axis) {
     if (args.groups[axis] < 1 || args.groups[axis] > UINT32_MAX)
@@ -105,15 +103,9 @@ BoundLaunch bind(const kiln_launch_args& args, const char* fn) {
     const kiln_arg& arg = args.args[slot];
     const std::string where = std::string(fn) + ": argument " + std::to_string(slot);
     if (p.kind == KILN_PARAM_VARIABLE) {
-      if (arg.kind != KILN_ARG_SCALAR) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, where + " must be a scalar");
-      if (arg.dtype != p.dtype)
-        sdk::fail(KILN_STATUS_INVALID_ARGUMENT, where + " is " + std::string(sdk::dtype_name(arg.dtype)) +
-                                                    ", the param is " + std::string(sdk::dtype_name(p.dtype)));
       std::memcpy(bound.push_constants.data() + p.push_offset, &arg.scalar_bits, p.push_bytes);  // little endian
       continue;
     }
-    if (arg.kind != KILN_ARG_BUFFER || arg.buffer == nullptr)
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, where + " must be a buffer of this device");
     const Allocation& buffer = *reinterpret_cast<Allocation*>(arg.buffer);
     if (&buffer.device() != &device) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, where + " is a buffer of another device");
     const std::uint64_t bytes = arg.bytes != 0 ? arg.bytes : buffer.bytes();

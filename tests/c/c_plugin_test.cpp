@@ -198,6 +198,27 @@ TEST_F(CPlugin, CompilerErrorsReturnTheLogAndTheSourcePath) {
   EXPECT_EQ(failed_op, -1);
 }
 
+// A compiler that crashes (GCC 12's vectorizer does on some generated
+// reductions) gets one more try without -ftree-vectorize; the kernel runs.
+TEST_F(CPlugin, CompilerCrashIsRetriedWithoutTheVectorizer) {
+  fs::create_directories(cache_);
+  const fs::path wrapper = cache_ / "crashing-cc";
+  {
+    std::ofstream out(wrapper);
+    out << "#!/bin/sh\n"
+           "case \" $* \" in *\" -fno-tree-vectorize \"*) exec cc \"$@\";; esac\n"
+           "case \" $* \" in *\" -shared \"*) echo \"k.c:1: internal compiler error: in info_for_reduction\" >&2; exit 1;; esac\n"
+           "exec cc \"$@\"\n";
+  }
+  fs::permissions(wrapper, fs::perms::owner_all);
+  AbiPlugin plugin(plugin_path("c"), options("\"compiler\": \"" + wrapper.string() + "\""));
+  kiln_device* d = plugin.open(0);
+  kiln_program* program = plugin.compile(d, wire_add_f32(8));
+  EXPECT_NE(program, nullptr);
+  EXPECT_TRUE(logged("retrying with -fno-tree-vectorize"));
+  plugin.api().program_release(program);
+}
+
 TEST_F(CPlugin, UnsupportedKernelsNameTheOp) {
   AbiPlugin plugin(plugin_path("c"), options());
   WireBuilder w;

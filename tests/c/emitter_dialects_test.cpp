@@ -214,7 +214,8 @@ TEST(EmitterDialects, RandomOpArraysNeverCrash) {
       for (auto& s : op.src) s = next(5) == 0 ? KILN_NO_OPERAND : static_cast<std::uint32_t>(next(id + 2));
       op.imm = next(3) == 0 ? next(1u << 31) : next(8);
     }
-    for (const kiln::sdk::Dialect* d : {&kiln::sdk::c_dialect(), &kiln::sdk::opencl_dialect(), &kiln::sdk::cuda_dialect()}) {
+    for (const kiln::sdk::Dialect* d : {&kiln::sdk::c_dialect(), &kiln::sdk::opencl_dialect(), &kiln::sdk::cuda_dialect(),
+                                          &kiln::sdk::glsl_dialect()}) {
       try {
         emit_c_family(ops, *d);
         ++emitted;

@@ -1,10 +1,11 @@
 // CUDA plugin on a device: pool, copies through pinned staging, events, the
-// kernel suite against the host reference, error paths and timed launches.
+// kernel suite against the reference interpreter, error paths and timed
+// launches.
 // Without a driver every test here is skipped with the reason (visible as
 // SKIPPED in the output, never a silent pass).
 #include <gtest/gtest.h>
 
-#include "support/suite_runner.hpp"
+#include "support/kernel_suite.hpp"
 
 #include <memory>
 #include <random>
@@ -118,7 +119,7 @@ TEST_F(CudaDevice, MemoryInfoIsTheDevices) {
   EXPECT_LE(m.free_bytes, m.total_bytes);
 }
 
-TEST_F(CudaDevice, SuiteMatchesTheReference) {
+TEST_F(CudaDevice, SuiteMatchesTheInterpreter) {
   for (std::size_t n : {std::size_t{1237}, (std::size_t{1} << 20) + 3}) {
     const auto suite = kiln::test::kernel_suite(plugin->info(0), n, 17);
     std::size_t checks = 0;

@@ -5,8 +5,8 @@
 // <unit>" lines next to PyTorch's figures. No timing is asserted.
 #include <gtest/gtest.h>
 
-#include "support/probe_kernels.hpp"
-#include "support/suite_runner.hpp"
+#include "support/kernel_runner.hpp"
+#include "support/wire_kernels.hpp"
 
 #include <cmath>
 #include <memory>
@@ -62,7 +62,7 @@ class CudaPerfProbe : public ::testing::Test {
   std::uint64_t time_ns(const std::vector<kiln_op>& ops, const std::vector<kiln_arg>& args) {
     kiln_program* program = plugin->compile(device, ops);
     const kiln::sdk::LaunchGrid grid = kiln::sdk::compute_grid(ops, args);
-    kiln::test::launch_and_wait(*plugin, device, program, args, grid);  // once for the results
+    kiln::test::launch_and_wait(*plugin, ops, device, program, args, &grid);  // once for the results
     kiln_timed_launch_args t{};
     t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
     t.launch.struct_size = KILN_LAUNCH_ARGS_STRUCT_SIZE;

@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/sdk/grid.hpp"
-#include "support/abi_host.hpp"
+#include "support/kernel_runner.hpp"
 #include "support/wire_builder.hpp"
 
 namespace kiln::test {
@@ -63,27 +62,9 @@ struct DeviceBuffer {
   }
 };
 
-inline kiln_launch_args launch_args(kiln_device* device, kiln_program* program, const std::vector<kiln_op>& ops,
-                                    const std::vector<kiln_arg>& args) {
-  const sdk::LaunchGrid grid = sdk::compute_grid(ops, args);
-  kiln_launch_args a{};
-  a.struct_size = KILN_LAUNCH_ARGS_STRUCT_SIZE;
-  a.device = device;
-  a.program = program;
-  a.args = args.data();
-  a.n_args = args.size();
-  for (std::size_t i = 0; i < 3; ++i) {
-    a.groups[i] = grid.groups[i];
-    a.local[i] = grid.local[i];
-  }
-  return a;
-}
-
 inline void launch(const AbiPlugin& p, kiln_device* device, kiln_program* program, const std::vector<kiln_op>& ops,
                    const std::vector<kiln_arg>& args) {
-  kiln_launch_args a = launch_args(device, program, ops, args);
-  check(p.api().launch(&a));
-  p.wait(a.event);
+  launch_and_wait(p, ops, device, program, args);
 }
 
 struct Timed {
@@ -98,7 +79,7 @@ inline Timed launch_timed(const AbiPlugin& p, kiln_device* device, kiln_program*
                           const std::vector<kiln_arg>& args, std::uint32_t warmups = 1, std::uint32_t repeats = 5) {
   kiln_timed_launch_args a{};
   a.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-  a.launch = launch_args(device, program, ops, args);
+  a.launch = launch_args(ops, device, program, args);
   a.warmups = warmups;
   a.repeats = repeats;
   std::vector<std::uint64_t> samples(repeats);

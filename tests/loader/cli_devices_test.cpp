@@ -1,14 +1,10 @@
 // `kiln devices` end to end: the real executable, its exit codes, its JSON.
 #include "loader/scratch.hpp"
+#include "support/run_cli.hpp"
 
 #include <boost/json.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 
 namespace {
 
@@ -17,27 +13,9 @@ using kiln::test::ScratchDir;
 using kiln::test::test_plugin;
 using ::testing::HasSubstr;
 
-struct Output {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Output = kiln::test::CliOutput;
 
-Output run_kiln(const ScratchDir& dir, const std::string& args) {
-  const std::string err_file = (dir / "stderr.txt").string();
-  const std::string command = std::string(KILN_CLI) + " " + args + " 2>" + err_file;
-  Output result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> chunk{};
-  std::size_t n = 0;
-  while ((n = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0) result.out.append(chunk.data(), n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  result.err.assign(std::istreambuf_iterator<char>(in), {});
-  return result;
-}
+Output run_kiln(const ScratchDir& dir, const std::string& args) { return kiln::test::run_cli(dir.path(), args); }
 
 TEST(CliDevices, JsonListsEveryPluginWithStatusReasonAndDevices) {
   ScratchDir dir;

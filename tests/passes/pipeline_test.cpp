@@ -68,6 +68,19 @@ TEST(Pipeline, OptimizeRejectsAnInvalidKernel) {
   EXPECT_EQ(result.error().code, ErrorCode::Verify);
 }
 
+TEST(Pipeline, NormalizeAndFinalizeLeaveInvalidKernelsAlone) {
+  // Operands past the end, a missing operand: nothing to crash on.
+  ir::Kernel broken = passes::test::parse_valid("%0 = param 0 global_mut f32[4]\n%1 = const i64 4\n%2 = index group 0 %1\n");
+  broken.ops[2].src[0] = 77;
+  broken.ops.push_back(broken.ops[1]);
+  broken.ops.back().kind = ir::OpKind::Binary;
+  broken.ops.back().src = {ir::kNoValue, 3, 9};
+  for (const auto& device : {passes::cpu_preset(), passes::gpu_preset()}) {
+    EXPECT_EQ(passes::normalize(broken, device), broken);
+    EXPECT_EQ(passes::finalize(broken, device), broken);
+  }
+}
+
 TEST(Pipeline, UnknownOptimizationIsAnErrorNamingTheStep) {
   const auto k = kernels::make_standard_kernel("add", {.n = 16}).value();
   auto result = passes::optimize(k.kernel, passes::parse_sequence("no_such_opt(x=1)").value(), passes::cpu_preset());
@@ -91,4 +104,42 @@ TEST(Registry, NamesAreUniqueAndConfigsRoundTripThroughText) {
     }
   }
   EXPECT_EQ(passes::find_optimization("no-such-optimization"), nullptr);
+}
+
+TEST(Registry, ConfigsAreFiniteOnHugeAndDynamicLengths) {
+  // A grid of 2^40 threads, a reduction of 2^40 - 1 terms, and dynamic
+  // lengths: every configs() must return (a loop over lengths or their
+  // divisors would not), listing steps that parse back.
+  const ir::Kernel huge = passes::test::parse_valid(R"(
+%0 = param 0 global f32[1]
+%1 = param 1 global_mut f32[1]
+%2 = param 2 var i64
+%3 = const i64 1099511627776
+%4 = const i64 1099511627775
+%5 = const i64 0
+%6 = index group 0 %3
+%7 = index group 1 %2
+%8 = storage register f32[1]
+%9 = const f32 0
+store f32 %8[%5], %9
+%11 = loop %4
+  %12 = load f32 %0[%5]
+  %13 = load f32 %8[%5]
+  %14 = add f32 %13, %12
+  store f32 %8[%5], %14
+endloop %11
+%17 = loop %2
+  %18 = load f32 %8[%5]
+  %19 = mul f32 %18, %18
+  store f32 %8[%5], %19
+endloop %17
+%22 = load f32 %8[%5]
+store f32 %1[%5], %22
+)");
+  for (const DeviceInfo& device : {passes::gpu_preset(), passes::small_preset(), passes::cpu_preset()}) {
+    const ir::Kernel normalized = passes::normalize(huge, device);
+    for (const passes::Optimization* opt : passes::optimizations())
+      for (const passes::OptStep& step : opt->configs(normalized, device))
+        EXPECT_EQ(passes::OptStep::parse(step.to_string()).value(), step) << opt->name();
+  }
 }

@@ -1,5 +1,5 @@
 // Compile and launch: plumbing, grids, LOCAL storage, timed launch, errors.
-#include "kernel_runner.hpp"
+#include "support/kernel_runner.hpp"
 #include "support/wire_builder.hpp"
 #include "vulkan_fixture.hpp"
 
@@ -23,10 +23,9 @@ std::vector<float> random_floats(std::size_t n, unsigned seed, float lo = -10.0f
 TEST_F(VulkanTest, AddF32MatchesTheHost) {
   const std::int64_t n = 1000;
   const auto a = random_floats(n, 1), b = random_floats(n, 2);
-  std::vector<TestArg> args = {TestArg::buffer(a), TestArg::buffer(b), TestArg::buffer(std::vector<float>(n))};
-  std::string source;
-  run_kernel(*plugin, device, wire_add_f32(n), args, {{static_cast<std::uint64_t>(n), 1, 1}}, &source);
-  const auto c = args[2].as<float>();
+  std::vector<HostArg> args = {HostArg::of(a), HostArg::of(b), HostArg::of(std::vector<float>(n))};
+  const std::string source = run_kernel(*plugin, device, wire_add_f32(n), args, {{static_cast<std::uint64_t>(n), 1, 1}});
+  const auto c = args[2].values<float>();
   for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "at " << i;
   EXPECT_NE(source.find("#version 450"), std::string::npos);
   EXPECT_NE(source.find("gl_WorkGroupID"), std::string::npos);
@@ -62,12 +61,12 @@ TEST_F(VulkanTest, ScalarParamsAndTwoAxes) {
   w.store(KILN_DTYPE_F32, y, i, r);
   const std::int64_t cols = 33;
   const auto in = random_floats(7 * cols, 3);
-  std::vector<TestArg> args = {TestArg::buffer(in), TestArg::buffer(std::vector<float>(in.size())),
-                               TestArg::scalar(KILN_DTYPE_F32, std::bit_cast<std::uint32_t>(1.5f)),
-                               TestArg::scalar(KILN_DTYPE_I64, static_cast<std::uint64_t>(cols)),
-                               TestArg::scalar(KILN_DTYPE_U8, 200)};
+  std::vector<HostArg> args = {HostArg::of(in), HostArg::of(std::vector<float>(in.size())),
+                               HostArg::value(KILN_DTYPE_F32, std::bit_cast<std::uint32_t>(1.5f)),
+                               HostArg::value(KILN_DTYPE_I64, static_cast<std::uint64_t>(cols)),
+                               HostArg::value(KILN_DTYPE_U8, 200)};
   run_kernel(*plugin, device, w.ops, args, {{static_cast<std::uint64_t>(cols), 7, 1}});
-  const auto out = args[1].as<float>();
+  const auto out = args[1].values<float>();
   for (std::size_t k = 0; k < in.size(); ++k) ASSERT_NEAR(out[k], in[k] * 1.5f + 200.0f, 1e-3f) << "at " << k;
 }
 
@@ -83,9 +82,9 @@ TEST_F(VulkanTest, GridLargerThanOneDispatch) {
   auto k = w.const_bits(KILN_DTYPE_U32, 2654435761u);
   w.store(KILN_DTYPE_U32, out, i, w.binary(KILN_BINARY_MUL, KILN_DTYPE_U32, v, k));
   std::vector<std::uint32_t> init(n, 0);
-  std::vector<TestArg> args = {TestArg::buffer(init)};
+  std::vector<HostArg> args = {HostArg::of(init)};
   run_kernel(*plugin, device, w.ops, args, {{static_cast<std::uint64_t>(n), 1, 1}});
-  const auto r = args[0].as<std::uint32_t>();
+  const auto r = args[0].values<std::uint32_t>();
   for (std::int64_t j = 0; j < n; ++j)
     ASSERT_EQ(r[j], static_cast<std::uint32_t>(j) * 2654435761u) << "at " << j;
 }
@@ -121,9 +120,9 @@ TEST_F(VulkanTest, LocalStorageTreeReduction) {
   w.end_if(first);
 
   const auto in = random_floats(threads * groups, 4, 0.0f, 1.0f);
-  std::vector<TestArg> args = {TestArg::buffer(in), TestArg::buffer(std::vector<float>(groups))};
+  std::vector<HostArg> args = {HostArg::of(in), HostArg::of(std::vector<float>(groups))};
   run_kernel(*plugin, device, w.ops, args, {{groups, 1, 1}, {64, 1, 1}});
-  const auto r = args[1].as<float>();
+  const auto r = args[1].values<float>();
   for (std::int64_t k = 0; k < groups; ++k) {
     double expect = 0;
     for (std::int64_t t = 0; t < threads; ++t) expect += in[k * threads + t];
@@ -412,12 +411,12 @@ TEST_F(VulkanTest, ThreeAxesAndRegisterStorage) {
     w.store(KILN_DTYPE_I32, rev, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, base, w.const_i64(k)),
             w.load(KILN_DTYPE_I32, regs, w.const_i64(2 - k)));
   const std::int64_t total = nx * ny * g[2] * l[2];
-  std::vector<TestArg> args = {TestArg::buffer(std::vector<std::int32_t>(total, -1)),
-                               TestArg::buffer(std::vector<std::int32_t>(total * 3, -1))};
+  std::vector<HostArg> args = {HostArg::of(std::vector<std::int32_t>(total, -1)),
+                               HostArg::of(std::vector<std::int32_t>(total * 3, -1))};
   run_kernel(*plugin, device, w.ops, args,
              {{static_cast<std::uint64_t>(g[0]), static_cast<std::uint64_t>(g[1]), static_cast<std::uint64_t>(g[2])},
               {static_cast<std::uint32_t>(l[0]), static_cast<std::uint32_t>(l[1]), static_cast<std::uint32_t>(l[2])}});
-  const auto o = args[0].as<std::int32_t>(), r = args[1].as<std::int32_t>();
+  const auto o = args[0].values<std::int32_t>(), r = args[1].values<std::int32_t>();
   for (std::int64_t i = 0; i < total; ++i) {
     ASSERT_EQ(o[i], i);
     for (int k = 0; k < 3; ++k) ASSERT_EQ(r[i * 3 + k], i + 2 - k);

@@ -1,7 +1,7 @@
 // The plugin's Vulkan usage under VK_LAYER_KHRONOS_validation: copies,
 // launches (with a split grid, LOCAL storage and barriers), timed launches
 // and compiles from several threads must not make the layer complain.
-#include "kernel_runner.hpp"
+#include "support/kernel_runner.hpp"
 #include "support/wire_builder.hpp"
 #include "vulkan_fixture.hpp"
 
@@ -72,15 +72,15 @@ TEST_F(VulkanValidationTest, NoValidationMessages) {
     a[i] = static_cast<float>(i % 97) * 0.5f;
     b[i] = static_cast<float>(i % 13);
   }
-  std::vector<TestArg> args = {TestArg::buffer(a), TestArg::buffer(b), TestArg::buffer(std::vector<float>(n))};
+  std::vector<HostArg> args = {HostArg::of(a), HostArg::of(b), HostArg::of(std::vector<float>(n))};
   run_kernel(p, d, wire_add_f32(n), args, {{static_cast<std::uint64_t>(n), 1, 1}});
-  const auto c = args[2].as<float>();
+  const auto c = args[2].values<float>();
   for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]);
 
   std::vector<float> x(32 * 8, 1.0f);
-  std::vector<TestArg> sums = {TestArg::buffer(x), TestArg::buffer(std::vector<float>(8))};
+  std::vector<HostArg> sums = {HostArg::of(x), HostArg::of(std::vector<float>(8))};
   run_kernel(p, d, group_sums(32, 8), sums, {{8, 1, 1}, {32, 1, 1}});
-  for (float s : sums[1].as<float>()) EXPECT_EQ(s, 32.0f);
+  for (float s : sums[1].values<float>()) EXPECT_EQ(s, 32.0f);
 
   kiln_program* program = p.compile(d, wire_add_f32(256));
   kiln_buffer* buffer = p.alloc(d, 1024);

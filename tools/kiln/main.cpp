@@ -32,9 +32,11 @@ int main(int argc, char** argv) {
                  "~/.config/kiln/config.json, else the built-in default)");
 
   add_devices_command(app, global);
+  add_run_command(app, global);
+  add_ir_command(app, global);
   add_tune_command(app, global);
   add_cache_command(app, global);
-  // Later issues add: run, ir, bench.
+  // Later issues add: bench.
 
   try {
     app.parse(argc, argv);

@@ -1,13 +1,22 @@
-// The dialect tables: C (GCC/Clang), OpenCL C and CUDA. Everything that
-// differs between the languages is here; the emitter core is shared.
+// The dialect tables: C (GCC/Clang), OpenCL C and CUDA (GLSL:
+// glsl_dialect.cpp). Everything that differs between the languages is here;
+// the emitter core is shared.
 #include "c_emitter_detail.hpp"
 
+#include "kiln/sdk/grid.hpp"
+#include "kiln/sdk/half.hpp"
 #include "kiln/sdk/wire.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 
 namespace kiln::sdk {
 
 namespace {
 
+using detail::joined;
 using detail::value_bytes;
 
 constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF32 = {
@@ -17,10 +26,43 @@ constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF64 = {
 
 std::string lane_subscript(std::string_view v, unsigned lane) { return std::string(v) + "[" + std::to_string(lane) + "]"; }
 
-std::string joined(const std::vector<std::string>& lanes) {
-  std::string out;
-  for (const std::string& lane : lanes) out += (out.empty() ? "" : ", ") + lane;
-  return out;
+std::string c_cast(std::string_view type, std::string_view x) { return "(" + std::string(type) + ")" + std::string(x); }
+
+// Exact literals in every C-family language: hex floats, suffixed integers.
+std::string hex_float(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%a", v);
+  return buffer;
+}
+
+std::string c_float_literal(const Dialect& d, float v) {
+  if (!std::isfinite(v)) return "kiln_bits_f32(" + std::to_string(std::bit_cast<std::uint32_t>(v)) + "u)";
+  return "(" + hex_float(static_cast<double>(v)) + std::string(d.f32_suffix) + ")";
+}
+
+std::string c_literal(const Dialect& d, unsigned dt, std::uint64_t bits) {
+  const std::string type(d.value_types[dt]);
+  switch (dt) {
+    case KILN_DTYPE_F32: return c_float_literal(d, std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+    case KILN_DTYPE_F16: return c_float_literal(d, f16_bits_to_f32(static_cast<std::uint16_t>(bits)));
+    case KILN_DTYPE_BF16: return c_float_literal(d, bf16_bits_to_f32(static_cast<std::uint16_t>(bits)));
+    case KILN_DTYPE_F64: {
+      const double v = std::bit_cast<double>(bits);
+      if (!std::isfinite(v)) return "kiln_bits_f64(" + std::to_string(bits) + std::string(d.u64_suffix) + ")";
+      return "(" + hex_float(v) + ")";
+    }
+    case KILN_DTYPE_BOOL: return "((" + type + ")" + (bits != 0 ? "1" : "0") + ")";
+    case KILN_DTYPE_U64: return "((" + type + ")" + std::to_string(bits) + std::string(d.u64_suffix) + ")";
+    case KILN_DTYPE_I64: {
+      const std::int64_t v = static_cast<std::int64_t>(bits);
+      const std::string sfx(d.i64_suffix);
+      if (v == std::numeric_limits<std::int64_t>::min()) return "((" + type + ")(-9223372036854775807" + sfx + " - 1" + sfx + "))";
+      return "((" + type + ")" + std::to_string(v) + sfx + ")";
+    }
+    case KILN_DTYPE_U32: return "((" + type + ")" + std::to_string(static_cast<std::uint32_t>(bits)) + "u)";
+    default:  // narrow integers and i32: always within long
+      return "((" + type + ")" + std::to_string(int_from_bits(bits, dt)) + ")";
+  }
 }
 
 // Vector type names of our own: kiln_f32x4, kiln_u8x16, ...
@@ -32,7 +74,7 @@ std::string kiln_vector_name(const Dialect&, unsigned dt, unsigned lanes) {
 // their storage type, named v<op>_in (the emitter converts them).
 std::string pointer_params(const Dialect& d, const KernelShape& shape, std::string_view address_space) {
   std::string out;
-  for (const EmittedParam& p : shape.params) {
+  for (const ParamSlot& p : shape.params) {
     if (!out.empty()) out += ", ";
     const std::string type(d.storage_types[p.dtype]), name = "v" + std::to_string(p.op);
     if (p.kind == KILN_PARAM_VARIABLE) out += type + " " + name + "_in";
@@ -88,7 +130,7 @@ static inline double kiln_bits_f64(uint64_t u) { double x; memcpy(&x, &u, sizeof
 std::string c_kernel_begin(const Dialect& d, const KernelShape& shape) {
   std::string out = "\nvoid " + shape.entry + "(void* const* kiln_args, const int64_t* kiln_groups) {\n";
   for (std::size_t slot = 0; slot < shape.params.size(); ++slot) {
-    const EmittedParam& p = shape.params[slot];
+    const ParamSlot& p = shape.params[slot];
     const std::string type(d.storage_types[p.dtype]), name = "v" + std::to_string(p.op), arg = "kiln_args[" + std::to_string(slot) + "]";
     if (p.kind == KILN_PARAM_VARIABLE)
       out += "  " + type + " " + name + "_in; memcpy(&" + name + "_in, " + arg + ", sizeof " + name + "_in);\n";
@@ -228,6 +270,8 @@ const Dialect& c_dialect() {
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
       .local_storage_prefix = "",
       .barrier = "",
+      .cast = c_cast,
+      .literal = c_literal,
       .vector_type = kiln_vector_name,
       .vector_typedef = c_vector_typedef,
       .lane = lane_subscript,
@@ -262,6 +306,8 @@ const Dialect& opencl_dialect() {
       .pow_f32 = "pow", .pow_f64 = "pow", .fmod_f32 = "fmod", .fmod_f64 = "fmod",
       .local_storage_prefix = "__local ",
       .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
+      .cast = c_cast,
+      .literal = c_literal,
       .vector_type = cl_vector_name,
       .vector_typedef = no_typedef,
       .lane = cl_lane,
@@ -294,6 +340,8 @@ const Dialect& cuda_dialect() {
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
       .local_storage_prefix = "__shared__ ",
       .barrier = "__syncthreads();",
+      .cast = c_cast,
+      .literal = c_literal,
       .vector_type = kiln_vector_name,
       .vector_typedef = cuda_vector_typedef,
       .lane = cuda_lane,

@@ -50,6 +50,7 @@ class Emitter {
     out.shape = shape_;
     out.source = d_.prelude(d_, shape_);
     for (const auto& [dt, lanes] : vector_types_) out.source += d_.vector_typedef(d_, dt, lanes);
+    out.source += globals_;
     out.source += detail::shared_helpers(d_, spell_.helpers);
     out.source += d_.kernel_begin(d_, shape_);
     out.source += body_;
@@ -62,7 +63,7 @@ class Emitter {
   const Dialect& d_;
   Spelling spell_;
   KernelShape shape_;
-  std::string body_;
+  std::string globals_, body_;  // globals_: file-scope LOCAL storage
   int depth_ = 1;
   std::vector<std::uint32_t> open_blocks_;
   std::set<std::pair<unsigned, unsigned>> vector_types_;
@@ -112,8 +113,8 @@ class Emitter {
   }
 
   void collect_shape() {
-    std::vector<const EmittedParam*> by_slot;
-    std::vector<EmittedParam> params;
+    std::vector<const ParamSlot*> by_slot;
+    std::vector<ParamSlot> params;
     for (std::uint32_t id = 0; id < ops_.size(); ++id) {
       const kiln_op& op = ops_[id];
       if (op.dtype == KILN_DTYPE_F64) shape_.uses_f64 = true;
@@ -121,7 +122,7 @@ class Emitter {
         if (op.code < KILN_PARAM_GLOBAL || op.code > KILN_PARAM_VARIABLE)
           reject(id, KILN_STATUS_UNSUPPORTED, "param kind " + std::to_string(op.code) + " is unknown");
         if (!dtype_valid(op.dtype)) reject(id, KILN_STATUS_UNSUPPORTED, "dtype " + std::to_string(op.dtype) + " is unknown");
-        params.push_back({id, op.code, op.dtype, op.imm});
+        params.push_back({id, op.code, op.dtype, op.code == KILN_PARAM_VARIABLE ? 0 : op.imm});
       }
       if (op.kind == KILN_OP_INDEX) {
         if (op.attr >= KILN_MAX_AXES) reject(id, KILN_STATUS_INVALID_ARGUMENT, "axis must be 0, 1 or 2");
@@ -130,7 +131,8 @@ class Emitter {
           shape_.group_axes[op.attr] = true;
         } else if (op.code == KILN_SCOPE_LOCAL) {
           const kiln_op& len = operand(id, 0);
-          if (len.kind != KILN_OP_CONST) reject(id, KILN_STATUS_INVALID_ARGUMENT, "a LOCAL length must be a CONST");
+          if (len.kind != KILN_OP_CONST || !dtype_is_int(len.dtype) || int_from_bits(len.imm, len.dtype) < 1)
+            reject(id, KILN_STATUS_INVALID_ARGUMENT, "a LOCAL length must be an integer CONST of at least 1");
           shape_.local_sizes[op.attr] = int_from_bits(len.imm, len.dtype);
         } else {
           reject(id, KILN_STATUS_INVALID_ARGUMENT, "index scope must be GROUP or LOCAL");
@@ -139,7 +141,7 @@ class Emitter {
     }
     shape_.params.resize(params.size());
     std::vector<bool> seen(params.size(), false);
-    for (const EmittedParam& p : params) {
+    for (const ParamSlot& p : params) {
       const std::uint32_t slot = ops_[p.op].attr;
       if (slot >= params.size() || seen[slot])
         reject(p.op, KILN_STATUS_INVALID_ARGUMENT,
@@ -157,10 +159,16 @@ class Emitter {
     const kiln_op& op = ops_[id];
     if (op.lanes == 0) reject(id, KILN_STATUS_INVALID_ARGUMENT, "lanes is 0");
     switch (op.kind) {
+      case KILN_OP_CONST: case KILN_OP_PARAM: case KILN_OP_STORAGE: case KILN_OP_INDEX: case KILN_OP_LOOP:
+      case KILN_OP_VEC_EXTRACT:
+        if (op.lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "lanes must be 1 for this op");
+        break;
+      default: break;
+    }
+    switch (op.kind) {
       case KILN_OP_CONST: {
-        if (op.lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "a CONST is a scalar");
         const std::string type = value_type(id, op.dtype, 1);  // validates the dtype first
-        define(id, type, spell_.literal(op.dtype, op.imm));
+        define(id, type, d_.literal(d_, op.dtype, op.imm));
         return;
       }
       case KILN_OP_PARAM:
@@ -232,10 +240,12 @@ class Emitter {
   void emit_storage(std::uint32_t id, const kiln_op& op) {
     if (op.imm == 0 || op.imm > (1u << 30)) reject(id, KILN_STATUS_INVALID_ARGUMENT, "storage length must be in 1..2^30");
     if (!dtype_valid(op.dtype)) reject(id, KILN_STATUS_UNSUPPORTED, "dtype is unknown");
-    std::string prefix;
-    if (op.code == KILN_SCOPE_LOCAL) prefix = d_.local_storage_prefix;
-    else if (op.code != KILN_SCOPE_REGISTER) reject(id, KILN_STATUS_INVALID_ARGUMENT, "storage scope must be LOCAL or REGISTER");
-    line(prefix + std::string(d_.storage_types[op.dtype]) + " " + var(id) + "[" + std::to_string(op.imm) + "];");
+    if (op.code != KILN_SCOPE_LOCAL && op.code != KILN_SCOPE_REGISTER)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "storage scope must be LOCAL or REGISTER");
+    const std::string array = std::string(d_.storage_types[op.dtype]) + " " + var(id) + "[" + std::to_string(op.imm) + "];";
+    if (op.code == KILN_SCOPE_REGISTER) return line(array);
+    if (d_.local_storage_global) globals_ += std::string(d_.local_storage_prefix) + array + "\n";
+    else line(std::string(d_.local_storage_prefix) + array);
   }
 
   void emit_index(std::uint32_t id, const kiln_op& op) {
@@ -251,14 +261,12 @@ class Emitter {
     if (!is_memory(mem)) reject(id, KILN_STATUS_INVALID_ARGUMENT, "operand 0 is not a buffer or storage");
     if (store && mem.kind == KILN_OP_PARAM && mem.code != KILN_PARAM_GLOBAL_MUT)
       reject(id, KILN_STATUS_INVALID_ARGUMENT, "stores into a read-only (GLOBAL) param");
+    if (mem.dtype != ops_[id].dtype) reject(id, KILN_STATUS_INVALID_ARGUMENT, "dtype differs from the memory's");
     scalar_index(id, 1);
     return mem;
   }
 
-  std::string element(const kiln_op& op, unsigned lane) const {
-    const std::string mem = var(op.src[0]), index = var(op.src[1]);
-    return mem + "[" + (lane == 0 ? index : index + " + " + std::to_string(lane)) + "]";
-  }
+  std::string element(const kiln_op& op, unsigned lane) const { return spell_.element(var(op.src[0]), var(op.src[1]), lane); }
 
   void emit_load(std::uint32_t id, const kiln_op& op) {
     memory_operand(id, false);
@@ -277,7 +285,8 @@ class Emitter {
   void emit_store(std::uint32_t id, const kiln_op& op) {
     memory_operand(id, true);
     const kiln_op& value = value_operand(id, 2);
-    if (value.lanes != op.lanes) reject(id, KILN_STATUS_INVALID_ARGUMENT, "value lanes differ from the store's");
+    if (value.lanes != op.lanes || value.dtype != op.dtype)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "the value's dtype or lanes differ from the store's");
     const std::string type = value_type(id, op.dtype, op.lanes);
     const std::string v = var(op.src[2]);
     if (op.lanes == 1) return line(element(op, 0) + " = " + spell_.to_storage(op.dtype, v) + ";");
@@ -308,7 +317,7 @@ class Emitter {
         switch (op.code) {
           case KILN_BINARY_ADD: case KILN_BINARY_SUB: case KILN_BINARY_MUL: case KILN_BINARY_DIV: return real;
           case KILN_BINARY_AND: case KILN_BINARY_OR: case KILN_BINARY_BIT_AND: case KILN_BINARY_BIT_OR:
-          case KILN_BINARY_BIT_XOR: return !real && !is_half(dt);
+          case KILN_BINARY_BIT_XOR: return !real && !is_half(dt) && !(dt == KILN_DTYPE_BOOL && d_.native_bool);
           default: return false;
         }
       case KILN_OP_SELECT: return ops_[op.src[0]].lanes == 1;

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::sdk::detail {
 
@@ -18,10 +19,18 @@ unsigned value_bytes(unsigned dt);
 // The text with every `from` replaced by `to`.
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 
+// The index of the ')' matching the '(' at text[open] (npos: none).
+std::size_t enclosed_end(std::string_view text, std::size_t open);
+
+// "a, b, c"
+std::string joined(const std::vector<std::string>& items);
+
 // Helpers every dialect shares, written once in the C subset all of them
 // accept, those named in `helpers`: "half" (f16/bf16 conversions and
-// rounding), "odd_f64" / "odd_int" (round-to-odd f32 on the way to f16/bf16),
-// and integer division ("div_i32", "mod_u8", ...).
+// rounding), "odd_f64", "odd_32", "odd_64" (round-to-odd f32 on the way to
+// f16/bf16 from f64 and 32/64-bit integers),
+// and integer division ("div_i32", "mod_u8", ...); and the dialect's own
+// helpers (Dialect::helper), named "kiln_...".
 std::string shared_helpers(const Dialect& d, const std::set<std::string>& helpers);
 
 }  // namespace kiln::sdk::detail

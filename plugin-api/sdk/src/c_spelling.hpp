@@ -7,13 +7,8 @@
 #include "c_emitter_detail.hpp"
 
 #include "kiln/sdk/grid.hpp"
-#include "kiln/sdk/half.hpp"
 #include "kiln/sdk/wire.hpp"
 
-#include <bit>
-#include <cmath>
-#include <cstdio>
-#include <limits>
 #include <set>
 #include <string>
 
@@ -37,31 +32,43 @@ class Spelling {
         case KILN_UNARY_NEG: e = "(-" + x + ")"; break;
         case KILN_UNARY_RECIP: e = "(1.0" + std::string(f64 ? "" : d_.f32_suffix) + " / " + x + ")"; break;
         case KILN_UNARY_BIT_NOT: return "";
-        default: {
+        default:
           if (code >= KILN_UNARY_COUNT) return "";
-          const std::string_view fn = f64 ? d_.unary_f64[code] : d_.unary_f32[code];
-          if (fn.empty()) return "";
-          e = std::string(fn) + "(" + x + ")";
-        }
+          e = call(f64 ? d_.unary_f64[code] : d_.unary_f32[code], x);
+          if (e.empty()) return "";
       }
       return rounded(dt, e);
     }
-    if (dt == KILN_DTYPE_BOOL) return code == KILN_UNARY_BIT_NOT ? "(" + x + " ^ 1)" : "";
+    if (dt == KILN_DTYPE_BOOL) {
+      if (code != KILN_UNARY_BIT_NOT) return "";
+      return d_.native_bool ? "(!" + x + ")" : "(" + x + " ^ 1)";
+    }
     if (!dtype_is_int(dt)) return "";
-    const std::string u(wide_unsigned(dt));
+    const std::string zero = wide(dt, "0"), ux = wide(dt, x);
     switch (code) {
-      case KILN_UNARY_NEG: return "((" + u + ")0 - (" + u + ")" + x + ")";
+      case KILN_UNARY_NEG: return narrowed(dt, "(" + zero + " - " + ux + ")");
       case KILN_UNARY_BIT_NOT: return "(~" + x + ")";
       case KILN_UNARY_ABS:
         if (!dtype_is_signed_int(dt)) return x;
-        return "(" + x + " < 0 ? (" + u + ")0 - (" + u + ")" + x + " : (" + u + ")" + x + ")";
+        return narrowed(dt, "(" + x + " < 0 ? " + zero + " - " + ux + " : " + ux + ")");
       default: return "";
     }
   }
 
   std::string binary(unsigned code, unsigned dt, const std::string& x, const std::string& y) {
     const auto infix = [&](std::string_view o) { return "(" + x + " " + std::string(o) + " " + y + ")"; };
-    switch (code) {  // the same on every dtype
+    if (dt == KILN_DTYPE_BOOL && d_.native_bool) {  // logic, with false < true
+      switch (code) {
+        case KILN_BINARY_AND: case KILN_BINARY_BIT_AND: case KILN_BINARY_MIN: return infix("&&");
+        case KILN_BINARY_OR: case KILN_BINARY_BIT_OR: case KILN_BINARY_MAX: return infix("||");
+        case KILN_BINARY_BIT_XOR: case KILN_BINARY_NOT_EQ: return infix("!=");
+        case KILN_BINARY_EQ: return infix("==");
+        case KILN_BINARY_CMPLT: return "(!" + x + " && " + y + ")";
+        case KILN_BINARY_CMPGT: return "(" + x + " && !" + y + ")";
+        default: return "";
+      }
+    }
+    switch (code) {  // the same on every other dtype
       case KILN_BINARY_CMPLT: return infix("<");
       case KILN_BINARY_CMPGT: return infix(">");
       case KILN_BINARY_EQ: return infix("==");
@@ -78,11 +85,11 @@ class Spelling {
         case KILN_BINARY_SUB: e = infix("-"); break;
         case KILN_BINARY_MUL: e = infix("*"); break;
         case KILN_BINARY_DIV: e = infix("/"); break;
-        case KILN_BINARY_POW: e = std::string(f64 ? d_.pow_f64 : d_.pow_f32) + "(" + x + ", " + y + ")"; break;
-        case KILN_BINARY_MOD: e = std::string(f64 ? d_.fmod_f64 : d_.fmod_f32) + "(" + x + ", " + y + ")"; break;
+        case KILN_BINARY_POW: e = call(f64 ? d_.pow_f64 : d_.pow_f32, x + ", " + y); break;
+        case KILN_BINARY_MOD: e = call(f64 ? d_.fmod_f64 : d_.fmod_f32, x + ", " + y); break;
         default: return "";
       }
-      return rounded(dt, e);
+      return e.empty() ? e : rounded(dt, e);
     }
     const bool is_bool = dt == KILN_DTYPE_BOOL;
     if (!is_bool && !dtype_is_int(dt)) return "";
@@ -93,16 +100,15 @@ class Spelling {
       default: break;
     }
     if (is_bool) return "";
-    const std::string u(wide_unsigned(dt));
-    const std::string ux = "(" + u + ")" + x, uy = "(" + u + ")" + y;
+    const std::string ux = wide(dt, x), uy = wide(dt, y);
     const std::string mask = std::to_string(dtype_bytes(dt) * 8 - 1);
     switch (code) {
-      case KILN_BINARY_ADD: return "(" + ux + " + " + uy + ")";
-      case KILN_BINARY_SUB: return "(" + ux + " - " + uy + ")";
-      case KILN_BINARY_MUL: return "(" + ux + " * " + uy + ")";
+      case KILN_BINARY_ADD: return narrowed(dt, "(" + ux + " + " + uy + ")");
+      case KILN_BINARY_SUB: return narrowed(dt, "(" + ux + " - " + uy + ")");
+      case KILN_BINARY_MUL: return narrowed(dt, "(" + ux + " * " + uy + ")");
       case KILN_BINARY_DIV: return helper("div", dt) + "(" + x + ", " + y + ")";
       case KILN_BINARY_MOD: return helper("mod", dt) + "(" + x + ", " + y + ")";
-      case KILN_BINARY_SHL: return "(" + ux + " << (" + y + " & " + mask + "))";
+      case KILN_BINARY_SHL: return narrowed(dt, "(" + ux + " << (" + y + " & " + mask + "))");
       case KILN_BINARY_SHR: return "(" + x + " >> (" + y + " & " + mask + "))";
       default: return "";
     }
@@ -111,8 +117,7 @@ class Spelling {
   std::string mad(unsigned dt, const std::string& a, const std::string& b, const std::string& c) {
     if (is_real(dt)) return rounded(dt, "(" + a + " * " + b + " + " + c + ")");
     if (!dtype_is_int(dt)) return "";
-    const std::string u = "(" + std::string(wide_unsigned(dt)) + ")";
-    return "(" + u + a + " * " + u + b + " + " + u + c + ")";
+    return narrowed(dt, "(" + wide(dt, a) + " * " + wide(dt, b) + " + " + wide(dt, c) + ")");
   }
 
   std::string cast(unsigned from, unsigned to, const std::string& x) {
@@ -120,55 +125,41 @@ class Spelling {
     if (to == KILN_DTYPE_BOOL) return "(" + x + " != 0)";
     if (is_half(to)) {
       if (is_half(from) || from == KILN_DTYPE_F32) return rounded(to, x);
-      // One rounding, as the reference: through an f32 rounded to odd.
+      // Exact in f32: one rounding, as the reference.
+      if (from == KILN_DTYPE_BOOL) return to_type(KILN_DTYPE_F32, x);
+      if (dtype_bytes(from) <= 2) return rounded(to, to_type(KILN_DTYPE_F32, x));
+      // Otherwise through an f32 rounded to odd, still one rounding.
       if (from == KILN_DTYPE_F64) {
         helpers.insert("odd_f64");
         return rounded(to, "kiln_f64_to_f32_odd(" + x + ")");
       }
-      helpers.insert("odd_int");
-      if (dtype_is_signed_int(from)) return rounded(to, "kiln_i64_to_f32_odd((" + std::string(d_.value_types[KILN_DTYPE_I64]) + ")" + x + ")");
-      return rounded(to, "kiln_u64_to_f32_odd((" + std::string(d_.value_types[KILN_DTYPE_U64]) + ")" + x + ")");
+      const std::string bits = std::to_string(dtype_bytes(from) * 8);
+      helpers.insert("odd_" + bits);
+      return rounded(to, std::string(dtype_is_signed_int(from) ? "kiln_i" : "kiln_u") + bits + "_to_f32_odd(" + x + ")");
     }
-    return "(" + std::string(d_.value_types[to]) + ")" + x;
+    return to_type(to, x);
   }
 
   // The variable's value read from / written to memory of dtype dt.
   std::string from_storage(unsigned dt, const std::string& element) {
-    if (!is_half(dt)) return element;
-    helpers.insert("half");
-    return std::string(dt == KILN_DTYPE_F16 ? "kiln_f16_to_f32(" : "kiln_bf16_to_f32(") + element + ")";
+    if (is_half(dt)) {
+      helpers.insert("half");
+      return std::string(dt == KILN_DTYPE_F16 ? "kiln_f16_to_f32(" : "kiln_bf16_to_f32(") + element + ")";
+    }
+    return d_.value_types[dt] == d_.storage_types[dt] ? element : d_.cast(d_.value_types[dt], element);
   }
   std::string to_storage(unsigned dt, const std::string& value) {
-    if (!is_half(dt)) return value;
-    helpers.insert("half");
-    return std::string(dt == KILN_DTYPE_F16 ? "kiln_f32_to_f16(" : "kiln_f32_to_bf16(") + value + ")";
+    if (is_half(dt)) {
+      helpers.insert("half");
+      return std::string(dt == KILN_DTYPE_F16 ? "kiln_f32_to_f16(" : "kiln_f32_to_bf16(") + value + ")";
+    }
+    return d_.value_types[dt] == d_.storage_types[dt] ? value : d_.cast(d_.storage_types[dt], value);
   }
 
-  std::string literal(unsigned dt, std::uint64_t bits) const {
-    const std::string type(d_.value_types[dt]);
-    switch (dt) {
-      case KILN_DTYPE_F32: return float_literal(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
-      case KILN_DTYPE_F16: return float_literal(f16_bits_to_f32(static_cast<std::uint16_t>(bits)));
-      case KILN_DTYPE_BF16: return float_literal(bf16_bits_to_f32(static_cast<std::uint16_t>(bits)));
-      case KILN_DTYPE_F64: {
-        const double v = std::bit_cast<double>(bits);
-        if (!std::isfinite(v)) return "kiln_bits_f64(" + std::to_string(bits) + std::string(d_.u64_suffix) + ")";
-        return "(" + hex_float(v) + ")";
-      }
-      case KILN_DTYPE_BOOL: return "((" + type + ")" + (bits != 0 ? "1" : "0") + ")";
-      case KILN_DTYPE_U64: return "((" + type + ")" + std::to_string(bits) + std::string(d_.u64_suffix) + ")";
-      case KILN_DTYPE_I64: {
-        const std::int64_t v = static_cast<std::int64_t>(bits);
-        const std::string sfx(d_.i64_suffix);
-        if (v == std::numeric_limits<std::int64_t>::min())
-          return "((" + type + ")(-9223372036854775807" + sfx + " - 1" + sfx + "))";
-        return "((" + type + ")" + std::to_string(v) + sfx + ")";
-      }
-      case KILN_DTYPE_U32: return "((" + type + ")" + std::to_string(static_cast<std::uint32_t>(bits)) + "u)";
-      default: {  // narrow integers: always within int
-        return "((" + type + ")" + std::to_string(int_from_bits(bits, dt)) + ")";
-      }
-    }
+  // An array element: memory[index + offset].
+  std::string element(const std::string& memory, const std::string& index, unsigned offset) const {
+    const std::string i = d_.subscript_type.empty() ? index : d_.cast(d_.subscript_type, index);
+    return memory + "[" + (offset == 0 ? i : i + " + " + std::to_string(offset)) + "]";
   }
 
  private:
@@ -177,6 +168,14 @@ class Spelling {
   std::string_view wide_unsigned(unsigned dt) const {
     return d_.value_types[dtype_bytes(dt) == 8 ? KILN_DTYPE_U64 : KILN_DTYPE_U32];
   }
+  // x in the unsigned type integer arithmetic of dtype dt wraps in, and an
+  // expression of that type back in dt where the dialect wants it explicit.
+  std::string wide(unsigned dt, const std::string& x) const { return d_.cast(wide_unsigned(dt), x); }
+  std::string narrowed(unsigned dt, const std::string& e) const {
+    if (!d_.explicit_conversions || wide_unsigned(dt) == d_.value_types[dt]) return e;
+    return d_.cast(d_.value_types[dt], e);
+  }
+  std::string to_type(unsigned dt, const std::string& x) const { return d_.cast(d_.value_types[dt], x); }
 
   std::string helper(std::string_view what, unsigned dt) {
     const std::string name = std::string(what) + "_" + std::string(dtype_name(dt));
@@ -184,22 +183,18 @@ class Spelling {
     return "kiln_" + name;
   }
 
+  // A call of a function from the dialect's tables ("" when it has none);
+  // the dialect's own helpers ("kiln_...") are defined in the prelude.
+  std::string call(std::string_view fn, const std::string& args) {
+    if (fn.empty()) return "";
+    if (fn.starts_with("kiln_")) helpers.insert(std::string(fn));
+    return std::string(fn) + "(" + args + ")";
+  }
+
   std::string rounded(unsigned dt, const std::string& e) {
     if (!is_half(dt)) return e;
     helpers.insert("half");
     return std::string(dt == KILN_DTYPE_F16 ? "kiln_round_f16(" : "kiln_round_bf16(") + e + ")";
-  }
-
-  static std::string hex_float(double v) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%a", v);
-    return buffer;
-  }
-
-  std::string float_literal(float v) const {
-    if (!std::isfinite(v))
-      return "kiln_bits_f32(" + std::to_string(std::bit_cast<std::uint32_t>(v)) + "u)";
-    return "(" + hex_float(static_cast<double>(v)) + std::string(d_.f32_suffix) + ")";
   }
 };
 

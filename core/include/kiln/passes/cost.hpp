@@ -20,7 +20,7 @@ struct CostEstimate {
   double local_memory_ns = 0;
   double barrier_ns = 0;
   double occupancy = 0;           // fraction of the device's threads kept busy (0..1)
-  double flops = 0;               // arithmetic ops counted
+  double flops = 0;               // floating-point ops counted (MAD counts 2, exp 1)
   double global_bytes = 0;        // bytes moved to/from global memory, after coalescing
 };
 

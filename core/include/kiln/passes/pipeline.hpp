@@ -22,7 +22,10 @@
 
 namespace kiln::passes {
 
-// One always-on pass: a pure function from kernel to kernel.
+// One always-on pass: a pure function from kernel to kernel. `run` expects a
+// kernel that passes ir::verify and returns one that does (the differential
+// tests check it); normalize, finalize and optimize check their input, so
+// call ir::verify first only when running a single pass yourself.
 struct Pass {
   std::string_view name;
   ir::Kernel (*run)(const ir::Kernel& kernel, const DeviceInfo& device);
@@ -35,6 +38,7 @@ const std::vector<Pass>& finalize_passes();
 
 inline constexpr int kMaxNormalizeRounds = 8;
 
+// A kernel that fails ir::verify comes back unchanged (optimize reports why).
 ir::Kernel normalize(const ir::Kernel& kernel, const DeviceInfo& device);
 ir::Kernel finalize(const ir::Kernel& kernel, const DeviceInfo& device);
 

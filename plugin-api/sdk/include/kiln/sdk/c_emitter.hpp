@@ -1,17 +1,18 @@
 // kiln/sdk/c_emitter.hpp - C-family source code from a wire kernel.
 //
 // One emitter serves every plugin that compiles a C-like language (C, OpenCL C,
-// CUDA; GLSL can join): everything that differs between the languages lives
-// in a Dialect, a small table of type names, spellings and a few hooks for the
-// parts that are structurally different (the kernel's signature, how a vector
-// is loaded). The emitter itself walks the ops once and writes one statement
-// per op: op i defines the variable `v<i>`.
+// CUDA, GLSL): everything that differs between the languages lives in a
+// Dialect, a small table of type names, spellings and a few hooks for the
+// parts that are structurally different (the kernel's signature, casts and
+// literals, how a vector is loaded). The emitter itself walks the ops once and
+// writes one statement per op: op i defines the variable `v<i>`.
 //
 // Semantics follow kernel_ir.h exactly, whatever the target compiler's flags:
 //   - f16/bf16 are stored as 16-bit patterns and computed in float, rounded to
 //     nearest even after every op (software conversion in the prelude, so every
 //     dialect rounds bit-identically to kiln/sdk/half.hpp);
-//   - BOOL is one byte holding 0 or 1, in memory and in values;
+//   - BOOL is one byte holding 0 or 1 in memory, and in values too unless the
+//     dialect has a native bool (GLSL);
 //   - integer ADD/SUB/MUL/NEG/ABS/SHL are computed in an unsigned type of at
 //     least 32 bits, so they wrap without -fwrapv (and without the int promotion
 //     trap of u16 * u16); shift counts are taken mod the bit width;
@@ -29,6 +30,7 @@
 #pragma once
 
 #include <kiln/plugin.h>
+#include <kiln/sdk/launch_args.hpp>
 
 #include <array>
 #include <cstdint>
@@ -39,18 +41,10 @@
 
 namespace kiln::sdk {
 
-// A PARAM of the kernel, in slot order.
-struct EmittedParam {
-  std::uint32_t op = 0;        // index of the PARAM op
-  std::uint32_t kind = 0;      // kiln_param_kind
-  std::uint32_t dtype = 0;     // element type
-  std::uint64_t elements = 0;  // PARAM imm (0: unknown)
-};
-
 // What the structural hooks of a dialect need to know about the kernel.
 struct KernelShape {
   std::string entry;                          // function name
-  std::vector<EmittedParam> params;           // by slot
+  std::vector<ParamSlot> params;              // by slot
   std::array<bool, 3> group_axes{};           // axes with a GROUP index
   std::array<std::int64_t, 3> local_sizes{1, 1, 1};  // LOCAL index lengths (1: none)
   bool parallel = false;                      // C: run group loops with OpenMP
@@ -73,9 +67,10 @@ struct VectorAccess {
 };
 
 struct Dialect {
-  std::string_view name;      // "c", "opencl-c", "cuda": the program_source language
+  std::string_view name;      // "c", "opencl-c", "cuda", "glsl": the program_source language
   // How each dtype is held in a variable, and how its elements lie in memory
-  // (f16/bf16: float values, 16-bit storage; BOOL: an 8-bit 0/1 both ways).
+  // (f16/bf16: float values, 16-bit storage; BOOL: an 8-bit 0/1 in memory,
+  // and in variables too unless native_bool).
   std::array<std::string_view, KILN_DTYPE_COUNT> value_types;
   std::array<std::string_view, KILN_DTYPE_COUNT> storage_types;
   std::uint32_t vector_lanes = 0;    // bit n: vectors of n lanes can be written
@@ -88,9 +83,25 @@ struct Dialect {
   std::array<std::string_view, KILN_UNARY_COUNT> unary_f32, unary_f64;
   std::string_view pow_f32, pow_f64, fmod_f32, fmod_f64;
   std::string_view local_storage_prefix;  // "__local ", "__shared__ " ("" in C: one thread per group)
+  bool local_storage_global = false;      // LOCAL storage is declared at file scope (GLSL's `shared`)
   std::string_view barrier;               // statement; empty: no-op (one thread per group)
+  // Strictly typed languages (GLSL): BOOL values are the language's bool
+  // (logical operators; converted to and from the 8-bit memory form), ...
+  bool native_bool = false;
+  // ... results computed in a wider type (the wrapping integer arithmetic)
+  // are converted back to the result type explicitly, ...
+  bool explicit_conversions = false;
+  // ... and array subscripts are converted to this type ("": the i64 index).
+  std::string_view subscript_type = {};
 
   // Structural hooks.
+  // `x` as `type`; x is a primary expression or parenthesized: "(T)x", "T(x)".
+  std::string (*cast)(std::string_view type, std::string_view x);
+  // A CONST of dtype `dtype` with the value bits `bits` (kiln_op.imm).
+  std::string (*literal)(const Dialect&, unsigned dtype, std::uint64_t bits);
+  // The definition of a helper of the dialect's own, named "kiln_..." in the
+  // function tables above (pow_f32, ...); nullptr: the dialect has none.
+  std::string (*helper)(const Dialect&, std::string_view name) = nullptr;
   std::string (*vector_type)(const Dialect&, unsigned dtype, unsigned lanes);
   // A declaration for the prelude, or "" when the type is built in.
   std::string (*vector_typedef)(const Dialect&, unsigned dtype, unsigned lanes);
@@ -102,8 +113,9 @@ struct Dialect {
   // result is built this way, never by assigning lanes: GCC 12 -O2/-O3
   // miscompiles lane stores into 4-byte vector_size types.)
   std::string (*vector_literal)(std::string_view vector_type, const std::vector<std::string>& lanes);
-  // Includes, pragmas and bit-cast helpers kiln_f32_bits/kiln_bits_f32/
-  // kiln_f64_bits/kiln_bits_f64 the shared prelude relies on.
+  // Includes, pragmas, file-scope declarations, and the bit-cast helpers
+  // kiln_f32_bits/kiln_bits_f32 the shared prelude relies on (and
+  // kiln_bits_f64 where the dialect's literals use it).
   std::string (*prelude)(const Dialect&, const KernelShape&);
   // Everything before the body (signature, parameters, group loops: the body
   // then reads variable params from `v<op>_in`, buffers from `v<op>`), and
@@ -119,6 +131,24 @@ struct Dialect {
 const Dialect& c_dialect();       // GCC/Clang C: vector_size types, group loops, OpenMP
 const Dialect& opencl_dialect();  // OpenCL C 1.2
 const Dialect& cuda_dialect();    // CUDA C++ for NVRTC (no headers needed)
+// GLSL 4.50 compute shaders for Vulkan (glslang), with the 8/16/64-bit
+// arithmetic and storage extensions. The entry point is `main`; the local
+// size is a layout constant; group indices are gl_WorkGroupID (which counts
+// from a vkCmdDispatchBase base). Arguments: see glsl_arguments.
+const Dialect& glsl_dialect();
+
+// Where a kernel emitted with glsl_dialect() finds its launch arguments.
+// GLOBAL / GLOBAL_MUT params are storage buffers of descriptor set 0, bound
+// in slot order (binding = rank among the buffer params). VARIABLE params are
+// the members of one push-constant block, in slot order, std430: a 4-byte
+// word each (narrower values in its low bits), 8 bytes 8-aligned for 64-bit
+// dtypes.
+struct GlslArgument {
+  std::uint32_t binding = 0;      // buffers
+  std::uint32_t push_offset = 0;  // VARIABLE params: byte offset in the block
+  std::uint32_t push_bytes = 0;   // VARIABLE params: 4 or 8; 0 for buffers
+};
+std::vector<GlslArgument> glsl_arguments(const KernelShape& shape);  // by slot
 
 struct EmitOptions {
   std::string entry = "kiln_kernel";

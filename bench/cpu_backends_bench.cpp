@@ -1,0 +1,178 @@
+// The CPU backends side by side, in one process, through the runtime (as a
+// host app uses them): matmul 1024^3 f32 on c:0 (untuned: the standard
+// kernel as built) and on cblas:0 (OpenBLAS), and exp-chain over 2^26 f32
+// on c:0 next to a two-thread triad measuring this machine's memory
+// bandwidth. Counters: GFLOP/s, GB/s, and the ratios c/cblas and
+// exp-chain/triad. Each kernel's result is checked against its C++
+// reference once before it is timed (a fast wrong kernel measures nothing).
+//
+//   build/bin/cpu_backends_bench [--benchmark_filter=...]
+//   KILN_BENCH_MATMUL=512 KILN_BENCH_EXP_LOG2=24 build/bin/cpu_backends_bench   (smaller)
+#include <benchmark/benchmark.h>
+
+#include <kiln/kernels/run.hpp>
+#include <kiln/runtime.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::int64_t env_int(const char* name, std::int64_t fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::atoll(value) : fallback;
+}
+
+const std::int64_t kMatmulSize = env_int("KILN_BENCH_MATMUL", 1024);
+const std::int64_t kExpChainElements = std::int64_t{1} << env_int("KILN_BENCH_EXP_LOG2", 26);
+
+// Best rates measured so far in this process, for the ratio counters.
+std::map<std::string, double>& best_rates() {
+  static std::map<std::string, double> rates;
+  return rates;
+}
+
+void record_best(const std::string& key, double rate) {
+  double& best = best_rates()[key];
+  best = std::max(best, rate);
+}
+
+// The c and cblas plugins only (the built-in defaults otherwise).
+const kiln::Runtime& runtime() {
+  static const kiln::Runtime instance = [] {
+    kiln::Result<kiln::Config> config = kiln::parse_config(
+        R"({"plugins": {"opencl": {"enabled": false}, "vulkan": {"enabled": false},
+            "cuda": {"enabled": false}, "dummy": {"enabled": false}}})",
+        "cpu-backends-bench.json");
+    return kiln::Runtime::create(std::move(config).value()).value();
+  }();
+  return instance;
+}
+
+// A standard kernel compiled on a device, with its inputs uploaded and its
+// result checked once.
+struct Prepared {
+  kiln::Device device;
+  kiln::kernels::StandardKernel kernel;
+  kiln::Program program;
+  kiln::kernels::DeviceArguments arguments;
+};
+
+std::unique_ptr<Prepared> prepare(const std::string& device_id, const std::string& name,
+                                  const kiln::kernels::KernelSize& size) {
+  kiln::Device device = runtime().device(device_id).value();
+  kiln::kernels::StandardKernel kernel = kiln::kernels::make_standard_kernel(name, size).value();
+  kiln::Program program = kiln::kernels::compile_for_device(device, kernel.kernel).value();
+  const std::vector<kiln::kernels::HostBuffer> inputs = kernel.make_inputs(1);
+  kiln::kernels::DeviceArguments arguments =
+      kiln::kernels::DeviceArguments::upload(device, kernel.args, inputs).value();
+  device.launch(program, arguments.launch_args()).value().wait().value();
+  const double error = kiln::kernels::check_against_reference(kernel, inputs, arguments.read_outputs().value());
+  if (!(error <= kernel.tolerance))
+    throw std::runtime_error(name + " on " + device_id + ": relative error " + std::to_string(error) + " > " +
+                             std::to_string(kernel.tolerance));
+  return std::make_unique<Prepared>(
+      Prepared{std::move(device), std::move(kernel), std::move(program), std::move(arguments)});
+}
+
+// Times `kernel` on `device_id`: one timed run per iteration (manual time).
+void time_kernel(benchmark::State& state, const std::string& device_id, const std::string& name,
+                 const kiln::kernels::KernelSize& size) {
+  // Prepared once: Google Benchmark calls this function again with more
+  // iterations until the timing is stable. (The runtime first, so that it
+  // outlives the buffers and programs at exit.)
+  try {
+    runtime();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  static std::map<std::string, std::unique_ptr<Prepared>> prepared;
+  std::unique_ptr<Prepared>& p = prepared[device_id + " " + name];
+  try {
+    if (p == nullptr) p = prepare(device_id, name, size);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  kiln::TimedLaunchOptions once;
+  once.warmups = 0;
+  once.repeats = 1;
+  double total_ns = 0;
+  for (auto _ : state) {
+    const kiln::Timing timing = p->device.timed_launch(p->program, p->arguments.launch_args(), once).value();
+    state.SetIterationTime(static_cast<double>(timing.median_ns) * 1e-9);
+    total_ns += static_cast<double>(timing.median_ns);
+  }
+  const double mean_ns = total_ns / static_cast<double>(state.iterations());
+  const double gflops = p->kernel.flops / mean_ns, gbps = p->kernel.bytes / mean_ns;
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["GB/s"] = gbps;
+  record_best(device_id + " " + name + " GFLOP/s", gflops);
+  record_best(device_id + " " + name + " GB/s", gbps);
+  state.SetLabel(device_id + " " + p->device.info().name);
+}
+
+// a[i] = b[i] + s * c[i] over 2^26 floats on two threads (STREAM's triad:
+// 12 bytes per element, write-allocate traffic not counted).
+void BM_Triad(benchmark::State& state) {
+  const std::size_t n = std::size_t{1} << 26;
+  const unsigned threads = 2;
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  auto triad = [&](std::size_t begin, std::size_t end) {
+    const float s = 3.0f;
+    for (std::size_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
+  };
+  auto run = [&] {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(triad, n * t / threads, n * (t + 1) / threads);
+    for (std::thread& thread : pool) thread.join();
+  };
+  run();  // first touch
+  double total_s = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    benchmark::DoNotOptimize(a.data());
+    benchmark::ClobberMemory();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(seconds);
+    total_s += seconds;
+  }
+  const double gbps = 12.0 * static_cast<double>(n) * static_cast<double>(state.iterations()) / total_s * 1e-9;
+  state.counters["GB/s"] = gbps;
+  record_best("triad GB/s", gbps);
+}
+
+void BM_ExpChain_C(benchmark::State& state) {
+  time_kernel(state, "c:0", "exp-chain", {1, kExpChainElements, 1});
+  const double triad = best_rates()["triad GB/s"];
+  if (triad > 0) state.counters["of_triad"] = best_rates()["c:0 exp-chain GB/s"] / triad;
+}
+
+void BM_Matmul_C(benchmark::State& state) {
+  time_kernel(state, "c:0", "matmul", {kMatmulSize, kMatmulSize, kMatmulSize});
+}
+
+void BM_Matmul_Cblas(benchmark::State& state) {
+  time_kernel(state, "cblas:0", "matmul", {kMatmulSize, kMatmulSize, kMatmulSize});
+  const double c = best_rates()["c:0 matmul GFLOP/s"];
+  if (c > 0) state.counters["c_of_cblas"] = c / best_rates()["cblas:0 matmul GFLOP/s"];
+}
+
+}  // namespace
+
+// Registration order is run order: the triad before exp-chain, c before
+// cblas, so the ratio counters have both sides.
+BENCHMARK(BM_Triad)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
+BENCHMARK(BM_ExpChain_C)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
+BENCHMARK(BM_Matmul_C)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+BENCHMARK(BM_Matmul_Cblas)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,114 @@
+// The cost model's formula (docs/cost-model.md): counted work (cost_counts)
+// priced by the device's description.
+#include "kiln/passes/cost.hpp"
+
+#include "cost_counts.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::passes {
+
+namespace {
+
+using detail::OpCost;
+
+// Relative price of one instruction of each class (an f32 add is 1).
+double price(OpCost c, const DeviceInfo& device) {
+  const bool gpu = device.warp_size > 1;
+  switch (c) {
+    case OpCost::IntDiv: return 20;
+    case OpCost::DoubleAlu: return gpu ? 2 : 1;
+    case OpCost::FloatSpecial: return 4;
+    case OpCost::ExpLn: return device.native_exp2() ? 2 : 8;       // exp2 and a multiply, or a libm-style call
+    case OpCost::Exp2Log2: return device.native_exp2() ? 1 : 8;
+    case OpCost::Move: return 0.5;
+    default: return 1;
+  }
+}
+
+// Fields a plugin left at 0 get working defaults.
+struct Machine {
+  double warp, units, clock_hz, lanes_per_s, bandwidth, max_threads_per_unit, local_per_unit, register_file;
+  double latency_warps, simd;
+};
+
+Machine machine_of(const DeviceInfo& d) {
+  Machine m{};
+  m.warp = std::max<double>(d.warp_size, 1);
+  m.units = std::max<double>(d.compute_units, 1);
+  m.clock_hz = (d.clock_mhz > 0 ? d.clock_mhz : 1000) * 1e6;
+  m.simd = m.warp > 1 ? 1 : std::max<double>(d.vector_widths().back(), 1);
+  // peak_gflops counts an FMA as two flops on every SIMD lane.
+  const double peak = d.peak_gflops > 0 ? d.peak_gflops : m.units * m.clock_hz / 1e9 * m.warp * m.simd * 2;
+  m.lanes_per_s = peak * 1e9 / 2;
+  m.bandwidth = (d.memory_bandwidth_gbps > 0 ? d.memory_bandwidth_gbps : 20) * 1e9;
+  m.max_threads_per_unit = m.warp > 1 ? 2.0 * std::max<double>(d.max_local_threads, m.warp) : 1;
+  m.local_per_unit = d.local_memory_bytes > 0 ? 2.0 * static_cast<double>(d.local_memory_bytes) : 1e300;
+  m.register_file = d.register_bytes > 0 ? static_cast<double>(d.register_bytes) * std::max<double>(d.max_local_threads, 1) : 1e300;
+  m.latency_warps = m.warp > 1 ? 8 : 1;
+  return m;
+}
+
+double launch_overhead_ns(const DeviceInfo& d) {
+  switch (d.kind) {
+    case DeviceKind::Cpu: return 2000;
+    case DeviceKind::Gpu: return 5000;
+    default: return 10000;
+  }
+}
+
+}  // namespace
+
+CostEstimate estimate_cost(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables) {
+  const detail::WorkCounts w = detail::count_work(kernel, device, variables);
+  const Machine m = machine_of(device);
+  CostEstimate e;
+
+  // Occupancy: groups resident per unit (threads, LOCAL memory, registers),
+  // units kept busy, and warps per unit to hide memory latency.
+  const double warps_per_group = std::ceil(w.threads_per_group / m.warp);
+  const double padded_threads = warps_per_group * m.warp;
+  const double warp_efficiency = w.threads_per_group / padded_threads;
+  const double register_per_thread = 128 + w.register_bytes_per_thread;  // ~32 live values + storage
+  double resident = std::min(32.0, std::floor(m.max_threads_per_unit / padded_threads));
+  if (w.local_bytes_per_group > 0) resident = std::min(resident, std::floor(m.local_per_unit / w.local_bytes_per_group));
+  resident = std::min(resident, std::floor(m.register_file / (padded_threads * register_per_thread)));
+  resident = std::max(resident, 1.0);
+  const double busy_units = std::min(m.units, w.groups);
+  const double groups_per_unit = std::min(resident, std::ceil(w.groups / busy_units));
+  const double latency_hiding = std::min(1.0, groups_per_unit * warps_per_group / m.latency_warps);
+  const double parallel = busy_units / m.units * latency_hiding;
+  e.occupancy = parallel * warp_efficiency;
+
+  // Compute: instructions of every thread slot (idle lanes of a partial warp
+  // included) at the device's lane rate; SIMD instructions on CPUs.
+  double issue = 0;
+  for (std::size_t c = 0; c < detail::kOpCostCount; ++c) issue += w.issues[c] * price(static_cast<OpCost>(c), device);
+  issue += 0.5 * w.register_accesses;  // register storage: moves, or stack traffic on CPUs
+  issue += w.global_accesses + w.local_accesses;  // address arithmetic and issue of each access
+  const double thread_slots = w.groups * padded_threads;
+  e.compute_ns = thread_slots * issue * m.simd / (m.lanes_per_s * parallel) * 1e9;
+
+  // Global memory: bytes moved after coalescing; registers beyond the
+  // device's budget spill there too.
+  double moved = w.global_bytes_moved;
+  if (device.register_bytes > 0 && w.register_bytes_per_thread > static_cast<double>(device.register_bytes))
+    moved += w.register_bytes;
+  e.global_bytes = moved * w.groups * w.threads_per_group;
+  e.global_memory_ns = e.global_bytes / (m.bandwidth * parallel) * 1e9;
+
+  // LOCAL memory: an on-chip store about 8x faster than global memory.
+  e.local_memory_ns = w.local_bytes * w.groups * w.threads_per_group / (8 * m.bandwidth * parallel) * 1e9;
+
+  // Barriers: each round of resident groups waits at each barrier.
+  const double rounds = std::ceil(w.groups / (busy_units * groups_per_unit));
+  e.barrier_ns = w.barriers * rounds * (20 + 2 * warps_per_group) / m.clock_hz * 1e9;
+
+  e.launch_ns = launch_overhead_ns(device);
+  e.flops = w.flops * w.groups * w.threads_per_group;
+  e.total_ns = e.launch_ns + std::max(e.compute_ns, e.global_memory_ns) + e.local_memory_ns + e.barrier_ns;
+  return e;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,120 @@
+// `kiln run` end to end: the real executable on the dummy device (enabled by
+// a config file), for every standard kernel; its JSON, its summary, its
+// exit codes and messages when something is wrong.
+#include <gtest/gtest.h>
+
+#include "kiln/kernels/library.hpp"
+#include "support/run_cli.hpp"
+
+#include <boost/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace kiln::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A scratch folder with a config that enables only the dummy plugin: a
+// GPU-shaped device, and a narrow one without f64 and without exp (nor exp2,
+// which the passes may turn exp into).
+class KilnRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kiln-cli-run-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    config_ = dir_ / "kiln.json";
+    std::ofstream(config_) << R"({"plugins": {
+      "c": {"enabled": false}, "cblas": {"enabled": false}, "cuda": {"enabled": false},
+      "opencl": {"enabled": false}, "vulkan": {"enabled": false},
+      "dummy": {"enabled": true, "options": {"devices": [
+        {"name": "cli-gpu"},
+        {"name": "cli-narrow", "dtypes": ["f32"], "unsupported_ops": {"f32": ["exp", "exp2"]}}]}}}})";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliOutput kiln(const std::string& args) const { return run_cli(dir_, "--config " + config_.string() + " " + args); }
+
+  fs::path dir_, config_;
+};
+
+TEST_F(KilnRun, EveryStandardKernelPassesOnTheDummyWithJson) {
+  for (std::string_view name : kernels::standard_kernel_names()) {
+    SCOPED_TRACE(name);
+    const CliOutput run = kiln("run " + std::string(name) + " --device dummy:0 --m 7 --n 33 --k 5 --json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const boost::json::object report = boost::json::parse(run.out).as_object();
+    // The issue's fields first, in its order.
+    const char* const first[] = {"kernel", "device", "ok", "max_rel_err", "time_ns", "gflops", "gbps"};
+    std::size_t position = 0;
+    for (const auto& field : report) {
+      if (position < std::size(first)) {
+        EXPECT_EQ(field.key(), first[position]) << position;
+      }
+      ++position;
+    }
+    EXPECT_EQ(report.at("kernel").as_string(), name);
+    EXPECT_EQ(report.at("device").as_string(), "dummy:0");
+    EXPECT_TRUE(report.at("ok").as_bool());
+    EXPECT_TRUE(report.at("checked").as_bool());
+    EXPECT_LE(report.at("max_rel_err").to_number<double>(), report.at("tolerance").to_number<double>());
+    EXPECT_GT(report.at("time_ns").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(report.at("timer").as_string(), "model");
+    EXPECT_EQ(report.at("runs").to_number<std::uint32_t>(), 5u);
+    EXPECT_EQ(report.at("dtype").as_string(), "f32");
+  }
+}
+
+TEST_F(KilnRun, SummaryNamesTheKernelResultTimeAndSpeed) {
+  const CliOutput run = kiln("run matmul --device dummy:0 --size 9 --dtype f16 --seed 7 --repeats 2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("matmul f16 [m=9 n=9 k=9] on dummy:0 (cli-gpu)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("result:  ok, max relative error"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(2 runs, model timer)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("GFLOP/s"), std::string::npos) << run.out;
+}
+
+TEST_F(KilnRun, DefaultsToTheFirstDeviceThatCanCompile) {
+  const CliOutput run = kiln("run add --size 100 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(boost::json::parse(run.out).at("device").as_string(), "dummy:0");
+}
+
+TEST_F(KilnRun, ARefusedKernelExitsOneWithTheDevicesReason) {
+  const CliOutput run = kiln("run exp-chain --device dummy:1 --size 10 --json");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("exp"), std::string::npos) << run.err;
+  // Still one JSON object, so that a script collecting them sees the failure.
+  const boost::json::object report = boost::json::parse(run.out).as_object();
+  EXPECT_FALSE(report.at("ok").as_bool());
+  EXPECT_EQ(report.at("device").as_string(), "dummy:1");
+  EXPECT_NE(std::string(report.at("error").as_string()).find("exp"), std::string::npos);
+}
+
+TEST_F(KilnRun, BadArgumentsExitOneWithAClearMessage) {
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"run frobnicate --device dummy:0", "no standard kernel 'frobnicate' (known: add"},
+      {"run add --device dummy:7", "dummy:7"},
+      {"run add --device cuda:0", "cuda"},
+      {"run add --dtype f8", "--dtype f8: not a dtype"},
+      {"run exp-chain --dtype i32", "exp-chain does not support dtype i32"},
+      {"run add --size 0", "--size"},
+      {"run matmul --device dummy:1 --dtype f64 --size 3", "f64"},
+      {"run matmul --device dummy:0 --size 1000000", "MiB"},  // 12 TB of buffers: refused before allocating
+  };
+  for (const Case& c : cases) {
+    const CliOutput run = kiln(c.args);
+    EXPECT_EQ(run.exit_code, 1) << c.args;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << c.args << ": " << run.err;
+    EXPECT_EQ(run.err.find("internal error"), std::string::npos) << c.args << ": " << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::test

@@ -1,0 +1,236 @@
+// The cost model ranks obviously better variants better: coalesced over
+// strided access, a LOCAL-tiled matmul over an untiled one and 256 threads
+// per group over 1 on a GPU-shaped device; contiguous inner loops on a CPU;
+// and it scales with the work that VARIABLE lengths give.
+#include "passes/pass_test_support.hpp"
+
+#include "kiln/passes/cost.hpp"
+
+namespace {
+
+using namespace kiln;
+using passes::test::parse_valid;
+
+std::string with_sizes(std::string text, std::initializer_list<std::pair<std::string, std::int64_t>> sizes) {
+  for (const auto& [name, value] : sizes)
+    for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at))
+      text.replace(at, name.size(), std::to_string(value));
+  return text;
+}
+
+// c[i, j] = sum_k a[i, k] b[k, j] on N x N, 16 x 16 threads per group,
+// thread (lx, ly) of group (gx, gy) computes i = gy*16 + ly, j = gx*16 + lx.
+constexpr std::string_view kMatmulHead = R"(
+%a = param 0 global f32[NN2]
+%b = param 1 global f32[NN2]
+%c = param 2 global_mut f32[NN2]
+%n = const i64 NN
+%groups = const i64 GG
+%t = const i64 16
+%zero = const i64 0
+%fz = const f32 0
+%gx = index group 0 %groups
+%gy = index group 1 %groups
+%lx = index local 0 %t
+%ly = index local 1 %t
+%j0 = mul i64 %gx, %t
+%j = add i64 %j0, %lx
+%i0 = mul i64 %gy, %t
+%i = add i64 %i0, %ly
+%acc = storage register f32[1]
+store f32 %acc[%zero], %fz
+%arow = mul i64 %i, %n
+)";
+
+constexpr std::string_view kMatmulTail = R"(
+%r = load f32 %acc[%zero]
+%ci = add i64 %arow, %j
+store f32 %c[%ci], %r
+)";
+
+constexpr std::string_view kUntiledLoop = R"(
+%k = loop %n
+  %ai = add i64 %arow, %k
+  %av = load f32 %a[%ai]
+  %bk = mul i64 %k, %n
+  %bi = add i64 %bk, %j
+  %bv = load f32 %b[%bi]
+  %s = load f32 %acc[%zero]
+  %m = mad f32 %av, %bv, %s
+  store f32 %acc[%zero], %m
+endloop %k
+)";
+
+// Each 16-wide slice of k: the group stages a 16x16 tile of a and of b in
+// LOCAL storage, waits, and computes from LOCAL.
+constexpr std::string_view kTiledLoop = R"(
+%as = storage local f32[256]
+%bs = storage local f32[256]
+%lrow = mul i64 %ly, %t
+%lidx = add i64 %lrow, %lx
+%tile = loop %groups
+  %tk = mul i64 %tile, %t
+  %ak = add i64 %tk, %lx
+  %ai = add i64 %arow, %ak
+  %av = load f32 %a[%ai]
+  store f32 %as[%lidx], %av
+  %bk0 = add i64 %tk, %ly
+  %bk = mul i64 %bk0, %n
+  %bi = add i64 %bk, %j
+  %bv = load f32 %b[%bi]
+  store f32 %bs[%lidx], %bv
+  barrier
+  %kk = loop %t
+    %ax = add i64 %lrow, %kk
+    %x = load f32 %as[%ax]
+    %by0 = mul i64 %kk, %t
+    %by = add i64 %by0, %lx
+    %y = load f32 %bs[%by]
+    %s = load f32 %acc[%zero]
+    %m = mad f32 %x, %y, %s
+    store f32 %acc[%zero], %m
+  endloop %kk
+  barrier
+endloop %tile
+)";
+
+ir::Kernel matmul(std::int64_t n, bool tiled) {
+  std::string text = std::string(kMatmulHead) + std::string(tiled ? kTiledLoop : kUntiledLoop) + std::string(kMatmulTail);
+  return parse_valid(with_sizes(text, {{"NN2", n * n}, {"NN", n}, {"GG", n / 16}}));
+}
+
+// One element per thread: out[e] = in[e] * 2 over 2^24 elements, with the
+// grid and e as given.
+ir::Kernel elementwise(std::string_view grid_and_element) {
+  return parse_valid(std::string(R"(
+%in = param 0 global f32[16777216]
+%out = param 1 global_mut f32[16777216]
+%two = const f32 2
+%c256 = const i64 256
+%c65536 = const i64 65536
+%c16m = const i64 16777216
+)") + std::string(grid_and_element) + R"(
+%x = load f32 %in[%e]
+%y = mul f32 %x, %two
+store f32 %out[%e], %y
+)");
+}
+
+double total(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables = {}) {
+  return passes::estimate_cost(kernel, device, variables).total_ns;
+}
+
+}  // namespace
+
+TEST(CostModel, TheTiledMatmulComputesTheSameAsTheUntiled) {
+  // The hand-written kernels the ranking test compares are both correct.
+  const std::string diff = passes::test::compare_runs(matmul(32, false), matmul(32, true), {}, 1e-5);
+  EXPECT_EQ(diff, "");
+}
+
+TEST(CostModel, RanksCoalescedAccessAboveStrided) {
+  const ir::Kernel coalesced = elementwise(R"(
+%g = index group 0 %c65536
+%l = index local 0 %c256
+%g256 = mul i64 %g, %c256
+%e = add i64 %g256, %l)");
+  const ir::Kernel strided = elementwise(R"(
+%g = index group 0 %c65536
+%l = index local 0 %c256
+%l64k = mul i64 %l, %c65536
+%e = add i64 %l64k, %g)");
+  const auto gpu = passes::gpu_preset();
+  const passes::CostEstimate good = passes::estimate_cost(coalesced, gpu);
+  const passes::CostEstimate bad = passes::estimate_cost(strided, gpu);
+  EXPECT_LT(good.global_bytes, bad.global_bytes);
+  EXPECT_NEAR(good.global_bytes, 2.0 * 16777216 * 4, 1);  // exactly what it uses
+  EXPECT_LT(good.total_ns * 4, bad.total_ns);
+}
+
+TEST(CostModel, RanksALocalTiledMatmulAboveAnUntiledOneOnAGpu) {
+  const auto gpu = passes::gpu_preset();
+  const passes::CostEstimate untiled = passes::estimate_cost(matmul(1024, false), gpu);
+  const passes::CostEstimate tiled = passes::estimate_cost(matmul(1024, true), gpu);
+  EXPECT_LT(tiled.global_bytes * 4, untiled.global_bytes);
+  EXPECT_GT(tiled.barrier_ns, 0);
+  EXPECT_GT(tiled.local_memory_ns, 0);
+  EXPECT_LT(tiled.total_ns, untiled.total_ns);
+  EXPECT_NEAR(tiled.flops, 2.0 * 1024 * 1024 * 1024, 1e6);
+}
+
+TEST(CostModel, RanksFullGroupsAboveOneThreadPerGroupOnAGpu) {
+  const ir::Kernel full = elementwise(R"(
+%g = index group 0 %c65536
+%l = index local 0 %c256
+%g256 = mul i64 %g, %c256
+%e = add i64 %g256, %l)");
+  const ir::Kernel single = elementwise(R"(
+%e = index group 0 %c16m)");
+  const auto gpu = passes::gpu_preset();
+  const passes::CostEstimate many = passes::estimate_cost(full, gpu);
+  const passes::CostEstimate one = passes::estimate_cost(single, gpu);
+  EXPECT_GT(many.occupancy, 10 * one.occupancy);
+  EXPECT_LT(many.total_ns * 4, one.total_ns);
+}
+
+TEST(CostModel, RanksContiguousInnerLoopsAboveStridedOnACpu) {
+  // Row sums read along the row (stride 1); column sums down the column.
+  constexpr std::string_view kSum = R"(
+%x = param 0 global f32[1048576]
+%y = param 1 global_mut f32[1024]
+%n = const i64 1024
+%zero = const i64 0
+%fz = const f32 0
+%r = index group 0 %n
+%acc = storage register f32[1]
+store f32 %acc[%zero], %fz
+%k = loop %n
+  ELEMENT
+  %v = load f32 %x[%e]
+  %s = load f32 %acc[%zero]
+  %t = add f32 %s, %v
+  store f32 %acc[%zero], %t
+endloop %k
+%out = load f32 %acc[%zero]
+store f32 %y[%r], %out
+)";
+  auto kernel = [&](std::string element) {
+    std::string text(kSum);
+    text.replace(text.find("ELEMENT"), 7, element);
+    return parse_valid(text);
+  };
+  const ir::Kernel rows = kernel("%base = mul i64 %r, %n\n  %e = add i64 %base, %k");
+  const ir::Kernel columns = kernel("%base = mul i64 %k, %n\n  %e = add i64 %base, %r");
+  const auto cpu = passes::cpu_preset();
+  EXPECT_LT(passes::estimate_cost(rows, cpu).global_bytes * 8, passes::estimate_cost(columns, cpu).global_bytes);
+  EXPECT_LT(total(rows, cpu), total(columns, cpu));
+}
+
+TEST(CostModel, PricesTranscendentalsAboveAdds) {
+  auto unary = [](std::string_view op) {
+    return parse_valid(std::string(R"(
+%in = param 0 global f32[65536]
+%out = param 1 global_mut f32[65536]
+%n = const i64 65536
+%e = index group 0 %n
+%x = load f32 %in[%e]
+%y = )") + std::string(op) + R"( f32 %x
+store f32 %out[%e], %y
+)");
+  };
+  const auto cpu = passes::cpu_preset();
+  EXPECT_GT(passes::estimate_cost(unary("exp"), cpu).compute_ns, 2 * passes::estimate_cost(unary("neg"), cpu).compute_ns);
+}
+
+TEST(CostModel, UsesVariableLengthsAndAssumes1024WithoutThem) {
+  const auto k = kernels::make_standard_kernel("add-dyn", {.n = 8}).value();
+  const auto gpu = passes::gpu_preset();
+  const std::int64_t small[] = {0, 0, 0, 1000};
+  const std::int64_t large[] = {0, 0, 0, 1000000};
+  const std::int64_t assumed[] = {0, 0, 0, 1024};
+  EXPECT_LT(total(k.kernel, gpu, small), total(k.kernel, gpu, large));
+  EXPECT_EQ(total(k.kernel, gpu), total(k.kernel, gpu, assumed));
+  const passes::CostEstimate e = passes::estimate_cost(k.kernel, gpu, large);
+  EXPECT_NEAR(e.flops, 1e6, 1);
+  EXPECT_GT(e.launch_ns, 0);
+}
