@@ -4,15 +4,6 @@
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/tune/search_space.hpp"
 
-namespace kiln::passes {
-// TEMPORARY (until passes-core's cost model is in main): a weak reference,
-// so that libkiln links without it. Without a cost model every candidate
-// ranks equal and the search's order decides what is measured (shorter
-// sequences first). Remove this declaration when core/passes/cost*.cpp lands.
-[[gnu::weak]] CostEstimate estimate_cost(const ir::Kernel& kernel, const DeviceInfo& device,
-                                         std::span<const std::int64_t> variables);
-}  // namespace kiln::passes
-
 namespace kiln::tune {
 
 const SearchSpace& default_search_space() {
@@ -23,10 +14,7 @@ const SearchSpace& default_search_space() {
     s.apply = [](const ir::Kernel& k, const passes::OptStep& step, const DeviceInfo& d) {
       return passes::apply_sequence(k, {step}, d);
     };
-    s.cost = [](const ir::Kernel& k, const DeviceInfo& d) {
-      if (&passes::estimate_cost == nullptr) return 0.0;
-      return passes::estimate_cost(k, d, {}).total_ns;
-    };
+    s.cost = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::estimate_cost(k, d).total_ns; };
     s.lower = [](const ir::Kernel& k, const passes::OptSequence& seq, const DeviceInfo& d) {
       return passes::optimize(k, seq, d);
     };
