@@ -5,6 +5,7 @@
 #include "kiln/tune/tuner.hpp"
 
 #include <chrono>
+#include <exception>
 
 namespace kiln::tune {
 
@@ -76,7 +77,9 @@ Result<TuningKey> tuning_key(const Device& device, const ir::Kernel& kernel, con
   return key;
 }
 
-Result<TunedProgram> get_tuned_program(const Device& device, const ir::Kernel& kernel, const TuneOptions& options) {
+namespace {
+
+Result<TunedProgram> tuned_program(const Device& device, const ir::Kernel& kernel, const TuneOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const SearchSpace& space = options.space != nullptr ? *options.space : default_search_space();
   const TuneMode mode = options.settings.mode;
@@ -130,6 +133,17 @@ Result<TunedProgram> get_tuned_program(const Device& device, const ir::Kernel& k
   out.entry = std::move(tuned.entry);
   out.warnings = std::move(warnings);
   return out;
+}
+
+}  // namespace
+
+Result<TunedProgram> get_tuned_program(const Device& device, const ir::Kernel& kernel, const TuneOptions& options) {
+  if (!device.valid()) return make_error(ErrorCode::InvalidArgument, "tune: no device");
+  try {
+    return tuned_program(device, kernel, options);
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::Internal, std::string("tune: internal error (an exception): ") + e.what());
+  }
 }
 
 }  // namespace kiln::tune

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <thread>
 #include <unordered_set>
 
@@ -282,7 +283,13 @@ class Tuning {
 
 Result<TuneResult> tune_kernel(const Device& device, const ir::Kernel& kernel, const TuneOptions& options) {
   if (!device.valid()) return make_error(ErrorCode::InvalidArgument, "tune: no device");
-  return Tuning(device, kernel, options).run();
+  // Passes and plugins report errors as values; should one throw anyway
+  // (a bug), the host gets an error, not an exception through its stack.
+  try {
+    return Tuning(device, kernel, options).run();
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::Internal, std::string("tune: internal error (an exception): ") + e.what());
+  }
 }
 
 }  // namespace kiln::tune
