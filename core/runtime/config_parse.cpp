@@ -4,6 +4,7 @@
 #include "config_internal.hpp"
 #include "install_paths.hpp"
 #include "json_document.hpp"
+#include "tune/autotune_reader.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -176,6 +177,8 @@ class ConfigReader {
 
   Result<void> read_autotune(const json::value& value) {
     if (!value.is_object()) return type_error("autotune", "an object", value);
+    KILN_TRY_ASSIGN(config_.autotune.settings,
+                    tune::detail::read_autotune_settings(doc_, value, "autotune", config_.warnings));
     config_.autotune.raw_json = json::serialize(value);
     config_.autotune.location = doc_.location("autotune");
     return {};

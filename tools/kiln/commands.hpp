@@ -35,5 +35,7 @@ kiln::Runtime open_runtime(const GlobalOptions& global);
 void add_devices_command(CLI::App& app, const GlobalOptions& global);
 void add_run_command(CLI::App& app, const GlobalOptions& global);
 void add_ir_command(CLI::App& app, const GlobalOptions& global);
+void add_tune_command(CLI::App& app, const GlobalOptions& global);
+void add_cache_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace kiln::cli

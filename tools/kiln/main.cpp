@@ -34,7 +34,9 @@ int main(int argc, char** argv) {
   add_devices_command(app, global);
   add_run_command(app, global);
   add_ir_command(app, global);
-  // Later issues add: tune, cache, bench.
+  add_tune_command(app, global);
+  add_cache_command(app, global);
+  // Later issues add: bench.
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <kiln/result.hpp>
+#include <kiln/tune/autotune_config.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -43,9 +44,10 @@ struct PluginConfig {
   bool from_manifest = false;
 };
 
-// The "autotune" section. The autotuner reads its typed fields from
-// raw_json; until then the section is only checked to be an object and kept.
+// The "autotune" section: the autotuner's typed settings (checked when the
+// config is parsed), and the section as JSON text with its location.
 struct AutotuneConfig {
+  tune::AutotuneSettings settings;
   std::string raw_json = "{}";
   SourceLocation location;
 };

@@ -1,0 +1,67 @@
+// kiln/tune/search_space.hpp - what the autotuner searches over: the tunable
+// optimizations, the always-on passes around them, the cost model that
+// ranks candidates, and how a sequence is lowered to the kernel measured.
+//
+// default_search_space() is kiln's own (kiln/passes/*); tests and host apps
+// may build another one (e.g. to plant optimizations of their own) with
+// make_search_space(). The tuner works only through this struct.
+#pragma once
+
+#include <kiln/ir/kernel.hpp>
+#include <kiln/passes/optimization.hpp>
+#include <kiln/result.hpp>
+#include <kiln/runtime/device_info.hpp>
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::tune {
+
+// Bump when an optimization's meaning changes without its name changing
+// (a step text then lowers to another kernel): every stored entry of the
+// old space is left behind and kernels are tuned again.
+inline constexpr int kSearchSpaceVersion = 1;
+
+using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
+using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
+using StepApplier = std::function<Result<ir::Kernel>(const ir::Kernel&, const passes::OptStep&, const DeviceInfo&)>;
+using Lowering = std::function<Result<ir::Kernel>(const ir::Kernel&, const passes::OptSequence&, const DeviceInfo&)>;
+
+struct SearchSpace {
+  // Tunable optimizations, in a stable order (the search visits them so).
+  std::vector<const passes::Optimization*> optimizations;
+  KernelPass normalize;  // the always-on passes (to a fixed point)
+  // One step on a normalized kernel, normalized again: how the search walks
+  // from a sequence to its children. Errors name the step.
+  StepApplier apply;
+  CostModel cost;        // estimated run time in ns; lower ranks first
+  // The whole lowering for a launch (normalize, the steps, finalize,
+  // verify): what is measured and what is replayed.
+  Lowering lower;
+  // Part of the tuning database key: kSearchSpaceVersion and the names of
+  // the optimizations, e.g. "1-3f2a09c1".
+  std::string version;
+
+  const passes::Optimization* find(std::string_view name) const;
+};
+
+// kiln's search space: passes::optimizations(), passes::normalize,
+// passes::apply_sequence for one step, passes::estimate_cost (total_ns), and
+// passes::optimize as the lowering.
+const SearchSpace& default_search_space();
+
+// A space from parts (tests plant optimizations of their own this way). A
+// step is the optimization of that name in `optimizations`, its result
+// verified, then normalized; the lowering is verify -> normalize -> the steps
+// -> finalize -> verify: the steps passes::optimize takes.
+SearchSpace make_search_space(std::vector<const passes::Optimization*> optimizations, KernelPass normalize,
+                              KernelPass finalize, CostModel cost);
+
+// "<kSearchSpaceVersion>-<8 hex digits of a hash of the names>".
+std::string search_space_version(std::span<const passes::Optimization* const> optimizations);
+
+}  // namespace kiln::tune

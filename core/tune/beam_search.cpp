@@ -1,0 +1,251 @@
+// The beam search over optimization sequences (zyx's autotune.rs, with its
+// dead ends fixed: an expanded item is not drawn again, a step that adds
+// nothing does not end the search, and sequences have a length limit).
+#include "kiln/tune/beam_search.hpp"
+
+#include "kiln/ir/hash.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_set>
+
+namespace kiln::tune {
+
+namespace {
+
+// splitmix64: tiny, and the same sequence on every platform (std's
+// distributions are not specified exactly).
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n), n > 0.
+  std::size_t below(std::size_t n) {
+    return static_cast<std::size_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+struct Item {
+  SearchCandidate candidate;
+  std::shared_ptr<const ir::Kernel> kernel;  // the normalized kernel the sequence gives
+  bool exhausted = false;                    // expanded already, or not to be expanded
+};
+
+double finite_cost(double cost) { return std::isnan(cost) ? std::numeric_limits<double>::infinity() : cost; }
+
+// The variants to try on `kernel`: of each optimization, its first
+// (most promising) configs, in proportion to how many it has, about
+// `wanted` in all (as zyx: ceil(n_configs * wanted / total) each).
+std::vector<passes::OptStep> variants(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
+                                      std::size_t wanted) {
+  std::vector<std::vector<passes::OptStep>> per_opt;
+  std::size_t total = 0;
+  for (const passes::Optimization* opt : space.optimizations) {
+    per_opt.push_back(opt->configs(kernel, device));
+    total += per_opt.back().size();
+  }
+  std::vector<passes::OptStep> out;
+  if (total == 0 || wanted == 0) return out;
+  const std::size_t take = std::min(wanted, total);
+  for (std::vector<passes::OptStep>& configs : per_opt) {
+    const std::size_t count = (configs.size() * take + total - 1) / total;
+    for (std::size_t i = 0; i < count && i < configs.size(); ++i) out.push_back(std::move(configs[i]));
+  }
+  return out;
+}
+
+class BeamSearch {
+ public:
+  BeamSearch(const DeviceInfo& device, const SearchSpace& space, const AutotuneSettings& settings)
+      : device_(device), space_(space), settings_(settings), random_(settings.seed) {}
+
+  SearchResult run(const ir::Kernel& kernel, const std::function<bool()>& out_of_time) {
+    out_of_time_ = out_of_time;
+    SearchResult result;
+    result.normalized = space_.normalize(kernel, device_);
+    const auto base = std::make_shared<const ir::Kernel>(result.normalized);
+    const std::uint64_t base_hash = ir::hash(*base);
+    visited_.insert(base_hash);
+
+    for (passes::OptStep& step : variants(*base, device_, space_, settings_.n_seeds)) add({}, *base, std::move(step));
+
+    for (std::uint32_t step = 0; step < settings_.n_total_opts && !stats_.out_of_time; ++step) {
+      Item* parent = draw();
+      if (parent == nullptr) break;  // nothing left to expand
+      parent->exhausted = true;
+      ++stats_.steps;
+      // Copies: `add` may grow items_ and move the parent.
+      const passes::OptSequence sequence = parent->candidate.sequence;
+      const std::shared_ptr<const ir::Kernel> kernel_of_parent = parent->kernel;
+      for (passes::OptStep& child : variants(*kernel_of_parent, device_, space_, settings_.n_added_per_step))
+        add(sequence, *kernel_of_parent, std::move(child));
+      remove_worst(settings_.n_removed_per_step);
+    }
+
+    result.candidates.push_back({{}, finite_cost(space_.cost(*base, device_)), base_hash});
+    for (Item& item : items_) result.candidates.push_back(std::move(item.candidate));
+    result.stats = stats_;
+    return result;
+  }
+
+ private:
+  // Applies one variant and keeps the kernel when it is new. Checks the
+  // clock first: one application of a large optimization can take long.
+  void add(const passes::OptSequence& prefix, const ir::Kernel& from, passes::OptStep step) {
+    if (stats_.out_of_time || (out_of_time_ && out_of_time_())) {
+      stats_.out_of_time = true;
+      return;
+    }
+    std::optional<ir::Kernel> applied;
+    double cost = 0;
+    // Optimizations promise errors, never exceptions; a broken one still
+    // costs only its variant.
+    try {
+      Result<ir::Kernel> result = space_.apply(from, step, device_);
+      if (result) {
+        applied = std::move(result).value();
+        if (settings_.max_kernel_ops == 0 || applied->size() <= settings_.max_kernel_ops)
+          cost = finite_cost(space_.cost(*applied, device_));
+      }
+    } catch (const std::exception&) {
+      applied.reset();
+    }
+    if (!applied) {
+      ++stats_.failed;
+      return;
+    }
+    const std::uint64_t hash = ir::hash(*applied);
+    if (!visited_.insert(hash).second) {
+      ++stats_.duplicates;
+      return;
+    }
+    if (settings_.max_kernel_ops > 0 && applied->size() > settings_.max_kernel_ops) {
+      ++stats_.too_large;
+      return;
+    }
+    ++stats_.generated;
+    Item item;
+    item.candidate.sequence = prefix;
+    item.candidate.sequence.push_back(std::move(step));
+    item.candidate.cost_ns = cost;
+    item.candidate.hash = hash;
+    item.exhausted = item.candidate.sequence.size() >= settings_.max_sequence_length;
+    item.kernel = std::make_shared<const ir::Kernel>(std::move(applied).value());
+    items_.push_back(std::move(item));
+  }
+
+  // A tournament of two among the items not yet expanded: the cheaper wins.
+  Item* draw() {
+    std::vector<std::size_t> open;
+    for (std::size_t i = 0; i < items_.size(); ++i)
+      if (!items_[i].exhausted) open.push_back(i);
+    if (open.empty()) return nullptr;
+    std::size_t best = open[random_.below(open.size())];
+    const std::size_t other = open[random_.below(open.size())];
+    if (items_[other].candidate.cost_ns < items_[best].candidate.cost_ns) best = other;
+    return &items_[best];
+  }
+
+  // Tournaments of two biased to high cost remove `n` items, once the beam
+  // holds at least 10 n of them (so early steps keep their variety).
+  void remove_worst(std::size_t n) {
+    if (n == 0 || items_.size() < 10 * n) return;
+    for (; n > 0 && !items_.empty(); --n) {
+      std::size_t worst = random_.below(items_.size());
+      const std::size_t other = random_.below(items_.size());
+      if (items_[other].candidate.cost_ns > items_[worst].candidate.cost_ns) worst = other;
+      items_[worst] = std::move(items_.back());
+      items_.pop_back();
+      ++stats_.removed;
+    }
+  }
+
+  const DeviceInfo& device_;
+  const SearchSpace& space_;
+  const AutotuneSettings& settings_;
+  Random random_;
+  std::function<bool()> out_of_time_;
+  std::vector<Item> items_;
+  std::unordered_set<std::uint64_t> visited_;
+  SearchStats stats_;
+};
+
+std::string family_of(const passes::OptSequence& sequence) {
+  std::set<std::string> names;
+  for (const passes::OptStep& step : sequence) names.insert(step.opt);
+  std::string family;
+  for (const std::string& name : names) family += name + ",";
+  return family;
+}
+
+}  // namespace
+
+SearchResult beam_search(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
+                         const AutotuneSettings& settings, const std::function<bool()>& out_of_time) {
+  return BeamSearch(device, space, settings).run(kernel, out_of_time);
+}
+
+std::vector<SearchCandidate> measurement_order(const SearchResult& search, std::size_t launches) {
+  std::vector<SearchCandidate> out;
+  if (search.candidates.empty()) return out;
+  out.push_back(search.candidates.front());  // the untuned kernel
+
+  struct Ranked {
+    const SearchCandidate* candidate;
+    std::string text;
+  };
+  std::vector<Ranked> ranked;
+  for (std::size_t i = 1; i < search.candidates.size(); ++i)
+    ranked.push_back({&search.candidates[i], passes::to_string(search.candidates[i].sequence)});
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.candidate->cost_ns != b.candidate->cost_ns) return a.candidate->cost_ns < b.candidate->cost_ns;
+    if (a.candidate->sequence.size() != b.candidate->sequence.size())
+      return a.candidate->sequence.size() < b.candidate->sequence.size();
+    return a.text < b.text;
+  });
+
+  std::vector<bool> taken(ranked.size(), false);
+  std::set<std::string> families;
+  auto take = [&](std::size_t i) {
+    taken[i] = true;
+    families.insert(family_of(ranked[i].candidate->sequence));
+    out.push_back(*ranked[i].candidate);
+  };
+  const std::size_t rest = launches > 2 ? launches - 2 : 0;
+  // The heuristic choice.
+  if (!ranked.empty()) take(0);
+  // The best one-step sequence of each optimization: cheap to compile, and
+  // each a different direction from the untuned kernel.
+  std::set<std::string> first_steps;
+  const std::size_t one_step_end = out.size() + (rest + 3) / 4;
+  for (std::size_t i = 0; i < ranked.size() && out.size() < one_step_end; ++i) {
+    const passes::OptSequence& sequence = ranked[i].candidate->sequence;
+    if (!taken[i] && sequence.size() == 1 && first_steps.insert(sequence[0].opt).second) take(i);
+  }
+  // Half of what is left by cost.
+  const std::size_t by_cost_end = out.size() + (launches > out.size() ? (launches - out.size()) / 2 : 0);
+  for (std::size_t i = 0; i < ranked.size() && out.size() < by_cost_end; ++i)
+    if (!taken[i]) take(i);
+  // One of each family not represented yet, best ranked first.
+  for (std::size_t i = 0; i < ranked.size() && out.size() < launches; ++i)
+    if (!taken[i] && !families.count(family_of(ranked[i].candidate->sequence))) take(i);
+  // Everything else by cost (spares for candidates that fail or repeat a kernel).
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    if (!taken[i]) take(i);
+  return out;
+}
+
+}  // namespace kiln::tune

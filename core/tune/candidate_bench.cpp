@@ -1,0 +1,234 @@
+#include "candidate_bench.hpp"
+
+#include "kiln/ir/analysis.hpp"
+#include "kiln/ir/dtype.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kiln::tune::detail {
+
+namespace {
+
+// Slots of GLOBAL_MUT params that some LOAD reads: written in place.
+std::vector<bool> loaded_mutable_slots(const ir::Kernel& kernel, std::size_t slots) {
+  std::vector<bool> loaded(slots, false);
+  for (const ir::Op& op : kernel.ops) {
+    if (op.kind != ir::OpKind::Load || op.src[0] >= kernel.size()) continue;
+    const ir::Op& memory = kernel[op.src[0]];
+    if (memory.kind == ir::OpKind::Param && memory.param_kind() == ir::ParamKind::GlobalMut && memory.attr < slots)
+      loaded[memory.attr] = true;
+  }
+  return loaded;
+}
+
+std::string status_text(const Error& error) { return error.to_string(); }
+
+}  // namespace
+
+std::int64_t longest_loop_nest(const ir::Kernel& kernel) {
+  constexpr std::int64_t kUnknownCount = 1024;
+  constexpr std::int64_t kCap = std::int64_t{1} << 40;
+  std::vector<std::int64_t> products{1};
+  std::int64_t longest = 1;
+  for (ir::ValueId id = 0; id < kernel.size(); ++id) {
+    const ir::Op& op = kernel[id];
+    if (op.kind == ir::OpKind::Loop) {
+      const std::int64_t count = std::max<std::int64_t>(1, ir::constant_int(kernel, op.src[0]).value_or(kUnknownCount));
+      products.push_back(std::min(kCap, products.back() * std::min(count, kCap)));
+      longest = std::max(longest, products.back());
+    } else if (op.kind == ir::OpKind::EndLoop && products.size() > 1) {
+      products.pop_back();
+    }
+  }
+  return longest;
+}
+
+Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Kernel& kernel,
+                                              std::vector<kernels::ArgSpec> args, std::uint64_t seed,
+                                              double tolerance) {
+  CandidateBench bench;
+  bench.device_ = device;
+  bench.args_ = std::move(args);
+  const std::size_t slots = bench.args_.size();
+  bench.in_place_ = loaded_mutable_slots(kernel, slots);
+  bench.buffers_.resize(slots);
+  bench.initial_.resize(slots);
+  bench.reference_.resize(slots);
+  bench.tolerance_.assign(slots, 0);
+
+  const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(bench.args_, seed);
+  const std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
+  const std::int64_t nest = longest_loop_nest(kernel);
+  std::size_t next_input = 0;
+  std::size_t next_output = 0;
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    const kernels::ArgSpec& arg = bench.args_[slot];
+    if (arg.role == kernels::ArgRole::Scalar) {
+      bench.launch_args_.push_back(LaunchArg::scalar(arg.dtype, arg.scalar_bits));
+      continue;
+    }
+    const std::uint64_t bytes = std::max<std::uint64_t>(1, arg.elements * ir::dtype_bytes(arg.dtype));
+    KILN_TRY_ASSIGN(bench.buffers_[slot], device.allocate(bytes));
+    if (arg.role == kernels::ArgRole::Input) {
+      KILN_TRY(bench.buffers_[slot].write(inputs[next_input++].data()));
+    } else {
+      kernels::HostBuffer initial = outputs[next_output++];
+      if (bench.in_place_[slot]) fill_random(initial, seed + slot, arg.low, arg.high);
+      bench.initial_[slot] = std::move(initial);
+      bench.tolerance_[slot] = tolerance > 0 ? tolerance : 2 * kernels::tolerance(arg.dtype, nest);
+    }
+    bench.launch_args_.push_back(LaunchArg::buffer(bench.buffers_[slot]));
+  }
+  return bench;
+}
+
+bool CandidateBench::has_in_place_buffers() const {
+  return std::find(in_place_.begin(), in_place_.end(), true) != in_place_.end();
+}
+
+Result<void> CandidateBench::restore() {
+  for (std::size_t slot = 0; slot < args_.size(); ++slot)
+    if (args_[slot].role == kernels::ArgRole::Output) KILN_TRY(buffers_[slot].write(initial_[slot].data()));
+  return {};
+}
+
+Result<void> CandidateBench::record_reference(const Program& untuned, const std::function<double()>& clock) {
+  KILN_TRY(restore());
+  if (has_in_place_buffers() || !clock) {
+    KILN_TRY_ASSIGN(Event done, device_.launch(untuned, launch_args_));
+    KILN_TRY(done.wait());
+  } else {
+    TimedLaunchOptions once;
+    once.warmups = 0;
+    once.repeats = 1;
+    const double before = clock();
+    KILN_TRY_ASSIGN(Timing timing, device_.timed_launch(untuned, launch_args_, once));
+    reference_run_ = Probe{std::move(timing), clock() - before};
+  }
+  for (std::size_t slot = 0; slot < args_.size(); ++slot) {
+    if (args_[slot].role != kernels::ArgRole::Output) continue;
+    reference_[slot] = kernels::HostBuffer(args_[slot].dtype, args_[slot].elements);
+    KILN_TRY(buffers_[slot].read(reference_[slot].data()));
+  }
+  return {};
+}
+
+Result<double> CandidateBench::compare_outputs(std::string& problem) {
+  double worst = 0;
+  for (std::size_t slot = 0; slot < args_.size(); ++slot) {
+    if (args_[slot].role != kernels::ArgRole::Output) continue;
+    kernels::HostBuffer actual(args_[slot].dtype, args_[slot].elements);
+    KILN_TRY(buffers_[slot].read(actual.data()));
+    const double error = kernels::compare(actual, reference_[slot]);
+    if (!(error <= tolerance_[slot]) && problem.empty())
+      problem = "output " + args_[slot].name + " (slot " + std::to_string(slot) + ") differs from the untuned kernel's: " +
+                "relative error " + std::to_string(error) + " > tolerance " + std::to_string(tolerance_[slot]);
+    if (std::isnan(error) || error > worst) worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
+  }
+  return worst;
+}
+
+namespace {
+
+// Timed runs beyond a first one that fit `allowance`, when a run costs
+// `per_run` seconds; `full` when warmups + repeats runs fit.
+std::uint32_t runs_that_fit(const TimedLaunchOptions& options, double allowance, double per_run, bool& full) {
+  full = per_run * (options.warmups + options.repeats) <= allowance;
+  if (full) return options.repeats;
+  const double fitting = per_run > 0 ? std::floor(allowance / per_run) - 1 : 0;
+  return static_cast<std::uint32_t>(std::clamp(fitting, 0.0, static_cast<double>(options.repeats)));
+}
+
+}  // namespace
+
+Result<Timing> CandidateBench::timed(const Program& program, const TimedLaunchOptions& options,
+                                     const TimeAllowance& allowance, const Probe* known_probe) {
+  if (allowance.seconds < 0 || !allowance.clock) return device_.timed_launch(program, launch_args_, options);
+  Probe probe;
+  if (known_probe != nullptr) {
+    probe = *known_probe;
+  } else {
+    TimedLaunchOptions first = options;
+    first.warmups = 0;
+    first.repeats = 1;
+    const double before = allowance.clock();
+    KILN_TRY_ASSIGN(probe.timing, device_.timed_launch(program, launch_args_, first));
+    probe.seconds = allowance.clock() - before;
+  }
+  // A first run already past the abort threshold ends the timing.
+  if (options.abort_ns > 0 && probe.timing.min_ns > options.abort_ns) probe.timing.aborted = true;
+  if (probe.timing.aborted) return probe.timing;
+  bool full = false;
+  const std::uint32_t more = runs_that_fit(options, allowance.seconds, probe.seconds, full);
+  if (full) return device_.timed_launch(program, launch_args_, options);
+  if (more == 0) return probe.timing;
+  TimedLaunchOptions rest = options;
+  rest.warmups = 0;
+  rest.repeats = more;
+  return device_.timed_launch(program, launch_args_, rest);
+}
+
+BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOptions& options,
+                                     const TimeAllowance& allowance, bool untuned) {
+  const Probe* known = untuned && reference_run_ ? &*reference_run_ : nullptr;
+  if (known != nullptr && allowance.seconds >= 0 && allowance.clock) {
+    bool full = false;
+    if (runs_that_fit(options, allowance.seconds, known->seconds, full) == 0 && !full) {
+      // Only the reference run fits: it is the measurement (its outputs are
+      // the reference, so there is nothing to compare).
+      BenchOutcome outcome;
+      outcome.timing = known->timing;
+      return outcome;
+    }
+  }
+  return measure_runs(program, options, allowance, known);
+}
+
+BenchOutcome CandidateBench::measure_runs(const Program& program, const TimedLaunchOptions& options,
+                                          const TimeAllowance& allowance, const Probe* known) {
+  BenchOutcome outcome;
+  auto failed = [&](const Error& error) {
+    outcome.status = CandidateStatus::LaunchFailed;
+    outcome.error = status_text(error);
+    return outcome;
+  };
+  std::string problem;
+  if (Result<void> r = restore(); !r) return failed(r.error());
+  if (has_in_place_buffers()) {
+    // Repeated timed runs would update the buffers again and again: check
+    // one run from the restored state, then restore again for timing.
+    Result<Event> done = device_.launch(program, launch_args_);
+    if (!done) return failed(done.error());
+    if (Result<void> r = done->wait(); !r) return failed(r.error());
+    Result<double> error = compare_outputs(problem);
+    if (!error) return failed(error.error());
+    outcome.max_error = *error;
+    if (Result<void> r = restore(); !r) return failed(r.error());
+  }
+  Result<Timing> timing = timed(program, options, allowance, known);
+  if (!timing) return failed(timing.error());
+  outcome.timing = std::move(timing).value();
+  const bool could_win = !outcome.timing.aborted && (allowance.check_below_ns == 0 ||
+                                                      outcome.timing.min_ns <= allowance.check_below_ns);
+  if (!has_in_place_buffers() && could_win) {
+    // Every run writes the same outputs: the last one is checked.
+    Result<double> error = compare_outputs(problem);
+    if (!error) return failed(error.error());
+    outcome.max_error = *error;
+  } else if (!has_in_place_buffers()) {
+    outcome.max_error = -1;  // not checked: it cannot win
+  }
+  if (!problem.empty()) {
+    outcome.status = CandidateStatus::Mismatch;
+    outcome.error = problem;
+  } else if (outcome.timing.aborted) {
+    outcome.status = CandidateStatus::Aborted;
+    outcome.error = "timing stopped early: a run took longer than " + std::to_string(options.abort_ns) + " ns";
+  }
+  return outcome;
+}
+
+}  // namespace kiln::tune::detail

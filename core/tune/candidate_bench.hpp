@@ -1,0 +1,98 @@
+// Internal: the bench candidates are measured on. It owns one set of device
+// buffers holding random inputs, the untuned kernel's outputs on them (the
+// reference), and runs each candidate: restore -> timed launch -> compare.
+#pragma once
+
+#include "kiln/kernels/host_buffer.hpp"
+#include "kiln/kernels/library.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tune/tuning_db.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::tune::detail {
+
+// How much wall time one candidate's timing may take, and the clock to
+// judge it by (seconds). Unlimited by default.
+struct TimeAllowance {
+  double seconds = -1;  // < 0: no limit
+  std::function<double()> clock;
+  // Outputs are compared only when the candidate's fastest run is at most
+  // this (0: always): a slower one cannot win, and comparing large outputs
+  // costs seconds. Kernels with in-place buffers are always checked.
+  std::uint64_t check_below_ns = 0;
+};
+
+struct BenchOutcome {
+  CandidateStatus status = CandidateStatus::Measured;
+  std::string error;
+  Timing timing;
+  double max_error = 0;  // largest compare() error over the outputs; -1: not compared (it could not win)
+};
+
+class CandidateBench {
+ public:
+  // `args` in PARAM slot order (kernels::args_of or a standard kernel's).
+  // A GLOBAL_MUT param the kernel also loads is read-and-written in place:
+  // it gets random contents too, restored before every candidate. Other
+  // outputs are reset to NaN (integers: 0x5a bytes) before every candidate,
+  // so an element a candidate fails to write never passes.
+  // `tolerance` <= 0: twice kernels::tolerance(dtype, the kernel's longest
+  // loop nest), since the reference carries rounding error too.
+  static Result<CandidateBench> create(const Device& device, const ir::Kernel& kernel,
+                                       std::vector<kernels::ArgSpec> args, std::uint64_t seed, double tolerance);
+
+  // Runs the untuned program once; its outputs become the reference. For
+  // kernels without in-place buffers that run is a timed launch of one run
+  // (timed on `clock` too), which measure(..., untuned = true) reuses as
+  // its first run.
+  Result<void> record_reference(const Program& untuned, const std::function<double()>& clock = {});
+
+  // Times `program` and checks its outputs against the reference. Never
+  // fails: problems are the outcome's status and error.
+  //
+  // With an allowance, a first single run (no warm-up) tells what a run
+  // costs: when warmups + repeats runs fit the allowance, the full timed
+  // launch follows (the first run was an extra warm-up); otherwise only as
+  // many further runs as fit (the first one as their warm-up), or, when
+  // none fits, that first run alone. Slow candidates thus cost one or two
+  // runs, not warmups + repeats.
+  // `untuned`: `program` is the one record_reference ran; when no run fits
+  // beyond the reference run, that run is the outcome.
+  BenchOutcome measure(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance = {},
+                       bool untuned = false);
+
+  bool has_in_place_buffers() const;
+
+ private:
+  Result<void> restore();
+  Result<double> compare_outputs(std::string& problem);
+  struct Probe {
+    Timing timing;
+    double seconds = 0;  // wall time of the call, on the allowance's clock
+  };
+  Result<Timing> timed(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance,
+                       const Probe* known_probe);
+  BenchOutcome measure_runs(const Program& program, const TimedLaunchOptions& options, const TimeAllowance& allowance,
+                            const Probe* known);
+
+  Device device_;
+  std::vector<kernels::ArgSpec> args_;
+  std::vector<bool> in_place_;                 // per slot
+  std::vector<Buffer> buffers_;                // per slot (invalid for scalars)
+  std::vector<LaunchArg> launch_args_;         // point into buffers_ (stable: never resized)
+  std::vector<kernels::HostBuffer> initial_;   // per slot: the contents of GLOBAL_MUT buffers before a run
+  std::vector<kernels::HostBuffer> reference_; // per slot: the untuned kernel's outputs
+  std::vector<double> tolerance_;              // per slot
+  std::optional<Probe> reference_run_;         // the reference run, when it was timed
+};
+
+// The longest product of constant LOOP trip counts along one nest (1 when
+// there is no loop; an unknown count counts as 1024), for tolerance().
+std::int64_t longest_loop_nest(const ir::Kernel& kernel);
+
+}  // namespace kiln::tune::detail

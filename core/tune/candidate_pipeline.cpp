@@ -1,0 +1,77 @@
+#include "candidate_pipeline.hpp"
+
+#include "kiln/ir/hash.hpp"
+
+#include <exception>
+
+namespace kiln::tune::detail {
+
+PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
+                                    SearchCandidate candidate, std::size_t max_kernel_ops) {
+  PreparedCandidate p;
+  p.text = passes::to_string(candidate.sequence);
+  p.search = std::move(candidate);
+  // Optimizations and plugins promise errors, never exceptions; a broken one
+  // still costs only its candidate.
+  try {
+    Result<ir::Kernel> lowered = space.lower(kernel, p.search.sequence, device.info());
+    if (!lowered) {
+      p.failure = CandidateStatus::LowerFailed;
+      p.error = lowered.error().to_string();
+      return p;
+    }
+    p.kernel = std::move(lowered).value();
+    p.final_hash = ir::hash_hex(p.kernel);
+    if (max_kernel_ops > 0 && p.kernel.size() > max_kernel_ops) {
+      p.failure = CandidateStatus::Skipped;
+      p.error = std::to_string(p.kernel.size()) + " ops, more than max_kernel_ops (" + std::to_string(max_kernel_ops) +
+                "): compiling it would take too long";
+      return p;
+    }
+    Result<Program> program = device.compile(p.kernel);
+    if (!program) {
+      p.failure = CandidateStatus::CompileFailed;
+      p.error = program.error().to_string();
+      return p;
+    }
+    p.program = std::move(program).value();
+  } catch (const std::exception& e) {
+    p.failure = p.final_hash.empty() ? CandidateStatus::LowerFailed : CandidateStatus::CompileFailed;
+    p.error = std::string("internal error (an exception): ") + e.what();
+  }
+  return p;
+}
+
+CandidatePipeline::CandidatePipeline(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
+                                     std::vector<SearchCandidate> queue, unsigned threads, bool overlap,
+                                     std::size_t max_kernel_ops)
+    : device_(device),
+      kernel_(kernel),
+      space_(space),
+      queue_(std::move(queue)),
+      threads_(std::max(threads, 1u)),
+      overlap_(overlap),
+      max_kernel_ops_(max_kernel_ops),
+      pool_(threads_) {}
+
+void CandidatePipeline::submit_one() {
+  const SearchCandidate& candidate = queue_[next_++];
+  in_flight_.push_back(pool_.submit([this, &candidate] {
+    return prepare_candidate(device_, kernel_, space_, candidate, max_kernel_ops_);
+  }));
+}
+
+std::optional<PreparedCandidate> CandidatePipeline::next() {
+  if (overlap_) {
+    while (next_ < queue_.size() && in_flight_.size() < threads_ + 2) submit_one();
+  } else if (in_flight_.empty()) {
+    while (next_ < queue_.size() && in_flight_.size() < threads_) submit_one();
+    for (std::future<PreparedCandidate>& job : in_flight_) job.wait();
+  }
+  if (in_flight_.empty()) return std::nullopt;
+  PreparedCandidate prepared = in_flight_.front().get();
+  in_flight_.pop_front();
+  return prepared;
+}
+
+}  // namespace kiln::tune::detail

@@ -1,0 +1,67 @@
+// Internal: turns the candidates of the search, in measurement order, into
+// compiled programs on a thread pool, a few ahead of the one being measured
+// (or, where compiling beside a run would disturb its time, in batches
+// between runs). Each job lowers the sequence exactly as it will be
+// replayed, refuses kernels too large to compile in reasonable time, and
+// compiles; every failure is carried as data, never thrown.
+#pragma once
+
+#include "kiln/runtime/device.hpp"
+#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/search_space.hpp"
+#include "kiln/tune/tuning_db.hpp"
+#include "thread_pool.hpp"
+
+#include <deque>
+#include <future>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::tune::detail {
+
+struct PreparedCandidate {
+  SearchCandidate search;
+  std::string text;                 // the sequence's text form
+  std::optional<CandidateStatus> failure;  // LowerFailed, Skipped or CompileFailed
+  std::string error;
+  ir::Kernel kernel;                // lowered: what is measured and replayed
+  std::string final_hash;
+  Program program;
+};
+
+// Lowers and compiles one candidate (on any thread).
+PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
+                                    SearchCandidate candidate, std::size_t max_kernel_ops);
+
+class CandidatePipeline {
+ public:
+  // `overlap`: keep threads + 1 candidates in preparation while one is
+  // measured; otherwise prepare a batch of `threads`, wait for all of it,
+  // and hand them out one by one (nothing compiles during a measurement).
+  CandidatePipeline(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
+                    std::vector<SearchCandidate> queue, unsigned threads, bool overlap, std::size_t max_kernel_ops);
+  // Drops what has not started; waits for jobs in progress.
+  ~CandidatePipeline() = default;
+  CandidatePipeline(const CandidatePipeline&) = delete;
+  CandidatePipeline& operator=(const CandidatePipeline&) = delete;
+
+  // The next candidate in queue order, prepared; nullopt when none is left.
+  std::optional<PreparedCandidate> next();
+
+ private:
+  void submit_one();
+
+  const Device& device_;
+  const ir::Kernel& kernel_;
+  const SearchSpace& space_;
+  std::vector<SearchCandidate> queue_;
+  std::size_t next_ = 0;  // the next queue entry to submit
+  unsigned threads_;
+  bool overlap_;
+  std::size_t max_kernel_ops_;
+  std::deque<std::future<PreparedCandidate>> in_flight_;
+  ThreadPool pool_;  // last: destroyed (joined) first, while what its jobs use still exists
+};
+
+}  // namespace kiln::tune::detail

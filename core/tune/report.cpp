@@ -1,0 +1,62 @@
+#include "kiln/tune/report.hpp"
+
+#include "kiln/passes/optimization.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace kiln::tune {
+
+namespace json = boost::json;
+
+TuneReport make_tune_report(const TunedProgram& tuned, std::string kernel_name, std::string device_id) {
+  TuneReport r;
+  r.kernel = std::move(kernel_name);
+  r.device = std::move(device_id);
+  r.baseline_ns = tuned.baseline_ns;
+  r.best_ns = tuned.best_ns;
+  r.speedup = tuned.best_ns > 0 && tuned.baseline_ns > 0
+                  ? static_cast<double>(tuned.baseline_ns) / static_cast<double>(tuned.best_ns)
+                  : 0;
+  r.sequence = passes::to_string(tuned.sequence);
+  r.candidates_measured = tuned.candidates_measured;
+  r.from_cache = tuned.from_cache;
+  r.tune_seconds = tuned.tune_seconds;
+  if (tuned.entry) {
+    r.kernel_hash = tuned.entry->key.kernel_hash;
+    r.timer = tuned.entry->timer;
+    r.statistic = tuned.entry->statistic;
+  }
+  r.warnings = tuned.warnings;
+  return r;
+}
+
+std::string tune_report_json(const TuneReport& r) {
+  json::object o;
+  o["kernel"] = r.kernel;
+  o["device"] = r.device;
+  o["baseline_ns"] = r.baseline_ns;
+  o["best_ns"] = r.best_ns;
+  o["speedup"] = r.speedup;
+  o["sequence"] = r.sequence;
+  o["candidates_measured"] = r.candidates_measured;
+  o["from_cache"] = r.from_cache;
+  o["tune_seconds"] = r.tune_seconds;
+  o["kernel_hash"] = r.kernel_hash;
+  o["timer"] = r.timer;
+  o["statistic"] = r.statistic;
+  json::array warnings;
+  for (const std::string& w : r.warnings) warnings.emplace_back(w);
+  o["warnings"] = std::move(warnings);
+  if (r.reference) {
+    json::object ref;
+    ref["device"] = r.reference->device;
+    ref["ns"] = r.reference->ns;
+    ref["tuned_vs_reference"] =
+        r.best_ns > 0 ? static_cast<double>(r.reference->ns) / static_cast<double>(r.best_ns) : 0.0;
+    o["reference"] = std::move(ref);
+  }
+  return json::serialize(o) + "\n";
+}
+
+}  // namespace kiln::tune

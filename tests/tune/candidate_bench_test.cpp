@@ -1,0 +1,238 @@
+// The bench candidates are measured on: random inputs, the untuned kernel's
+// outputs as the reference, outputs reset and in-place buffers restored
+// before every candidate, and every failure an outcome rather than an error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "kiln/kernels/library.hpp"
+#include "tune/candidate_bench.hpp"
+#include "tune/dummy_device.hpp"
+
+using namespace kiln;
+using kiln::tune::CandidateStatus;
+using kiln::tune::detail::CandidateBench;
+
+namespace {
+
+constexpr const char* kAdd = R"(
+%a = param 0 global f32[1000]
+%b = param 1 global f32[1000]
+%c = param 2 global_mut f32[1000]
+%n = const i64 1000
+%i = index group 0 %n
+%x = load f32 %a[%i]
+%y = load f32 %b[%i]
+%s = add f32 %x, %y
+store f32 %c[%i], %s
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+TimedLaunchOptions timed(std::uint32_t warmups, std::uint32_t repeats, std::uint64_t abort_ns = 0) {
+  TimedLaunchOptions options;
+  options.warmups = warmups;
+  options.repeats = repeats;
+  options.abort_ns = abort_ns;
+  return options;
+}
+
+CandidateBench bench_for(const Device& device, const ir::Kernel& kernel, double tolerance = 0) {
+  std::vector<kernels::ArgSpec> args = kernels::args_of(kernel).value();
+  return CandidateBench::create(device, kernel, std::move(args), 7, tolerance).value();
+}
+
+}  // namespace
+
+TEST(CandidateBench, TheUntunedKernelMatchesItself) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  const Program program = device.compile(kernel).value();
+  bench.record_reference(program).value();
+  const tune::detail::BenchOutcome outcome = bench.measure(program, timed(1, 3));
+  EXPECT_EQ(outcome.status, CandidateStatus::Measured) << outcome.error;
+  EXPECT_EQ(outcome.max_error, 0);
+  EXPECT_EQ(outcome.timing.runs, 3u);
+  EXPECT_GT(outcome.timing.median_ns, 0u);
+  EXPECT_EQ(outcome.timing.timer, TimerKind::Model);
+}
+
+TEST(CandidateBench, AWrongResultIsAMismatchNamingTheOutput) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  bench.record_reference(device.compile(kernel).value()).value();
+  const ir::Kernel wrong = test::parse_ir(replace(kAdd, "add f32", "sub f32"));
+  const tune::detail::BenchOutcome outcome = bench.measure(device.compile(wrong).value(), {});
+  EXPECT_EQ(outcome.status, CandidateStatus::Mismatch);
+  EXPECT_NE(outcome.error.find("output %2 (slot 2) differs from the untuned kernel's"), std::string::npos)
+      << outcome.error;
+  EXPECT_GT(outcome.max_error, 0.01);
+}
+
+TEST(CandidateBench, OutputsAreResetSoUnwrittenElementsFail) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  const Program untuned = device.compile(kernel).value();
+  bench.record_reference(untuned).value();
+  // The buffer now holds correct results; a kernel that writes only half of
+  // them must not pass on what the previous run left behind.
+  ASSERT_EQ(bench.measure(untuned, {}).status, CandidateStatus::Measured);
+  const ir::Kernel half = test::parse_ir(replace(kAdd, "%n = const i64 1000\n%i = index group 0 %n",
+                                                 "%n = const i64 500\n%i = index group 0 %n"));
+  const tune::detail::BenchOutcome outcome = bench.measure(device.compile(half).value(), {});
+  EXPECT_EQ(outcome.status, CandidateStatus::Mismatch);
+  EXPECT_TRUE(std::isinf(outcome.max_error)) << "NaN where the reference has numbers";
+}
+
+TEST(CandidateBench, InPlaceBuffersAreRestoredBeforeEveryCandidate) {
+  const Device device = test::dummy_device();
+  // x[i] = x[i] * 2 + 1: running it twice on the same data gives another result.
+  const ir::Kernel kernel = test::parse_ir(R"(
+%x = param 0 global_mut f32[256]
+%n = const i64 256
+%i = index group 0 %n
+%v = load f32 %x[%i]
+%two = const f32 2
+%one = const f32 1
+%m = mad f32 %v, %two, %one
+store f32 %x[%i], %m
+)");
+  CandidateBench bench = bench_for(device, kernel);
+  EXPECT_TRUE(bench.has_in_place_buffers());
+  const Program program = device.compile(kernel).value();
+  bench.record_reference(program).value();
+  for (int candidate = 0; candidate < 3; ++candidate) {
+    const tune::detail::BenchOutcome outcome = bench.measure(program, timed(2, 4));
+    EXPECT_EQ(outcome.status, CandidateStatus::Measured) << candidate << ": " << outcome.error;
+    EXPECT_EQ(outcome.max_error, 0) << candidate;
+  }
+}
+
+TEST(CandidateBench, RandomInputsAreNotZeros) {
+  const Device device = test::dummy_device();
+  // y[i] = x[i]: if the inputs were all zeros, a kernel writing 0 would pass.
+  const std::string copy = R"(
+%x = param 0 global f32[64]
+%y = param 1 global_mut f32[64]
+%n = const i64 64
+%i = index group 0 %n
+%v = load f32 %x[%i]
+store f32 %y[%i], %v
+)";
+  const ir::Kernel kernel = test::parse_ir(copy);
+  CandidateBench bench = bench_for(device, kernel);
+  bench.record_reference(device.compile(kernel).value()).value();
+  const ir::Kernel zeros = test::parse_ir(replace(copy, "store f32 %y[%i], %v", "%z = const f32 0\nstore f32 %y[%i], %z"));
+  EXPECT_EQ(bench.measure(device.compile(zeros).value(), {}).status, CandidateStatus::Mismatch);
+}
+
+TEST(CandidateBench, SlowCandidatesAreAbortedAndFaultsAreLaunchFailures) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  const Program program = device.compile(kernel).value();
+  bench.record_reference(program).value();
+  const tune::detail::BenchOutcome aborted = bench.measure(program, timed(0, 5, 1));
+  EXPECT_EQ(aborted.status, CandidateStatus::Aborted);
+  EXPECT_LT(aborted.timing.runs, 5u);
+  EXPECT_NE(aborted.error.find("longer than 1 ns"), std::string::npos) << aborted.error;
+
+  // Reads b at an index made from a's data, mostly out of range: a fault
+  // only a run finds.
+  const ir::Kernel faulty = test::parse_ir(replace(kAdd, "%y = load f32 %b[%i]",
+                                                   "%big = const f32 100000\n%f = mul f32 %x, %big\n"
+                                                   "%j = cast i64 %f\n%y = load f32 %b[%j]"));
+  const tune::detail::BenchOutcome failed = bench.measure(device.compile(faulty).value(), {});
+  EXPECT_EQ(failed.status, CandidateStatus::LaunchFailed);
+  EXPECT_NE(failed.error.find("dummy"), std::string::npos) << failed.error;
+}
+
+TEST(CandidateBench, ToleranceFollowsTheLongestLoopNest) {
+  EXPECT_EQ(tune::detail::longest_loop_nest(test::parse_ir(kAdd)), 1);
+  const ir::Kernel nested = test::parse_ir(R"(
+%x = param 0 global_mut f32[1]
+%a = const i64 8
+%b = const i64 16
+%i = loop %a
+  %j = loop %b
+  endloop %j
+endloop %i
+%k = loop %a
+endloop %k
+)");
+  EXPECT_EQ(tune::detail::longest_loop_nest(nested), 128);
+}
+
+TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  const Program program = device.compile(kernel).value();
+  bench.record_reference(program).value();
+  // A clock on which every run (every timed_launch call) takes one second.
+  auto now = std::make_shared<double>(0);
+  tune::detail::TimeAllowance allowance;
+  allowance.clock = [now] { return *now += 1; };  // read before and after a call
+  auto runs_with = [&](double seconds) {
+    allowance.seconds = seconds;
+    const tune::detail::BenchOutcome outcome = bench.measure(program, timed(1, 5), allowance);
+    EXPECT_EQ(outcome.status, CandidateStatus::Measured) << outcome.error;
+    return outcome.timing.runs;
+  };
+  EXPECT_EQ(runs_with(100), 5u) << "1 + 5 runs fit: the full timing";
+  EXPECT_EQ(runs_with(3.5), 2u) << "the first run, then two more";
+  EXPECT_EQ(runs_with(0.5), 1u) << "nothing fits: the first run alone";
+  EXPECT_EQ(runs_with(-1), 5u) << "no allowance";
+
+  allowance.seconds = 100;
+  const tune::detail::BenchOutcome slow = bench.measure(program, timed(1, 5, 1), allowance);
+  EXPECT_EQ(slow.status, CandidateStatus::Aborted) << "a first run past the abort threshold ends it";
+  EXPECT_EQ(slow.timing.runs, 1u);
+}
+
+TEST(CandidateBench, TheTimedReferenceRunServesTheUntunedKernel) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  const Program program = device.compile(kernel).value();
+  auto now = std::make_shared<double>(0);
+  tune::detail::TimeAllowance allowance;
+  allowance.clock = [now] { return *now += 1; };
+  bench.record_reference(program, allowance.clock).value();
+  const double after_reference = *now;
+
+  allowance.seconds = 0.5;  // no run fits: the reference run is the measurement
+  const tune::detail::BenchOutcome reused = bench.measure(program, timed(0, 5), allowance, true);
+  EXPECT_EQ(reused.status, CandidateStatus::Measured);
+  EXPECT_EQ(reused.timing.runs, 1u);
+  EXPECT_GT(reused.timing.median_ns, 0u);
+  EXPECT_EQ(*now, after_reference) << "nothing ran";
+
+  allowance.seconds = 100;
+  const tune::detail::BenchOutcome full = bench.measure(program, timed(0, 5), allowance, true);
+  EXPECT_EQ(full.status, CandidateStatus::Measured) << full.error;
+  EXPECT_EQ(full.timing.runs, 5u);
+  EXPECT_EQ(full.max_error, 0);
+}
+
+TEST(CandidateBench, OnlyCandidatesThatCouldWinAreCompared) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  bench.record_reference(device.compile(kernel).value()).value();
+  const Program wrong = device.compile(test::parse_ir(replace(kAdd, "add f32", "sub f32"))).value();
+  tune::detail::TimeAllowance allowance;
+  allowance.check_below_ns = 1;  // the best so far: 1 ns; this one cannot win
+  const tune::detail::BenchOutcome slow = bench.measure(wrong, timed(0, 2), allowance);
+  EXPECT_EQ(slow.status, CandidateStatus::Measured);
+  EXPECT_EQ(slow.max_error, -1) << "not compared";
+  allowance.check_below_ns = 1'000'000'000;
+  EXPECT_EQ(bench.measure(wrong, timed(0, 2), allowance).status, CandidateStatus::Mismatch);
+}

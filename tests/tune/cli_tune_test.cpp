@@ -1,0 +1,145 @@
+// `kiln tune` and `kiln cache` as a user runs them: separate processes on
+// the dummy device, sharing one tuning database file.
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tune/child_process.hpp"
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+struct CliFixture {
+  fs::path dir;
+  fs::path config;
+  fs::path db;
+
+  CliFixture() {
+    dir = fs::path(KILN_BUILD_DIR) / "tests" / "tune-cli" / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    config = dir / "config.json";
+    db = dir / "tuning.sqlite";
+    std::ofstream(config) << R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
+        "cuda": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
+        "dummy": {"enabled": true, "options": {"devices": [{"name": "sim"}]}}},
+      "autotune": {"budget_s": 20, "repeats": 2},
+      "tuning_db": "tuning.sqlite"})";
+  }
+
+  // Runs kiln with the fixture's config; returns stdout (and stderr when
+  // asked), sets `status`.
+  std::string kiln(std::vector<std::string> args, int& status, bool with_stderr = false) const {
+    std::vector<std::string> argv = {std::string(KILN_BUILD_DIR) + "/bin/kiln", "--config", config.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    kiln::test::ChildProcess process(argv, with_stderr);
+    EXPECT_TRUE(process.started());
+    const std::string out = process.read_all();
+    status = process.wait();
+    return out;
+  }
+  std::string kiln_ok(std::vector<std::string> args) const {
+    int status = -1;
+    const std::string out = kiln(args, status);
+    EXPECT_EQ(status, 0) << out;
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST(CliTune, JsonHasTheIssuesFieldsInOrderAndTheSecondRunHitsTheDatabase) {
+  const CliFixture f;
+  const std::vector<std::string> tune = {"tune", "add", "--n", "4096", "--device", "dummy:0", "--json", "--quiet"};
+  const json::value first = json::parse(f.kiln_ok(tune));
+  const std::vector<std::string> expected = {"kernel", "device", "baseline_ns", "best_ns", "speedup", "sequence",
+                                             "candidates_measured", "from_cache", "tune_seconds"};
+  std::vector<std::string> keys;
+  for (const auto& item : first.as_object()) keys.emplace_back(item.key());
+  ASSERT_GE(keys.size(), expected.size());
+  EXPECT_EQ(std::vector<std::string>(keys.begin(), keys.begin() + static_cast<long>(expected.size())), expected);
+
+  const json::object& o = first.as_object();
+  EXPECT_EQ(o.at("kernel").as_string(), "add");
+  EXPECT_EQ(o.at("device").as_string(), "dummy:0");
+  EXPECT_GT(o.at("baseline_ns").to_number<std::uint64_t>(), 0u);
+  EXPECT_GT(o.at("best_ns").to_number<std::uint64_t>(), 0u);
+  EXPECT_LE(o.at("best_ns").to_number<std::uint64_t>(), o.at("baseline_ns").to_number<std::uint64_t>());
+  EXPECT_GE(o.at("speedup").to_number<double>(), 1.0);
+  EXPECT_TRUE(o.at("sequence").is_string());
+  EXPECT_GE(o.at("candidates_measured").to_number<std::uint64_t>(), 1u);
+  EXPECT_FALSE(o.at("from_cache").as_bool());
+  EXPECT_GT(o.at("tune_seconds").to_number<double>(), 0);
+  EXPECT_TRUE(fs::exists(f.db)) << "the config's tuning_db";
+
+  const json::value second = json::parse(f.kiln_ok(tune));
+  EXPECT_TRUE(second.as_object().at("from_cache").as_bool());
+  EXPECT_EQ(second.as_object().at("candidates_measured").to_number<std::uint64_t>(), 0u) << "launches nothing";
+  EXPECT_EQ(second.as_object().at("sequence"), o.at("sequence"));
+  EXPECT_EQ(second.as_object().at("best_ns"), o.at("best_ns"));
+}
+
+TEST(CliTune, TextOutputNamesTheSequenceTimesAndSpeedup) {
+  const CliFixture f;
+  const std::string out = f.kiln_ok({"tune", "exp-chain", "--size", "2048", "--device", "dummy:0", "--quiet"});
+  for (const char* line : {"kernel    exp-chain", "device    dummy:0 (sim)", "sequence  ", "time      ", "untuned   ",
+                           "speed-up  ", "candidates measured in"})
+    EXPECT_NE(out.find(line), std::string::npos) << line << "\n" << out;
+}
+
+TEST(CliTune, ErrorsAreClear) {
+  const CliFixture f;
+  int status = 0;
+  std::string out = f.kiln({"tune", "no-such-kernel", "--device", "dummy:0"}, status, true);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(out.find("'no-such-kernel' is neither a standard kernel (add, "), std::string::npos) << out;
+  out = f.kiln({"tune", "add", "--device", "dummy:7"}, status, true);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(out.find("dummy:7"), std::string::npos) << out;
+  const fs::path bad = f.dir / "bad.kir";
+  std::ofstream(bad) << "%0 = param 0 global f32[4]\n%1 = frobnicate f32 %0\n";
+  out = f.kiln({"tune", bad.string(), "--device", "dummy:0"}, status, true);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(out.find(bad.string() + ":2:6: expected an op name"), std::string::npos) << out;
+}
+
+TEST(CliCache, ListShowExportImportClear) {
+  const CliFixture f;
+  f.kiln_ok({"tune", "add", "--n", "1024", "--device", "dummy:0", "--quiet"});
+  f.kiln_ok({"tune", "exp-chain", "--n", "1024", "--device", "dummy:0", "--quiet"});
+
+  const std::string list = f.kiln_ok({"cache", "list"});
+  EXPECT_NE(list.find("(2 entries)"), std::string::npos) << list;
+  EXPECT_NE(list.find("add f32"), std::string::npos) << list;
+  EXPECT_NE(list.find("exp-chain f32"), std::string::npos) << list;
+
+  const std::string show = f.kiln_ok({"cache", "show", "1"});
+  EXPECT_NE(show.find("fingerprint  plugin=dummy;device=sim;"), std::string::npos) << show;
+  EXPECT_NE(show.find("<- chosen"), std::string::npos) << show;
+  EXPECT_NE(show.find("measured"), std::string::npos) << show;
+
+  const fs::path exported = f.dir / "export.json";
+  f.kiln_ok({"cache", "export", exported.string()});
+  EXPECT_NE(f.kiln_ok({"cache", "clear", "--kernel", "add"}).find("removed 1 entries"), std::string::npos);
+  EXPECT_NE(f.kiln_ok({"cache", "clear", "--all"}).find("removed 1 entries"), std::string::npos);
+  EXPECT_NE(f.kiln_ok({"cache", "list"}).find("(0 entries)"), std::string::npos);
+  EXPECT_NE(f.kiln_ok({"cache", "import", exported.string()}).find("imported 2 entries"), std::string::npos);
+  const json::value listed = json::parse(f.kiln_ok({"cache", "list", "--json"}));
+  EXPECT_EQ(listed.as_object().at("entries").as_array().size(), 2u);
+
+  // The imported entries serve `kiln tune` as if tuned here.
+  const json::value hit = json::parse(f.kiln_ok({"tune", "add", "--n", "1024", "--device", "dummy:0", "--json"}));
+  EXPECT_TRUE(hit.as_object().at("from_cache").as_bool());
+
+  int status = 0;
+  f.kiln({"cache", "show", "99"}, status);
+  EXPECT_EQ(status, 1);
+  f.kiln({"cache", "clear"}, status);
+  EXPECT_EQ(status, 1) << "clear needs a filter or --all";
+}

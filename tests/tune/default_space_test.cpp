@@ -1,0 +1,102 @@
+// kiln's own search space (the passes library) under the tuner, on the
+// dummy device: its lowering is passes::optimize, what the tuner measured is
+// what a replay gives, and a second call finds it in the database.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "kiln/ir/hash.hpp"
+#include "kiln/kernels/library.hpp"
+#include "kiln/passes/pipeline.hpp"
+#include "kiln/tune/tuner.hpp"
+#include "tune/dummy_device.hpp"
+
+using namespace kiln;
+using namespace kiln::tune;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_db() {
+  const fs::path dir = fs::path(KILN_BUILD_DIR) / "tests" / "tune-default" /
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir / "tuning.sqlite";
+}
+
+TuneOptions quick_options(const kernels::StandardKernel& k, fs::path db) {
+  TuneOptions options;
+  options.settings.n_launches = 8;
+  options.settings.repeats = 2;
+  options.settings.n_total_opts = 8;
+  options.settings.budget_s = 120;
+  options.db_path = std::move(db);
+  options.args = k.args;
+  options.tolerance = 2 * k.tolerance;
+  options.kernel_name = k.name;
+  return options;
+}
+
+}  // namespace
+
+TEST(DefaultSpace, StepsAndLoweringAreThePassesLibrarys) {
+  const SearchSpace& space = default_search_space();
+  EXPECT_EQ(space.optimizations, passes::optimizations());
+  EXPECT_EQ(space.version, search_space_version(passes::optimizations()));
+  const Device device = test::dummy_device();
+  const kernels::StandardKernel k = kernels::make_standard_kernel("sum-rows", {64, 256, 1}).value();
+  const ir::Kernel normalized = space.normalize(k.kernel, device.info());
+  EXPECT_EQ(normalized, passes::normalize(k.kernel, device.info()));
+  std::size_t compared = 0;
+  for (const passes::Optimization* opt : space.optimizations) {
+    for (const passes::OptStep& step : opt->configs(normalized, device.info())) {
+      Result<ir::Kernel> applied = space.apply(normalized, step, device.info());
+      Result<ir::Kernel> lowered = space.lower(k.kernel, {step}, device.info());
+      Result<ir::Kernel> optimized = passes::optimize(k.kernel, {step}, device.info());
+      ASSERT_EQ(lowered.ok(), optimized.ok()) << step.to_string();
+      if (!lowered) continue;
+      EXPECT_EQ(ir::hash(*lowered), ir::hash(*optimized)) << step.to_string();
+      ASSERT_TRUE(applied.ok()) << step.to_string();
+      EXPECT_EQ(*applied, passes::apply_sequence(normalized, {step}, device.info()).value()) << step.to_string();
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0u) << "the registry offers configs for a row sum";
+}
+
+TEST(DefaultSpace, TunesAStandardKernelAndReplaysExactlyWhatItMeasured) {
+  const Device device = test::dummy_device();
+  const kernels::StandardKernel k = kernels::make_standard_kernel("sum-rows", {64, 256, 1}).value();
+  const fs::path db = fresh_db();
+  const TuneOptions options = quick_options(k, db);
+  const TunedProgram tuned = get_tuned_program(device, k.kernel, options).value();
+  ASSERT_TRUE(tuned.entry.has_value());
+  EXPECT_GE(tuned.candidates_measured, 2u);
+  EXPECT_LE(tuned.best_ns, tuned.baseline_ns);
+  // The stored text, replayed through passes::optimize, is the kernel measured.
+  const passes::OptSequence stored = passes::parse_sequence(tuned.entry->sequence).value();
+  EXPECT_EQ(ir::hash_hex(passes::optimize(k.kernel, stored, device.info()).value()), tuned.entry->final_hash);
+  for (const CandidateRecord& r : tuned.entry->candidates) {
+    if (r.final_hash.empty()) continue;
+    const passes::OptSequence sequence = passes::parse_sequence(r.sequence).value();
+    EXPECT_EQ(ir::hash_hex(passes::optimize(k.kernel, sequence, device.info()).value()), r.final_hash) << r.sequence;
+  }
+  // The winner computes the row sums.
+  std::vector<kernels::HostBuffer> inputs = k.make_inputs(11);
+  std::vector<kernels::HostBuffer> expected = k.make_outputs();
+  k.reference(inputs, expected);
+  Buffer in = device.allocate(inputs[0].bytes()).value();
+  Buffer out = device.allocate(expected[0].bytes()).value();
+  in.write(inputs[0].data()).value();
+  const LaunchArg args[] = {LaunchArg::buffer(in), LaunchArg::buffer(out)};
+  device.launch(tuned.program, args).value().wait().value();
+  kernels::HostBuffer actual(expected[0].dtype(), expected[0].size());
+  out.read(actual.data()).value();
+  EXPECT_LE(kernels::compare(actual, expected[0]), k.tolerance);
+
+  const TunedProgram again = get_tuned_program(device, k.kernel, options).value();
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_EQ(again.candidates_measured, 0u);
+  EXPECT_EQ(again.kernel, tuned.kernel);
+}

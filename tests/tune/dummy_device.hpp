@@ -1,0 +1,38 @@
+// The dummy device the autotuner tests measure on: simulated, deterministic
+// timings (docs/dummy.md). The runtime initialises a plugin once per process,
+// so every test of this binary shares these options.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "kiln/ir/text.hpp"
+#include "kiln/runtime.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace kiln::test {
+
+inline const Runtime& dummy_runtime() {
+  static const Runtime runtime = [] {
+    const std::string text = R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
+        "cuda": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
+        "dummy": {"enabled": true, "options": {"devices": [{"name": "sim-gpu", "launch_overhead_ns": 0, "memory_bandwidth_gbps": 20000}], "noise": 0}}}})";
+    Result<Config> config = parse_config(text, "tune-test-config.json");
+    if (!config) throw ErrorException(config.error());
+    Result<Runtime> runtime = Runtime::create(std::move(config).value());
+    if (!runtime) throw ErrorException(runtime.error());
+    return std::move(runtime).value();
+  }();
+  return runtime;
+}
+
+inline Device dummy_device() { return dummy_runtime().device("dummy:0").value(); }
+
+inline ir::Kernel parse_ir(std::string_view text) {
+  Result<ir::Kernel> kernel = ir::parse(text);
+  if (!kernel) throw ErrorException(kernel.error());
+  return std::move(kernel).value();
+}
+
+}  // namespace kiln::test

@@ -1,0 +1,344 @@
+// The autotuner on the dummy device's simulated timings, over a planted
+// space (planted_space.hpp): it finds the known best, measurement beats a
+// misleading cost model, the correctness guard disqualifies a faster wrong
+// candidate, failures are recorded and skipped, the budget holds, and equal
+// seeds give equal searches.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "kiln/ir/hash.hpp"
+#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tuner.hpp"
+#include "tune/dummy_device.hpp"
+#include "tune/planted_space.hpp"
+
+using namespace kiln;
+using namespace kiln::tune;
+
+namespace {
+
+constexpr std::int64_t kN = 1 << 15;
+
+// Fast settings for the interpreter: every candidate of a small space fits.
+AutotuneSettings small_settings() {
+  AutotuneSettings s;
+  s.n_launches = 64;
+  s.max_sequence_length = 2;
+  s.budget_s = 600;
+  s.repeats = 3;
+  s.noise_band = 0;
+  return s;
+}
+
+TuneOptions options_for(const SearchSpace& space, AutotuneSettings settings = small_settings()) {
+  TuneOptions o;
+  o.settings = settings;
+  o.space = &space;
+  o.kernel_name = "planted";
+  return o;
+}
+
+// A cost model that ranks sequences by how many steps of each optimization
+// they hold: `favourite` cheapest, everything with test_split dearest.
+CostModel misleading_cost(std::string favourite) {
+  return [favourite](const ir::Kernel& kernel, const DeviceInfo&) {
+    double cost = 1000;
+    for (const ir::Op& op : kernel.ops) {
+      if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local) cost += 500;  // test_split's mark
+      if (op.kind == ir::OpKind::Loop) cost += favourite == "test_coarsen" ? -100 : 100;
+    }
+    if (favourite == "test_wrong") {
+      // The wrong kernel has half the groups: make that look best.
+      for (const ir::Op& op : kernel.ops)
+        if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Group)
+          cost -= static_cast<double>(ir::constant_int(kernel, op.src[0]).value_or(0) < kN ? 900 : 0);
+    }
+    return cost;
+  };
+}
+
+// Every sequence of up to two steps, measured directly: the ground truth.
+struct Truth {
+  std::uint64_t best_ns = 0;
+  std::string best_sequence;
+  std::size_t distinct = 0;
+};
+
+Truth exhaustive(const Device& device, const ir::Kernel& kernel, const SearchSpace& space) {
+  const DeviceInfo& info = device.info();
+  std::vector<passes::OptSequence> sequences{{}};
+  const ir::Kernel base = space.normalize(kernel, info);
+  for (const passes::Optimization* a : space.optimizations) {
+    for (const passes::OptStep& sa : a->configs(base, info)) {
+      sequences.push_back({sa});
+      Result<ir::Kernel> after = space.apply(base, sa, info);
+      if (!after) continue;
+      for (const passes::Optimization* b : space.optimizations)
+        for (const passes::OptStep& sb : b->configs(*after, info)) sequences.push_back({sa, sb});
+    }
+  }
+  const std::vector<kernels::ArgSpec> args = kernels::args_of(kernel).value();
+  const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(args, 3);
+  std::vector<Buffer> buffers;
+  std::vector<LaunchArg> launch;
+  buffers.reserve(args.size());
+  for (std::size_t slot = 0; slot < args.size(); ++slot) {
+    buffers.push_back(device.allocate(args[slot].elements * 4).value());
+    if (args[slot].role == kernels::ArgRole::Input) buffers.back().write(inputs[slot].data()).value();
+    launch.push_back(LaunchArg::buffer(buffers.back()));
+  }
+  Truth truth;
+  std::map<std::string, std::uint64_t> seen;  // final hash -> time
+  for (const passes::OptSequence& sequence : sequences) {
+    Result<ir::Kernel> lowered = space.lower(kernel, sequence, info);
+    if (!lowered) continue;
+    const std::string hash = ir::hash_hex(*lowered);
+    if (seen.count(hash)) continue;
+    Result<Program> program = device.compile(*lowered);
+    if (!program) continue;
+    TimedLaunchOptions timing;
+    timing.repeats = 3;
+    const std::uint64_t t = device.timed_launch(*program, launch, timing).value().median_ns;
+    seen[hash] = t;
+    const std::string text = passes::to_string(sequence);
+    if (truth.best_ns == 0 || t < truth.best_ns ||
+        (t == truth.best_ns && (sequence.size() < passes::parse_sequence(truth.best_sequence)->size() ||
+                                (sequence.size() == passes::parse_sequence(truth.best_sequence)->size() &&
+                                 text < truth.best_sequence)))) {
+      truth.best_ns = t;
+      truth.best_sequence = text;
+    }
+  }
+  truth.distinct = seen.size();
+  return truth;
+}
+
+const CandidateRecord* find_record(const TuningEntry& entry, const std::string& sequence) {
+  for (const CandidateRecord& r : entry.candidates)
+    if (r.sequence == sequence) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Tuner, FindsTheKnownBestOfASmallSpaceDespiteTheCostModel) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  // The cost model prefers coarsening and ranks every split last.
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost("test_coarsen"));
+  const Truth truth = exhaustive(device, kernel, space);
+  ASSERT_GT(truth.distinct, 10u);
+  ASSERT_NE(truth.best_sequence.find("test_split"), std::string::npos) << "the dummy rewards full warps";
+
+  const TuneResult result = tune_kernel(device, kernel, options_for(space)).value();
+  EXPECT_EQ(result.entry.best_ns, truth.best_ns);
+  EXPECT_EQ(result.entry.sequence, truth.best_sequence);
+  EXPECT_EQ(result.entry.candidates_measured, truth.distinct) << "the whole space fits in n_launches";
+  EXPECT_LT(result.entry.best_ns, result.entry.baseline_ns);
+  EXPECT_EQ(ir::hash_hex(result.kernel), result.entry.final_hash);
+  EXPECT_TRUE(result.program.valid());
+}
+
+TEST(Tuner, AtLeastTwentyDistinctCandidatesAreLaunchedByDefault) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  TuneOptions options = options_for(space, AutotuneSettings{});
+  options.settings.repeats = 2;
+  const TuneResult result = tune_kernel(device, kernel, options).value();
+  EXPECT_GE(result.entry.candidates_measured, 20u);
+  std::set<std::string> hashes;
+  for (const CandidateRecord& r : result.entry.candidates) hashes.insert(r.final_hash);
+  EXPECT_EQ(hashes.size(), result.entry.candidates.size()) << "each candidate a different kernel";
+}
+
+TEST(Tuner, TheUntunedKernelAndTheHeuristicChoiceAreAlwaysMeasured) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost("test_coarsen"));
+  AutotuneSettings settings = small_settings();
+  settings.n_launches = 2;
+  const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
+  ASSERT_EQ(result.entry.candidates.size(), 2u);
+
+  const SearchResult search = beam_search(kernel, device.info(), space, settings);
+  const std::vector<SearchCandidate> order = measurement_order(search, 2);
+  const std::string heuristic = passes::to_string(order[1].sequence);
+  EXPECT_NE(heuristic.find("test_coarsen"), std::string::npos) << "the cost model's favourite";
+  ASSERT_NE(find_record(result.entry, ""), nullptr);
+  ASSERT_NE(find_record(result.entry, heuristic), nullptr);
+  EXPECT_EQ(find_record(result.entry, "")->status, CandidateStatus::Measured);
+  EXPECT_LE(result.entry.best_ns, std::min(find_record(result.entry, "")->median_ns,
+                                           find_record(result.entry, heuristic)->median_ns))
+      << "never slower than either";
+}
+
+TEST(Tuner, AFasterWrongCandidateIsDisqualifiedAndReported) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestWrong wrong;
+  // The cost model ranks the wrong kernel first: it is the heuristic choice.
+  const SearchSpace space = test::planted_space({&wrong, &split}, misleading_cost("test_wrong"));
+  const TuneResult result = tune_kernel(device, kernel, options_for(space)).value();
+
+  const CandidateRecord* planted = find_record(result.entry, "test_wrong(keep=2)");
+  ASSERT_NE(planted, nullptr);
+  EXPECT_EQ(planted->status, CandidateStatus::Mismatch);
+  EXPECT_NE(planted->error.find("differs from the untuned kernel's"), std::string::npos) << planted->error;
+  EXPECT_LT(planted->median_ns, find_record(result.entry, "")->median_ns) << "it is faster";
+  EXPECT_EQ(result.entry.sequence.find("test_wrong"), std::string::npos) << result.entry.sequence;
+  for (const CandidateRecord& r : result.entry.candidates) {
+    if (r.sequence.find("test_wrong") == std::string::npos) continue;
+    // Wrong ones fast enough to win were compared and disqualified; slower
+    // ones could not win and were not compared.
+    if (r.status != CandidateStatus::Aborted) {
+      EXPECT_TRUE(r.status == CandidateStatus::Mismatch || r.max_error == -1) << r.sequence;
+    }
+    if (r.max_error == -1) {
+      EXPECT_GT(static_cast<double>(r.min_ns), static_cast<double>(result.entry.best_ns)) << r.sequence;
+    }
+    EXPECT_NE(r.sequence, result.entry.sequence);
+  }
+}
+
+TEST(Tuner, CandidatesThatFailToCompileAreRecordedAndSkipped) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  // Ignores the device's limit of 1024 threads per group.
+  test::TestSplit oversize("test_oversize", false, {4096, 2048});
+  const SearchSpace space = test::planted_space({&oversize, &split}, misleading_cost(""));
+  const TuneResult result = tune_kernel(device, kernel, options_for(space)).value();
+  const CandidateRecord* refused = find_record(result.entry, "test_oversize(factor=4096)");
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->status, CandidateStatus::CompileFailed);
+  EXPECT_NE(refused->error.find("dummy"), std::string::npos) << refused->error;
+  EXPECT_EQ(refused->runs, 0u);
+  EXPECT_NE(result.entry.sequence.find("test_split"), std::string::npos) << "the search went on";
+}
+
+TEST(Tuner, EqualSeedsGiveEqualSearchesAndWinners) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings;  // the defaults: a beam larger than what is measured
+  settings.max_sequence_length = 3;
+  settings.n_launches = 12;
+  settings.repeats = 2;
+  settings.seed = 42;
+  const TuneResult first = tune_kernel(device, kernel, options_for(space, settings)).value();
+  const TuneResult second = tune_kernel(device, kernel, options_for(space, settings)).value();
+  ASSERT_EQ(first.entry.candidates.size(), second.entry.candidates.size());
+  for (std::size_t i = 0; i < first.entry.candidates.size(); ++i) {
+    EXPECT_EQ(first.entry.candidates[i].sequence, second.entry.candidates[i].sequence) << i;
+    EXPECT_EQ(first.entry.candidates[i].median_ns, second.entry.candidates[i].median_ns) << i;
+  }
+  EXPECT_EQ(first.entry.sequence, second.entry.sequence);
+  EXPECT_EQ(first.entry.final_hash, second.entry.final_hash);
+
+  const SearchResult a = beam_search(kernel, device.info(), space, settings);
+  const SearchResult b = beam_search(kernel, device.info(), space, settings);
+  ASSERT_EQ(a.candidates.size(), b.candidates.size());
+  for (std::size_t i = 0; i < a.candidates.size(); ++i) EXPECT_EQ(a.candidates[i].hash, b.candidates[i].hash) << i;
+}
+
+TEST(Tuner, TiesWithinTheNoiseBandGoToTheSimplerSequence) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings = small_settings();
+  const TuneResult exact = tune_kernel(device, kernel, options_for(space, settings)).value();
+  settings.noise_band = 1.0;  // everything up to twice the best ties
+  const TuneResult banded = tune_kernel(device, kernel, options_for(space, settings)).value();
+  const passes::OptSequence exact_sequence = passes::parse_sequence(exact.entry.sequence).value();
+  const passes::OptSequence banded_sequence = passes::parse_sequence(banded.entry.sequence).value();
+  EXPECT_LE(banded_sequence.size(), exact_sequence.size());
+  EXPECT_LE(banded.entry.best_ns, 2 * exact.entry.best_ns);
+  for (const CandidateRecord& r : banded.entry.candidates) {
+    if (r.status != CandidateStatus::Measured || r.median_ns > 2 * exact.entry.best_ns) continue;
+    EXPECT_GE(passes::parse_sequence(r.sequence)->size(), banded_sequence.size()) << r.sequence;
+  }
+}
+
+TEST(Tuner, StopsStartingCandidatesWhenTheBudgetIsSpent) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings = small_settings();
+  settings.budget_s = 5;
+  TuneOptions options = options_for(space, settings);
+  // A clock that moves one second per candidate measured (and stands still
+  // otherwise): the budget is reached after a known amount of work, whatever
+  // the machine's speed.
+  auto now = std::make_shared<double>(100);
+  options.clock = [now] { return *now; };
+  options.on_progress = [now](const TuneProgress& p) {
+    if (p.phase == TuneProgress::Phase::Measure) *now += 1;
+  };
+  const TuneResult result = tune_kernel(device, kernel, options).value();
+  // Candidates start at 0, 1, .. 5 s; at 6 s the budget of 5 s is spent.
+  EXPECT_EQ(result.entry.candidates_measured, 6u);
+  EXPECT_DOUBLE_EQ(result.entry.tune_seconds, 6);
+  const Truth truth = exhaustive(device, kernel, space);
+  EXPECT_GT(truth.distinct, 6u) << "there was more to measure";
+  bool warned = false;
+  for (const std::string& w : result.warnings) warned |= w.find("the budget ran out after 6 of") != std::string::npos;
+  EXPECT_TRUE(warned);
+
+  // The untuned kernel and the heuristic choice are measured even when the
+  // budget is gone before measurement begins.
+  *now = 100;
+  options.on_progress = [now](const TuneProgress& p) {
+    if (p.phase == TuneProgress::Phase::Measure) *now += 100;
+  };
+  EXPECT_EQ(tune_kernel(device, kernel, options).value().entry.candidates_measured, 2u);
+}
+
+TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings;
+  settings.max_sequence_length = 4;
+  int reads = 0;
+  const SearchResult search = beam_search(kernel, device.info(), space, settings, [&] { return ++reads > 5; });
+  EXPECT_TRUE(search.stats.out_of_time);
+  EXPECT_EQ(search.stats.generated + search.stats.duplicates + search.stats.failed + search.stats.too_large, 5u)
+      << "one application of a large optimization may take long: none starts after the deadline";
+  EXPECT_EQ(search.candidates.size(), 1u + search.stats.generated);
+}
+
+TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings = small_settings();
+  // The untuned kernel fits; every rewrite adds ops and does not.
+  settings.max_kernel_ops = static_cast<std::uint32_t>(space.normalize(kernel, device.info()).size());
+  const SearchResult search = beam_search(kernel, device.info(), space, settings);
+  EXPECT_GT(search.stats.too_large, 0u);
+  EXPECT_EQ(search.candidates.size(), 1u);
+  const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
+  EXPECT_EQ(result.entry.sequence, "");
+  EXPECT_EQ(result.entry.candidates_measured, 1u);
+}

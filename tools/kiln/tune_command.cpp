@@ -1,0 +1,217 @@
+// kiln tune KERNEL --device ID [--size N | --m M --n N --k K] [--dtype T]
+//           [--budget S] [--seed N] [--force] [--reference ID] [--json]
+// Tunes a standard kernel (or a kernel in an IR text file) on a device, or
+// finds it in the tuning database, and says what it chose and how fast it is.
+// Progress goes to stderr while it works.
+#include "commands.hpp"
+
+#include <kiln/ir/dtype.hpp>
+#include <kiln/ir/text.hpp>
+#include <kiln/kernels/library.hpp>
+#include <kiln/tune/report.hpp>
+#include <kiln/tune/tuner.hpp>
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace kiln::cli {
+
+namespace {
+
+struct TuneCommandOptions {
+  std::string kernel;
+  std::string device;
+  std::int64_t size = 0;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string dtype = "f32";
+  std::vector<double> scalars;
+  double budget_s = 0;
+  std::int64_t seed = -1;
+  bool force = false;
+  bool json = false;
+  bool quiet = false;
+  std::string db;
+  std::string reference;
+};
+
+template <class T>
+T check(kiln::Result<T> result) {
+  if (!result) fail(result.error());
+  return std::move(result).value();
+}
+
+// What to tune: the kernel, its launch arguments and a name for people.
+struct Subject {
+  std::string name;
+  kiln::ir::Kernel kernel;
+  std::optional<std::vector<kiln::kernels::ArgSpec>> args;
+  double tolerance = 0;
+};
+
+bool is_standard_name(const std::string& name) {
+  for (std::string_view known : kiln::kernels::standard_kernel_names())
+    if (known == name) return true;
+  return false;
+}
+
+Subject load_subject(const TuneCommandOptions& o) {
+  Subject s;
+  if (is_standard_name(o.kernel)) {
+    const std::int64_t base = o.size > 0 ? o.size : 1024;
+    kiln::kernels::KernelSize size{o.m > 0 ? o.m : base, o.n > 0 ? o.n : base, o.k > 0 ? o.k : base};
+    const std::optional<kiln::ir::DType> dtype = kiln::ir::dtype_from_name(o.dtype);
+    if (!dtype) throw CommandFailed("unknown dtype '" + o.dtype + "'");
+    kiln::kernels::StandardKernel standard = check(kiln::kernels::make_standard_kernel(o.kernel, size, *dtype));
+    s.name = o.kernel;
+    s.kernel = std::move(standard.kernel);
+    s.args = std::move(standard.args);
+    // The library's tolerance is against an exact reference; the untuned
+    // kernel on the device carries rounding error of its own.
+    s.tolerance = 2 * standard.tolerance;
+    return s;
+  }
+  std::ifstream in(o.kernel, std::ios::binary);
+  if (!in)
+    throw CommandFailed("'" + o.kernel + "' is neither a standard kernel (" + [] {
+      std::string names;
+      for (std::string_view n : kiln::kernels::standard_kernel_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+      return names;
+    }() + ") nor a readable IR file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  kiln::Result<kiln::ir::Kernel> kernel = kiln::ir::parse(text.str());
+  if (!kernel) {
+    kiln::Error e = std::move(kernel).error();
+    e.message = o.kernel + ":" + e.message;  // the parser's message starts with LINE:COL
+    fail(e);
+  }
+  s.name = o.kernel;
+  s.kernel = std::move(kernel).value();
+  s.args = check(kiln::kernels::args_of(s.kernel, o.scalars));
+  return s;
+}
+
+std::string format_ns(std::uint64_t ns) {
+  if (ns == 0) return "-";
+  if (ns < 10'000) return fmt::format("{} ns", ns);
+  if (ns < 10'000'000) return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
+  return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6);
+}
+
+void print_progress(const kiln::tune::TuneProgress& p) {
+  using Phase = kiln::tune::TuneProgress::Phase;
+  if (p.phase == Phase::Search) {
+    fmt::print(stderr, "tune: searching (budget {:.0f} s)\n", p.budget_s);
+  } else if (p.phase == Phase::Measure && p.last != nullptr) {
+    const kiln::tune::CandidateRecord& r = *p.last;
+    fmt::print(stderr, "tune: [{}/{}] {:<10} {:>10}  best {:>10}  {:.0f} s left  {}\n", p.measured, p.planned,
+               kiln::tune::candidate_status_name(r.status), format_ns(r.median_ns), format_ns(p.best_ns),
+               std::max(0.0, p.budget_s - p.elapsed_s), r.sequence.empty() ? "(untuned)" : r.sequence);
+  }
+  std::fflush(stderr);
+}
+
+// The same kernel, untuned, timed on another device (e.g. cblas:0 for a
+// matmul): the yardstick the tuned kernel is compared against.
+std::uint64_t time_on_reference(const kiln::Runtime& runtime, const std::string& id, const Subject& subject,
+                                const kiln::tune::AutotuneSettings& settings) {
+  const kiln::Device device = check(runtime.device(id));
+  const kiln::Program program = check(device.compile(subject.kernel));
+  const std::vector<kiln::kernels::ArgSpec> args = subject.args.value();
+  const std::vector<kiln::kernels::HostBuffer> inputs = kiln::kernels::make_input_buffers(args, 1);
+  std::vector<kiln::Buffer> buffers;
+  buffers.reserve(args.size());
+  std::vector<kiln::LaunchArg> launch;
+  std::size_t next_input = 0;
+  for (const kiln::kernels::ArgSpec& arg : args) {
+    if (arg.role == kiln::kernels::ArgRole::Scalar) {
+      launch.push_back(kiln::LaunchArg::scalar(arg.dtype, arg.scalar_bits));
+      continue;
+    }
+    buffers.push_back(check(device.allocate(std::max<std::uint64_t>(1, arg.elements * kiln::ir::dtype_bytes(arg.dtype)))));
+    if (arg.role == kiln::kernels::ArgRole::Input) check(buffers.back().write(inputs[next_input++].data()));
+    launch.push_back(kiln::LaunchArg::buffer(buffers.back()));
+  }
+  kiln::TimedLaunchOptions timing;
+  timing.warmups = std::max(1u, settings.warmups);
+  timing.repeats = settings.repeats;
+  const kiln::Timing t = check(device.timed_launch(program, launch, timing));
+  return settings.statistic == kiln::tune::TimingStatistic::Min ? t.min_ns : t.median_ns;
+}
+
+void run(const GlobalOptions& global, const TuneCommandOptions& o) {
+  const kiln::Runtime runtime = open_runtime(global);
+  const kiln::Device device = check(runtime.device(o.device));
+  const Subject subject = load_subject(o);
+
+  kiln::tune::TuneOptions options = kiln::tune::options_from(runtime.config());
+  // Asking for a tuning overrides a config that turns tuning off.
+  options.settings.mode = kiln::tune::TuneMode::Tune;
+  if (o.budget_s > 0) options.settings.budget_s = o.budget_s;
+  if (o.seed >= 0) options.settings.seed = static_cast<std::uint64_t>(o.seed);
+  if (!o.db.empty()) options.db_path = o.db;
+  options.force = o.force;
+  options.args = subject.args;
+  options.tolerance = subject.tolerance;
+  options.kernel_name = subject.name + " " + std::string(kiln::ir::dtype_name(kiln::ir::dtype_from_name(o.dtype).value_or(kiln::ir::DType::F32)));
+  if (!o.quiet) options.on_progress = print_progress;
+
+  const kiln::tune::TunedProgram tuned = check(kiln::tune::get_tuned_program(device, subject.kernel, options));
+  kiln::tune::TuneReport report = kiln::tune::make_tune_report(tuned, subject.name, device.id());
+  if (!o.reference.empty())
+    report.reference = kiln::tune::TuneReport::Reference{o.reference,
+                                                         time_on_reference(runtime, o.reference, subject, options.settings)};
+  for (const std::string& w : runtime.warnings()) report.warnings.push_back(w);
+
+  if (o.json) {
+    fmt::print("{}", kiln::tune::tune_report_json(report));
+    return;
+  }
+  for (const std::string& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
+  fmt::print("kernel    {} ({})\n", subject.name, report.kernel_hash);
+  fmt::print("device    {} ({})\n", device.id(), device.info().name);
+  fmt::print("sequence  {}\n", report.sequence.empty() ? "(untuned)" : report.sequence);
+  fmt::print("time      {} ({} of the runs, {} timer)\n", format_ns(report.best_ns), report.statistic, report.timer);
+  fmt::print("untuned   {}\n", format_ns(report.baseline_ns));
+  fmt::print("speed-up  {:.2f}x\n", report.speedup);
+  if (report.reference)
+    fmt::print("reference {} on {}: tuned runs at {:.2f}x of its speed\n", format_ns(report.reference->ns),
+               report.reference->device,
+               report.best_ns > 0 ? static_cast<double>(report.reference->ns) / static_cast<double>(report.best_ns) : 0.0);
+  if (report.from_cache)
+    fmt::print("from the tuning database (nothing launched; {:.2f} s)\n", report.tune_seconds);
+  else
+    fmt::print("{} candidates measured in {:.1f} s\n", report.candidates_measured, report.tune_seconds);
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, const GlobalOptions& global) {
+  CLI::App* command = app.add_subcommand("tune", "Tune a kernel on a device (or find it in the tuning database)");
+  auto o = std::make_shared<TuneCommandOptions>();
+  command->add_option("KERNEL", o->kernel, "A standard kernel name (matmul, exp-chain, ...) or an IR text file")
+      ->required();
+  command->add_option("--device", o->device, "Device id, e.g. c:0")->required();
+  command->add_option("--size", o->size, "Size of every dimension the kernel has (default 1024)");
+  command->add_option("--m", o->m, "Rows (row kernels, matmul)");
+  command->add_option("--n", o->n, "Elements (elementwise) or columns");
+  command->add_option("--k", o->k, "Inner dimension (matmul)");
+  command->add_option("--dtype", o->dtype, "Element type of a standard kernel (default f32)");
+  command->add_option("--scalar", o->scalars, "Values of an IR file's var params, in slot order");
+  command->add_option("--budget", o->budget_s, "Seconds for tuning (default: the config's autotune.budget_s)");
+  command->add_option("--seed", o->seed, "Seed of the search (default: the config's autotune.seed)");
+  command->add_option("--db", o->db, "Tuning database file (default: the config's tuning_db)");
+  command->add_option("--reference", o->reference, "Also time the untuned kernel on this device (e.g. cblas:0)");
+  command->add_flag("--force", o->force, "Tune even when the database has the kernel (the result replaces it)");
+  command->add_flag("--quiet", o->quiet, "No progress lines");
+  command->add_flag("--json", o->json,
+                    "Print one JSON object: kernel, device, baseline_ns, best_ns, speedup, sequence, "
+                    "candidates_measured, from_cache, tune_seconds (then extras)");
+  command->callback([&global, o] { run(global, *o); });
+}
+
+}  // namespace kiln::cli
