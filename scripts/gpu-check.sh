@@ -12,8 +12,22 @@
 # Environment: OUT (logs go there when set, else to <build>/gpu-logs),
 # KILN_GPU_BUILD_DIR (default build-gpu), KILN_GPU_CMAKE_ARGS (extra
 # configure arguments, e.g. -DBoost_INCLUDE_DIR=/opt/boost/include),
-# KILN_GPU_SKIP_TORCH=1 (no PyTorch reference).
+# KILN_GPU_SKIP_TORCH=1 (no PyTorch reference), KILN_GPU_TUNE_DEVICE (default
+# cuda:0), KILN_GPU_TUNE_BUDGET (seconds
+# of `kiln tune` per kernel, default 45), KILN_GPU_PREFIX (where carried
+# packages are unpacked, default /tmp/kiln-prefix).
+#
+# What the GPU machine lacks (sqlite3.h, the Vulkan loader and headers,
+# glslang, glvnd for NVIDIA's Vulkan ICD) travels as Debian packages in the
+# git-ignored .debs/ folder: `scripts/gpu-check.sh --fetch-debs` fills it on a
+# Debian 12 machine; the device call names it in `carry`.
 set -u
+
+if [ "${1:-}" = "--fetch-debs" ]; then
+  mkdir -p "$(dirname "$0")/../.debs" && cd "$(dirname "$0")/../.debs" &&
+    exec apt-get download libsqlite3-0 libsqlite3-dev libvulkan1 libvulkan-dev glslang-dev glslang-tools \
+      spirv-tools libshaderc-dev libglvnd0 libglx0 libegl1
+fi
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${KILN_GPU_BUILD_DIR:-$ROOT/build-gpu}
@@ -50,14 +64,30 @@ print_table() {
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 if [ -n "$GPU" ]; then row "machine" "ok" "$GPU"; else row "machine" "none" "no nvidia-smi / no GPU"; fi
 
+# --------------------------------------------------------- carried debs --
+PREFIX=${KILN_GPU_PREFIX:-/tmp/kiln-prefix}
+if ls "$ROOT"/.debs/*.deb >/dev/null 2>&1; then
+  mkdir -p "$PREFIX"
+  for deb in "$ROOT"/.debs/*.deb; do
+    if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$deb" "$PREFIX"
+    else (cd "$PREFIX" && ar p "$deb" "$(ar t "$deb" | grep '^data.tar')" | tar -x --zstd -f - 2>/dev/null ||
+            ar p "$deb" "$(ar t "$deb" | grep '^data.tar')" | tar -xJf -); fi
+  done
+  export CMAKE_PREFIX_PATH="$PREFIX/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PATH="$PREFIX/usr/bin:$PATH"
+  row "carried packages" "ok" "$(ls "$ROOT"/.debs/*.deb | wc -l) .debs unpacked into $PREFIX"
+fi
+has_header() { [ -e "/usr/include/$1" ] || [ -e "$PREFIX/usr/include/$1" ]; }
+
 # ------------------------------------------------------------------ build --
 if [ "$PREBUILT" = 0 ]; then
   GEN=()
   command -v ninja >/dev/null && GEN=(-G Ninja)
   CONFIG=(-DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_BENCH=OFF -DKILN_PLUGIN_CUDA=ON)
   # Only what this machine has: no Vulkan loader/headers there, for instance.
-  [ -e /usr/include/vulkan/vulkan.h ] || CONFIG+=(-DKILN_PLUGIN_VULKAN=OFF)
-  [ -e /usr/include/CL/cl.h ] || CONFIG+=(-DKILN_PLUGIN_OPENCL=OFF)
+  has_header vulkan/vulkan.h || CONFIG+=(-DKILN_PLUGIN_VULKAN=OFF)
+  has_header CL/cl.h || CONFIG+=(-DKILN_PLUGIN_OPENCL=OFF)
   # shellcheck disable=SC2206
   EXTRA=(${KILN_GPU_CMAKE_ARGS:-})
   if cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" "${CONFIG[@]}" "${EXTRA[@]}" >"$LOGS/configure.log" 2>&1; then
@@ -67,18 +97,11 @@ if [ "$PREBUILT" = 0 ]; then
     print_table
     exit 1
   fi
-  TARGETS=()
-  HELP=$(cmake --build "$BUILD" --target help 2>/dev/null)
-  for t in kiln-plugin-cuda kiln-plugin-opencl kiln-plugin-vulkan kiln_cuda_tests kiln_opencl_tests; do
-    grep -Eq "(^|\.\.\. )$t(:|\s|$)" <<<"$HELP" && TARGETS+=("$t")
-  done
   start=$(date +%s)
-  if cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}" >"$LOGS/build.log" 2>&1; then
-    row "build" "ok" "${TARGETS[*]} in $(($(date +%s) - start)) s"
+  if cmake --build "$BUILD" -j"$(nproc)" >"$LOGS/build.log" 2>&1; then
+    row "build" "ok" "everything in $(($(date +%s) - start)) s"
   else
     row "build" "FAILED" "$(grep -m1 -E 'error|FAILED' "$LOGS/build.log" | cut -c1-80)"
-    print_table
-    exit 1
   fi
   # The CLI on its own: if it does not build, the checks above still run.
   if cmake --build "$BUILD" -j"$(nproc)" --target kiln_cli >"$LOGS/build-cli.log" 2>&1; then
@@ -115,6 +138,11 @@ export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$BUILD/pocl-cache}
 mkdir -p "$POCL_CACHE_DIR"
 run_tests cuda-tests "$BUILD/bin/kiln_cuda_tests"
 run_tests opencl-tests "$BUILD/bin/kiln_opencl_tests"
+run_tests vulkan-tests "$BUILD/bin/kiln_vulkan_tests"
+# Every standard kernel, every dtype it allows, odd sizes, through the runtime.
+run_tests conformance-gpu "$BUILD/bin/kiln_conformance_tests" --gtest_filter='*cuda*:*opencl*:*vulkan*'
+run_tests plugin-conformance-cuda "$BUILD/bin/kiln_plugin_conformance_tests" --gtest_filter='*cuda*'
+run_tests tune-tests "$BUILD/bin/kiln_tune_tests"
 # The CUDA device's info, as the plugin reports it.
 INFO=$(grep -m1 'cuda:0 =' "$LOGS/cuda-tests.log" 2>/dev/null | sed 's/.*cuda:0 = //')
 [ -n "$INFO" ] && row "cuda:0" "info" "${INFO:0:90}"
@@ -195,33 +223,86 @@ JSON
     grep -q "^    $d " "$LOGS/kiln-devices-gpu.log" 2>/dev/null && RUN_DEVICES+=("$d")
   done
   [ ${#RUN_DEVICES[@]} = 0 ] && row "kiln run" "skipped" "no cuda/opencl/vulkan device listed"
-  json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2" | tr -d '"'; }
-  # Sizes large enough to mean something on an H200, small enough for the
-  # host-side C++ reference to check in about a second.
+  json_field() {  # key json: the value of a top-level key ('' when absent or not JSON)
+    python3 -c 'import json, sys
+try: v = json.loads(sys.argv[2]).get(sys.argv[1], "")
+except Exception: v = ""
+print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
+  }
+  # Sizes large enough to mean something on an H200 and odd (no block size
+  # divides them), small enough for the host-side C++ reference to check in
+  # about a second; f32 on every GPU device, f16 and bf16 on cuda:0.
   for kernel in add add-dyn exp-chain sum-rows max-rows softmax-rows layernorm-rows matmul matmul-bt transpose; do
     case $kernel in
-      add|add-dyn|exp-chain) size=(--size 16777216) ;;
-      matmul|matmul-bt) size=(--size 1024) ;;
-      *) size=(--m 4096 --n 4096) ;;
+      add|add-dyn|exp-chain) size=(--size 16777219) ;;
+      matmul|matmul-bt) size=(--m 1023 --n 1025 --k 1027) ;;
+      *) size=(--m 4099 --n 4097) ;;
     esac
-    passed=0 detail=""
+    passed=0 tried=0 detail=""
     for d in "${RUN_DEVICES[@]}"; do
-      out=$(timeout 300 "$KILN" --config "$GPU_CONFIG" run "$kernel" --device "$d" "${size[@]}" --json 2>>"$LOGS/kiln-run.err")
-      echo "$out" >>"$LOGS/kiln-run.log"
-      if [ "$(json_field ok "$out")" = true ]; then
-        passed=$((passed + 1))
-        case $kernel in
-          matmul*) detail+="$d $(awk -v v="$(json_field gflops "$out")" 'BEGIN{printf "%.0f", v}') GFLOP/s; " ;;
-          *) detail+="$d $(awk -v v="$(json_field gbps "$out")" 'BEGIN{printf "%.0f", v}') GB/s; " ;;
-        esac
-      else
-        FAILED=1
-        err=$(json_field error "$out")
-        detail+="$d FAILED${err:+ (${err:0:40})}; "
-      fi
+      dtypes=(f32)
+      [ "$d" = cuda:0 ] && dtypes=(f32 f16 bf16)
+      for dt in "${dtypes[@]}"; do
+        tried=$((tried + 1))
+        out=$(timeout 300 "$KILN" --config "$GPU_CONFIG" run "$kernel" --device "$d" --dtype "$dt" "${size[@]}" --json 2>>"$LOGS/kiln-run.err")
+        echo "$out" >>"$LOGS/kiln-run.log"
+        if [ "$(json_field ok "$out")" = true ]; then
+          passed=$((passed + 1))
+          [ "$dt" = f32 ] || continue
+          case $kernel in
+            matmul*) detail+="$d $(awk -v v="$(json_field gflops "$out")" 'BEGIN{printf "%.0f", v}') GFLOP/s; " ;;
+            *) detail+="$d $(awk -v v="$(json_field gbps "$out")" 'BEGIN{printf "%.0f", v}') GB/s; " ;;
+          esac
+        else
+          FAILED=1
+          err=$(json_field error "$out")
+          detail+="$d $dt FAILED${err:+ (${err:0:40})}; "
+        fi
+      done
     done
-    [ ${#RUN_DEVICES[@]} = 0 ] || row "run $kernel" "$passed/${#RUN_DEVICES[@]} ok" "${detail%; }"
+    [ ${#RUN_DEVICES[@]} = 0 ] || row "run $kernel" "$passed/$tried ok" "${detail%; }"
   done
+
+  # ---------------------------------------------------------- kiln tune --
+  # The issue's yardsticks, tuned by `kiln tune` on cuda:0 and set against
+  # torch's figures from this same run; then each again, which must come
+  # from the tuning database and launch nothing.
+  TUNE_DEVICE=${KILN_GPU_TUNE_DEVICE:-cuda:0}
+  if [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
+    TUNE_DB=$LOGS/tuning.sqlite
+    rm -f "$TUNE_DB"
+    BUDGET=${KILN_GPU_TUNE_BUDGET:-45}
+    for spec in "exp-chain|--size 268435456|exp_chain_2^28_f32|add_2^28_f32|GB/s|85" \
+                "sum-rows|--m 16384 --n 16384|sum_rows_16384^2_f32|sum_rows_16384^2_f32|GB/s|80" \
+                "matmul|--size 4096|matmul_4096^3_f32|matmul_4096^3_f32|TFLOP/s|50"; do
+      IFS='|' read -r kernel sizes _ref_name torch_name unit target <<<"$spec"
+      # shellcheck disable=SC2086
+      out=$(timeout 400 "$KILN" tune "$kernel" $sizes --device "$TUNE_DEVICE" --budget "$BUDGET" --db "$TUNE_DB" --json \
+              2>"$LOGS/tune-$kernel.log")
+      echo "$out" >>"$LOGS/kiln-tune.log"
+      best=$(json_field best_ns "$out")
+      if [ -z "$best" ]; then
+        FAILED=1
+        row "tune $kernel" "FAILED" "$(tail -1 "$LOGS/tune-$kernel.log" | cut -c1-80)"
+        continue
+      fi
+      case $kernel in
+        exp-chain) rate=$(awk -v t="$best" 'BEGIN { printf "%.0f", 2 * 4 * 2^28 / t }') ;;
+        sum-rows) rate=$(awk -v t="$best" 'BEGIN { printf "%.0f", 4 * 16384 * (16384 + 1) / t }') ;;
+        matmul) rate=$(awk -v t="$best" 'BEGIN { printf "%.1f", 2 * 4096^3 / t / 1000 }') ;;
+      esac
+      torch=$(perf "$torch_name" "$LOGS/torch.log")
+      ratio=""
+      [ -n "$torch" ] && ratio=$(awk -v a="$rate" -v b="$torch" 'BEGIN { printf "%.0f%%", 100 * a / b }')
+      row "tune $kernel" "$rate $unit" "${ratio:-?} of torch ${torch:-n/a} (target >= $target%); $(json_field speedup "$out" | cut -c1-5)x over untuned"
+      row "" "" "seq: $(json_field sequence "$out" | cut -c1-76)"
+      # shellcheck disable=SC2086
+      again=$(timeout 120 "$KILN" tune "$kernel" $sizes --device "$TUNE_DEVICE" --db "$TUNE_DB" --json 2>/dev/null)
+      echo "$again" >>"$LOGS/kiln-tune.log"
+      row "tune $kernel again" "$(json_field from_cache "$again" | sed 's/true/cached/')" \
+        "$(json_field candidates_measured "$again") candidates measured, $(json_field tune_seconds "$again" | cut -c1-6) s"
+    done
+  fi
 else
   row "kiln devices/run" "missing" "$KILN not built"
 fi

@@ -137,7 +137,9 @@ double check_against_reference(const StandardKernel& kernel, std::span<const Hos
   return std::max(max_error, 0.0);
 }
 
-Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const RunOptions& options) {
+namespace {
+
+RunReport empty_report(const Device& device, const StandardKernel& kernel) {
   RunReport report;
   report.kernel = kernel.name;
   report.device = device.id();
@@ -145,13 +147,26 @@ Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel
   report.size = kernel.size;
   report.dims = kernel_dims(kernel);
   report.tolerance = kernel.tolerance;
-  KILN_TRY(check_memory(device, kernel));
+  return report;
+}
 
+}  // namespace
+
+Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const RunOptions& options) {
+  KILN_TRY(check_memory(device, kernel));
   const auto compile_start = std::chrono::steady_clock::now();
   KILN_TRY_ASSIGN(const Program program, compile_for_device(device, kernel.kernel));
-  report.compile_ns = static_cast<std::uint64_t>(
+  const auto compile_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - compile_start).count());
+  KILN_TRY_ASSIGN(RunReport report, run_standard_kernel(device, kernel, program, options));
+  report.compile_ns = compile_ns;
+  return report;
+}
 
+Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const Program& program,
+                                      const RunOptions& options) {
+  RunReport report = empty_report(device, kernel);
+  KILN_TRY(check_memory(device, kernel));
   const std::vector<HostBuffer> inputs = kernel.make_inputs(options.seed);
   KILN_TRY_ASSIGN(const DeviceArguments arguments, DeviceArguments::upload(device, kernel.args, inputs));
   {

@@ -77,6 +77,43 @@ TEST_F(KilnRun, SummaryNamesTheKernelResultTimeAndSpeed) {
   EXPECT_NE(run.out.find("GFLOP/s"), std::string::npos) << run.out;
 }
 
+// `kiln run --tuned`: the first run tunes (nothing in the database) and runs
+// the winner, checked against the C++ reference; the second finds it in the
+// database, tunes nothing and runs the same sequence.
+TEST_F(KilnRun, TunedTunesOnceThenRunsFromTheDatabase) {
+  const std::string args = "run sum-rows --device dummy:0 --m 64 --n 256 --tuned --budget 10 --json --db " +
+                           (dir_ / "tuning.sqlite").string();
+  const CliOutput first = kiln(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const boost::json::object tuned = boost::json::parse(first.out).as_object();
+  EXPECT_TRUE(tuned.at("ok").as_bool());
+  EXPECT_TRUE(tuned.at("checked").as_bool());
+  EXPECT_FALSE(tuned.at("from_cache").as_bool());
+  EXPECT_GT(tuned.at("tune_seconds").to_number<double>(), 0.0);
+  // A GPU-shaped device: a row reduction gains from splitting rows across threads.
+  EXPECT_NE(tuned.at("sequence").as_string(), "");
+
+  const CliOutput second = kiln(args);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const boost::json::object cached = boost::json::parse(second.out).as_object();
+  EXPECT_TRUE(cached.at("ok").as_bool());
+  EXPECT_TRUE(cached.at("from_cache").as_bool());
+  EXPECT_EQ(cached.at("sequence").as_string(), tuned.at("sequence").as_string());
+}
+
+TEST_F(KilnRun, TunedSummarySaysWhereTheProgramCameFrom) {
+  const std::string args =
+      "run add --device dummy:0 --n 4096 --tuned --budget 5 --db " + (dir_ / "tuning.sqlite").string();
+  const CliOutput first = kiln(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("not in the tuning database; tuning first"), std::string::npos) << first.err;
+  EXPECT_NE(first.out.find("tuned now in"), std::string::npos) << first.out;
+  const CliOutput second = kiln(args);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("(from the tuning database)"), std::string::npos) << second.out;
+  EXPECT_EQ(second.err.find("tuning first"), std::string::npos) << second.err;
+}
+
 TEST_F(KilnRun, DefaultsToTheFirstDeviceThatCanCompile) {
   const CliOutput run = kiln("run add --size 100 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;

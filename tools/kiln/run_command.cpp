@@ -4,6 +4,10 @@
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/kernels/run.hpp>
+#include <kiln/passes/optimization.hpp>
+#include <kiln/tune/tuner.hpp>
+
+#include <boost/json.hpp>
 
 #include <fmt/core.h>
 
@@ -24,7 +28,39 @@ struct RunSettings {
   std::uint32_t warmups = 1;
   std::uint32_t repeats = 5;
   bool json = false;
+  bool tuned = false;     // the tuned program (the tuning database; tunes when it has none)
+  std::string db;         // tuning database file; empty: the config's
+  double budget_s = 0;    // tuning budget when a tuning runs; 0: the config's
 };
+
+// What `--tuned` used: the sequence and whether it came from the database.
+struct TunedUse {
+  std::string sequence;
+  bool from_cache = false;
+  double tune_seconds = 0;
+};
+
+// The tuned program of `kernel` (tune::get_tuned_program with the config's
+// autotune settings: in mode `tune` a kernel the database lacks is tuned
+// first, within the budget; `db-only` and `off` never tune).
+kiln::tune::TunedProgram tuned_program(const kiln::Runtime& runtime, const kiln::Device& device,
+                                       const kernels::StandardKernel& kernel, const RunSettings& settings) {
+  kiln::tune::TuneOptions options = kiln::tune::options_from(runtime.config());
+  if (settings.budget_s > 0) options.settings.budget_s = settings.budget_s;
+  if (!settings.db.empty()) options.db_path = settings.db;
+  options.args = kernel.args;
+  // As `kiln tune` does, so both find the same database entry.
+  options.tolerance = 2 * kernel.tolerance;
+  options.kernel_name = kernel.name + " " + std::string(ir::dtype_name(kernel.dtype));
+  if (!settings.json)
+    options.on_progress = [](const kiln::tune::TuneProgress& p) {
+      if (p.phase == kiln::tune::TuneProgress::Phase::Search)
+        fmt::print(stderr, "run: not in the tuning database; tuning first (budget {:.0f} s)\n", p.budget_s);
+    };
+  kiln::Result<kiln::tune::TunedProgram> tuned = kiln::tune::get_tuned_program(device, kernel.kernel, options);
+  if (!tuned) fail(tuned.error());
+  return std::move(tuned).value();
+}
 
 std::string duration(std::uint64_t ns) {
   if (ns >= 1'000'000'000) return fmt::format("{:.3f} s", static_cast<double>(ns) * 1e-9);
@@ -42,7 +78,7 @@ void print_summary(const kernels::StandardKernel& kernel, const kiln::Device& de
                report.worst_output.empty() ? "" : ", output " + report.worst_output);
   else
     fmt::print("  result:  not checked\n");
-  fmt::print("  compile: {}\n", duration(report.compile_ns));
+  if (report.compile_ns > 0) fmt::print("  compile: {}\n", duration(report.compile_ns));
   if (report.timing) {
     const kiln::Timing& t = *report.timing;
     fmt::print("  time:    {} median, {} min ({} runs, {} timer{})\n", duration(t.median_ns), duration(t.min_ns), t.runs,
@@ -71,7 +107,14 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
   options.seed = settings.seed;
   options.timing.warmups = settings.warmups;
   options.timing.repeats = settings.repeats;
-  kiln::Result<kernels::RunReport> report = kernels::run_standard_kernel(device, *kernel, options);
+  std::optional<TunedUse> tuned_use;
+  kiln::Result<kernels::RunReport> report = [&] {
+    if (!settings.tuned) return kernels::run_standard_kernel(device, *kernel, options);
+    const kiln::tune::TunedProgram tuned = tuned_program(runtime, device, *kernel, settings);
+    for (const std::string& w : tuned.warnings) fmt::print(stderr, "warning: {}\n", w);
+    tuned_use = TunedUse{passes::to_string(tuned.sequence), tuned.from_cache, tuned.tune_seconds};
+    return kernels::run_standard_kernel(device, *kernel, tuned.program, options);
+  }();
 
   if (!report) {
     if (settings.json) {
@@ -87,8 +130,23 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
     }
     fail(report.error());
   }
-  if (settings.json) fmt::print("{}\n", kernels::run_report_json(*report));
-  else print_summary(*kernel, device, *report);
+  if (settings.json) {
+    std::string json = kernels::run_report_json(*report);
+    if (tuned_use) {  // the tuning fields after the run report's own
+      boost::json::object object = boost::json::parse(json).as_object();
+      object["sequence"] = tuned_use->sequence;
+      object["from_cache"] = tuned_use->from_cache;
+      object["tune_seconds"] = tuned_use->tune_seconds;
+      json = boost::json::serialize(object);
+    }
+    fmt::print("{}\n", json);
+  } else {
+    print_summary(*kernel, device, *report);
+    if (tuned_use)
+      fmt::print("  tuned:   {} ({})\n", tuned_use->sequence.empty() ? "(untuned)" : tuned_use->sequence,
+                 tuned_use->from_cache ? "from the tuning database"
+                                       : fmt::format("tuned now in {:.1f} s", tuned_use->tune_seconds));
+  }
   std::fflush(stdout);
   if (!report->ok)
     throw CommandFailed(fmt::format("{} on {}: the result differs from the C++ reference (max relative error {:.3g} in "
@@ -126,7 +184,13 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_flag("--json", settings->json,
-                    "Print one JSON object: kernel, device, ok, max_rel_err, time_ns, gflops, gbps, then details");
+                    "Print one JSON object: kernel, device, ok, max_rel_err, time_ns, gflops, gbps, then details "
+                    "(with --tuned also sequence, from_cache, tune_seconds)");
+  command->add_flag("--tuned", settings->tuned,
+                    "Run the tuned program: from the tuning database, or tuned first (within the config's autotune "
+                    "budget) when the database lacks it and autotune.mode is tune");
+  command->add_option("--db", settings->db, "Tuning database file for --tuned (default: the config's tuning_db)");
+  command->add_option("--budget", settings->budget_s, "Tuning budget in seconds for --tuned (default: the config's)");
   command->callback([&global, settings] { run(global, *settings); });
 }
 

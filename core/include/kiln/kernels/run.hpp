@@ -55,8 +55,8 @@ struct RunReport {
 // The kernel a device compiles for a standard kernel: untuned, i.e.
 // passes::optimize(kernel, {}, device), the always-on pipeline with an empty
 // tuned sequence, so `kiln run` and the conformance tests check what the
-// autotuner starts from. (Where `kiln tune` lands, a tuned sequence from the
-// tuning database goes here.)
+// autotuner starts from. A tuned program (`kiln run --tuned`) comes from
+// tune::get_tuned_program instead.
 Result<ir::Kernel> lower_for_device(const ir::Kernel& kernel, const DeviceInfo& device);
 
 // lower_for_device, then Device::compile.
@@ -95,6 +95,11 @@ double check_against_reference(const StandardKernel& kernel, std::span<const Hos
 // refusing a kernel is ErrorCode::Unsupported with Error::op). A result
 // outside the tolerance is not an error: RunReport::ok is false.
 Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel,
+                                      const RunOptions& options = {});
+
+// The same path for a program compiled elsewhere (a tuned one,
+// tune::get_tuned_program): `program` must compute `kernel`; compile_ns is 0.
+Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const Program& program,
                                       const RunOptions& options = {});
 
 // {"kernel", "device", "ok", "max_rel_err", "time_ns", "gflops", "gbps",
