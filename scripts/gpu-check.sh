@@ -15,7 +15,9 @@
 # KILN_GPU_SKIP_TORCH=1 (no PyTorch reference), KILN_GPU_TUNE_DEVICE (default
 # cuda:0), KILN_GPU_TUNE_BUDGET (seconds
 # of `kiln tune` per kernel, default 45), KILN_GPU_PREFIX (where carried
-# packages are unpacked, default /tmp/kiln-prefix).
+# packages are unpacked, default /tmp/kiln-prefix), KILN_GPU_STEPS (which of
+# tests,perf,run,tune to do, comma-separated; default all: a device call of
+# at most 10 minutes may split them, `--prebuilt` on the second).
 #
 # What the GPU machine lacks (sqlite3.h, the Vulkan loader and headers,
 # glslang, glvnd for NVIDIA's Vulkan ICD) travels as Debian packages in the
@@ -39,6 +41,8 @@ fi
 LOGS=${OUT:-$BUILD/gpu-logs}
 mkdir -p "$LOGS"
 ROWS=()   # "what|result|detail" lines for the final table
+STEPS=${KILN_GPU_STEPS:-tests,perf,run,tune}
+want() { [[ ",$STEPS," == *",$1,"* ]]; }
 row() { ROWS+=("$1|$2|$3"); }
 
 print_table() {
@@ -77,6 +81,16 @@ if ls "$ROOT"/.debs/*.deb >/dev/null 2>&1; then
   export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export PATH="$PREFIX/usr/bin:$PATH"
   row "carried packages" "ok" "$(ls "$ROOT"/.debs/*.deb | wc -l) .debs unpacked into $PREFIX"
+fi
+# NVIDIA's OpenCL library may be installed without its ICD file: register it
+# privately (OCL_ICD_VENDORS) next to the ICDs the machine has.
+NV_OPENCL=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl.so.1 /{print $NF; exit}')
+if [ -n "$NV_OPENCL" ] && ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+  mkdir -p "$PREFIX/etc/OpenCL/vendors"
+  cp /etc/OpenCL/vendors/*.icd "$PREFIX/etc/OpenCL/vendors/" 2>/dev/null
+  echo "$NV_OPENCL" >"$PREFIX/etc/OpenCL/vendors/nvidia.icd"
+  export OCL_ICD_VENDORS=$PREFIX/etc/OpenCL/vendors
+  row "opencl icd" "ok" "registered $NV_OPENCL"
 fi
 has_header() { [ -e "/usr/include/$1" ] || [ -e "$PREFIX/usr/include/$1" ]; }
 
@@ -136,23 +150,25 @@ run_tests() {  # name binary [gtest args...]
 }
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$BUILD/pocl-cache}
 mkdir -p "$POCL_CACHE_DIR"
-run_tests cuda-tests "$BUILD/bin/kiln_cuda_tests"
-run_tests opencl-tests "$BUILD/bin/kiln_opencl_tests"
-run_tests vulkan-tests "$BUILD/bin/kiln_vulkan_tests"
-# Every standard kernel, every dtype it allows, odd sizes, through the runtime.
-run_tests conformance-gpu "$BUILD/bin/kiln_conformance_tests" --gtest_filter='*cuda*:*opencl*:*vulkan*'
-run_tests plugin-conformance-cuda "$BUILD/bin/kiln_plugin_conformance_tests" --gtest_filter='*cuda*'
-run_tests tune-tests "$BUILD/bin/kiln_tune_tests"
+if want tests; then
+  run_tests cuda-tests "$BUILD/bin/kiln_cuda_tests"
+  run_tests opencl-tests "$BUILD/bin/kiln_opencl_tests"
+  run_tests vulkan-tests "$BUILD/bin/kiln_vulkan_tests"
+  # Every standard kernel, every dtype it allows, odd sizes, through the runtime.
+  run_tests conformance-gpu "$BUILD/bin/kiln_conformance_tests" --gtest_filter='*cuda*:*opencl*:*vulkan*'
+  run_tests plugin-conformance-cuda "$BUILD/bin/kiln_plugin_conformance_tests" --gtest_filter='*cuda*'
+  run_tests tune-tests "$BUILD/bin/kiln_tune_tests"
+fi
 # The CUDA device's info, as the plugin reports it.
 INFO=$(grep -m1 'cuda:0 =' "$LOGS/cuda-tests.log" 2>/dev/null | sed 's/.*cuda:0 = //')
 [ -n "$INFO" ] && row "cuda:0" "info" "${INFO:0:90}"
 
 # ------------------------------------------------------------ performance --
-if [ -x "$BUILD/bin/kiln_cuda_tests" ]; then
+if want perf && [ -x "$BUILD/bin/kiln_cuda_tests" ]; then
   "$BUILD/bin/kiln_cuda_tests" --gtest_color=no --gtest_also_run_disabled_tests \
     --gtest_filter='CudaPerfProbe.*' >"$LOGS/perf-probe.log" 2>&1 || FAILED=1
 fi
-if [ "${KILN_GPU_SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
+if want perf && [ "${KILN_GPU_SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
   python3 - >"$LOGS/torch.log" 2>&1 <<'PY' || true
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -232,6 +248,7 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
   # Sizes large enough to mean something on an H200 and odd (no block size
   # divides them), small enough for the host-side C++ reference to check in
   # about a second; f32 on every GPU device, f16 and bf16 on cuda:0.
+  want run || RUN_DEVICES=()
   for kernel in add add-dyn exp-chain sum-rows max-rows softmax-rows layernorm-rows matmul matmul-bt transpose; do
     case $kernel in
       add|add-dyn|exp-chain) size=(--size 16777219) ;;
@@ -268,7 +285,7 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
   # torch's figures from this same run; then each again, which must come
   # from the tuning database and launch nothing.
   TUNE_DEVICE=${KILN_GPU_TUNE_DEVICE:-cuda:0}
-  if [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
+  if want tune && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     TUNE_DB=$LOGS/tuning.sqlite
     rm -f "$TUNE_DB"
     BUDGET=${KILN_GPU_TUNE_BUDGET:-45}
