@@ -80,6 +80,8 @@ if ls "$ROOT"/.debs/*.deb >/dev/null 2>&1; then
   export CMAKE_PREFIX_PATH="$PREFIX/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
   export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export PATH="$PREFIX/usr/bin:$PATH"
+  # glslang's CMake package names SPIRV-Tools by bare -l: the linker's path.
+  export LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
   row "carried packages" "ok" "$(ls "$ROOT"/.debs/*.deb | wc -l) .debs unpacked into $PREFIX"
 fi
 # NVIDIA's OpenCL library may be installed without its ICD file: register it

@@ -57,10 +57,11 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
   bench.buffers_.resize(slots);
   bench.initial_.resize(slots);
   bench.reference_.resize(slots);
+  bench.actual_.resize(slots);
   bench.tolerance_.assign(slots, 0);
 
   const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(bench.args_, seed);
-  const std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
+  std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
   const std::int64_t nest = longest_loop_nest(kernel);
   std::size_t next_input = 0;
   std::size_t next_output = 0;
@@ -75,7 +76,7 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
     if (arg.role == kernels::ArgRole::Input) {
       KILN_TRY(bench.buffers_[slot].write(inputs[next_input++].data()));
     } else {
-      kernels::HostBuffer initial = outputs[next_output++];
+      kernels::HostBuffer initial = std::move(outputs[next_output++]);
       if (bench.in_place_[slot]) fill_random(initial, seed + slot, arg.low, arg.high);
       bench.initial_[slot] = std::move(initial);
       bench.tolerance_[slot] = tolerance > 0 ? tolerance : 2 * kernels::tolerance(arg.dtype, nest);
@@ -120,7 +121,8 @@ Result<double> CandidateBench::compare_outputs(std::string& problem) {
   double worst = 0;
   for (std::size_t slot = 0; slot < args_.size(); ++slot) {
     if (args_[slot].role != kernels::ArgRole::Output) continue;
-    kernels::HostBuffer actual(args_[slot].dtype, args_[slot].elements);
+    kernels::HostBuffer& actual = actual_[slot];
+    if (actual.size() != args_[slot].elements) actual = kernels::HostBuffer(args_[slot].dtype, args_[slot].elements);
     KILN_TRY(buffers_[slot].read(actual.data()));
     const double error = kernels::compare(actual, reference_[slot]);
     if (!(error <= tolerance_[slot]) && problem.empty())

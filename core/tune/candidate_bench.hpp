@@ -87,6 +87,8 @@ class CandidateBench {
   std::vector<LaunchArg> launch_args_;         // point into buffers_ (stable: never resized)
   std::vector<kernels::HostBuffer> initial_;   // per slot: the contents of GLOBAL_MUT buffers before a run
   std::vector<kernels::HostBuffer> reference_; // per slot: the untuned kernel's outputs
+  std::vector<kernels::HostBuffer> actual_;    // per slot: a candidate's outputs, read back (reused: large
+                                               // outputs cost page faults on every fresh allocation)
   std::vector<double> tolerance_;              // per slot
   std::optional<Probe> reference_run_;         // the reference run, when it was timed
 };

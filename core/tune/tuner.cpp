@@ -85,7 +85,12 @@ class Tuning {
       return with_context(std::move(r).error(), "tune: the untuned kernel does not run");
 
     report(TuneProgress::Phase::Search);
-    const double search_end = start_ + settings_.budget_s * kSearchShare;
+    // The search's share is of what the set-up (inputs, the reference run)
+    // left; large kernels' set-up can take most of a short budget, so the
+    // search keeps a floor of its own.
+    const double search_start = clock_();
+    const double left = std::max(0.0, start_ + settings_.budget_s - search_start);
+    const double search_end = search_start + std::max(left, settings_.budget_s / 4) * kSearchShare;
     const SearchResult search =
         beam_search(kernel_, device_.info(), space_, settings_, [&] { return clock_() > search_end; });
     if (search.stats.out_of_time)

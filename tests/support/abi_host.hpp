@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
