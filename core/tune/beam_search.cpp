@@ -81,6 +81,7 @@ class BeamSearch {
     visited_.insert(base_hash);
 
     for (passes::OptStep& step : variants(*base, device_, space_, settings_.n_seeds)) add({}, *base, std::move(step));
+    for (const passes::OptSequence& recipe : space_.recipes) add_recipe(*base, recipe);
 
     for (std::uint32_t step = 0; step < settings_.n_total_opts && !stats_.out_of_time; ++step) {
       Item* parent = draw();
@@ -147,6 +148,26 @@ class BeamSearch {
     items_.push_back(std::move(item));
   }
 
+  // A recipe's steps applied one by one; the whole sequence becomes an item
+  // (marked, so it is measured) when every step applies.
+  void add_recipe(const ir::Kernel& base, const passes::OptSequence& recipe) {
+    if (recipe.empty()) return;
+    std::optional<ir::Kernel> kernel = base;
+    try {
+      for (std::size_t i = 0; i + 1 < recipe.size() && kernel; ++i) {
+        Result<ir::Kernel> next = space_.apply(*kernel, recipe[i], device_);
+        if (next) kernel = std::move(next).value();
+        else kernel.reset();
+      }
+    } catch (const std::exception&) {
+      kernel.reset();
+    }
+    if (!kernel) return;
+    const std::size_t before = items_.size();
+    add(passes::OptSequence(recipe.begin(), recipe.end() - 1), *kernel, recipe.back());
+    if (items_.size() > before) items_.back().candidate.recipe = true;
+  }
+
   // A tournament of two among the items not yet expanded: the cheaper wins.
   Item* draw() {
     std::vector<std::size_t> open;
@@ -160,13 +181,15 @@ class BeamSearch {
   }
 
   // Tournaments of two biased to high cost remove `n` items, once the beam
-  // holds at least 10 n of them (so early steps keep their variety).
+  // holds at least 10 n of them (so early steps keep their variety); a
+  // recipe drawn to go stays.
   void remove_worst(std::size_t n) {
     if (n == 0 || items_.size() < 10 * n) return;
     for (; n > 0 && !items_.empty(); --n) {
       std::size_t worst = random_.below(items_.size());
       const std::size_t other = random_.below(items_.size());
       if (items_[other].candidate.cost_ns > items_[worst].candidate.cost_ns) worst = other;
+      if (items_[worst].candidate.recipe) continue;  // recipes are always measured
       items_[worst] = std::move(items_.back());
       items_.pop_back();
       ++stats_.removed;
@@ -225,8 +248,10 @@ std::vector<SearchCandidate> measurement_order(const SearchResult& search, std::
     out.push_back(*ranked[i].candidate);
   };
   const std::size_t rest = launches > 2 ? launches - 2 : 0;
-  // The heuristic choice.
+  // The heuristic choice, then the recipes that apply.
   if (!ranked.empty()) take(0);
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    if (!taken[i] && ranked[i].candidate->recipe) take(i);
   // The best one-step sequence of each optimization: cheap to compile, and
   // each a different direction from the untuned kernel.
   std::set<std::string> first_steps;

@@ -1,6 +1,7 @@
 // kiln's own search space: the passes library's optimizations, always-on
 // pipeline, step application, cost model and lowering.
 #include "kiln/passes/cost.hpp"
+#include "kiln/passes/optimization.hpp"
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/tune/search_space.hpp"
 
@@ -18,6 +19,17 @@ const SearchSpace& default_search_space() {
     s.lower = [](const ir::Kernel& k, const passes::OptSequence& seq, const DeviceInfo& d) {
       return passes::optimize(k, seq, d);
     };
+    // Recipes that do not fit a kernel or device fail to apply and are skipped.
+    for (const char* recipe : {
+             // GPU elementwise: one float4 per thread, 256 threads per group.
+             "coarsen(axis=0,factor=4,mode=0); unroll(loop=0,factor=0); vectorize(lanes=4); "
+             "split_local(axis=0,factor=256)",
+             // GPU matrix product: 128x128 LOCAL tiles, 8x8 per thread, float4 copies.
+             "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
+             // CPU (AVX-512) matrix product: an 8x32 register tile, 16-lane vectors.
+             "register_block(loop=0,tm=8,tn=32,unroll=4); vectorize(lanes=16)",
+         })
+      s.recipes.push_back(passes::parse_sequence(recipe).value());
     s.version = search_space_version(s.optimizations);
     return s;
   }();

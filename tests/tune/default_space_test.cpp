@@ -8,6 +8,10 @@
 #include "kiln/ir/hash.hpp"
 #include "kiln/kernels/library.hpp"
 #include "kiln/passes/pipeline.hpp"
+#include "kiln/passes/device_presets.hpp"
+#include "kiln/tune/beam_search.hpp"
+
+#include <algorithm>
 #include "kiln/tune/tuner.hpp"
 #include "tune/dummy_device.hpp"
 
@@ -99,4 +103,34 @@ TEST(DefaultSpace, TunesAStandardKernelAndReplaysExactlyWhatItMeasured) {
   EXPECT_TRUE(again.from_cache);
   EXPECT_EQ(again.candidates_measured, 0u);
   EXPECT_EQ(again.kernel, tuned.kernel);
+}
+
+// The recipes: on a GPU-shaped device the float4 elementwise recipe applies
+// to exp-chain, survives the beam's removals and is among the first
+// candidates measured (it needs four steps in an order the cost model alone
+// does not favour); on a device without LOCAL threads it does not apply.
+TEST(DefaultSpace, ARecipeThatAppliesIsMeasuredEarly) {
+  const SearchSpace& space = default_search_space();
+  ASSERT_FALSE(space.recipes.empty());
+  const kernels::StandardKernel k = kernels::make_standard_kernel("exp-chain", {1, 1 << 20, 1}).value();
+  const std::string recipe = passes::to_string(space.recipes.front());
+  AutotuneSettings settings;
+  settings.n_total_opts = 30;
+  settings.n_removed_per_step = 4;
+
+  const DeviceInfo gpu = *passes::device_preset("preset:gpu");
+  const SearchResult search = beam_search(k.kernel, gpu, space, settings, [] { return false; });
+  const std::vector<SearchCandidate> order = measurement_order(search, 24);
+  const auto at = std::find_if(order.begin(), order.end(),
+                               [&](const SearchCandidate& c) { return passes::to_string(c.sequence) == recipe; });
+  ASSERT_NE(at, order.end()) << recipe;
+  EXPECT_TRUE(at->recipe);
+  EXPECT_LT(at - order.begin(), 4);
+  // What was searched is what the lowering gives.
+  Result<ir::Kernel> lowered = space.lower(k.kernel, at->sequence, gpu);
+  ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
+
+  const DeviceInfo cpu = *passes::device_preset("preset:cpu");
+  const SearchResult on_cpu = beam_search(k.kernel, cpu, space, settings, [] { return false; });
+  for (const SearchCandidate& c : on_cpu.candidates) EXPECT_NE(passes::to_string(c.sequence), recipe);
 }

@@ -16,9 +16,12 @@
 #include <kiln/passes/optimization.hpp>
 #include <kiln/passes/pipeline.hpp>
 
+#include <kiln/kernels/library.hpp>
+
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -39,6 +42,7 @@ struct IrOptions {
   std::string pass;
   std::string device;
   std::vector<double> scalars;
+  std::int64_t size = 1024;  // of a standard kernel named instead of a file
   bool configs = false;
   bool cost = false;
   bool run = false;
@@ -53,7 +57,17 @@ std::string read_text(const std::string& file) {
 }
 
 // Parses and verifies; errors name FILE:LINE:COL (parse) or FILE:LINE (verify).
-ir::Kernel read_kernel(const std::string& file) {
+// A standard kernel's name (matmul, exp-chain, ...) that is not a file gives
+// that kernel at `size` in every dimension.
+ir::Kernel read_kernel(const std::string& file, std::int64_t size) {
+  if (!std::filesystem::exists(file)) {
+    for (std::string_view name : kernels::standard_kernel_names())
+      if (name == file) {
+        Result<kernels::StandardKernel> standard = kernels::make_standard_kernel(file, {size, size, size});
+        if (!standard) fail(standard.error());
+        return std::move(standard->kernel);
+      }
+  }
   Result<ir::SourceKernel> parsed = ir::parse_with_lines(read_text(file));
   if (!parsed.ok()) fail(make_error(ErrorCode::Parse, file + ":" + parsed.error().message));
   if (Result<void> valid = ir::verify(parsed->kernel); !valid.ok()) {
@@ -108,7 +122,7 @@ void print_cost(const passes::CostEstimate& c, const DeviceInfo& device) {
 }
 
 void run_ir_command(const IrOptions& o, const GlobalOptions& global) {
-  ir::Kernel kernel = read_kernel(o.file);
+  ir::Kernel kernel = read_kernel(o.file, o.size);
   const bool needs_device = o.has_sequence || !o.pass.empty() || o.configs || o.cost;
   const DeviceInfo device = needs_device ? resolve_device(o.device, global) : DeviceInfo{};
   json::object report{{"file", o.file}};
@@ -174,7 +188,8 @@ void run_ir_command(const IrOptions& o, const GlobalOptions& global) {
 void add_ir_command(CLI::App& app, const GlobalOptions& global) {
   CLI::App* command = app.add_subcommand("ir", "Read, verify and print a kernel in IR text; optimize, cost or run it");
   auto o = std::make_shared<IrOptions>();
-  command->add_option("FILE", o->file, "kernel in IR text ('-': standard input)")->required();
+  command->add_option("FILE", o->file, "kernel in IR text ('-': standard input), or a standard kernel's name")->required();
+  command->add_option("--size", o->size, "every dimension of a standard kernel named as FILE")->capture_default_str();
   command->add_option_function<std::string>(
       "--opt",
       [o](const std::string& sequence) {

@@ -20,6 +20,7 @@ struct SearchCandidate {
   passes::OptSequence sequence;  // empty: the untuned kernel
   double cost_ns = 0;            // the cost model's estimate
   std::uint64_t hash = 0;        // ir::hash of the normalized kernel it gives (the visited key)
+  bool recipe = false;           // one of SearchSpace::recipes (always measured)
 };
 
 struct SearchStats {

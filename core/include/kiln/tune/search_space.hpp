@@ -24,7 +24,7 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 1;
+inline constexpr int kSearchSpaceVersion = 2;  // 2: recipes
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
@@ -42,6 +42,12 @@ struct SearchSpace {
   // The whole lowering for a launch (normalize, the steps, finalize,
   // verify): what is measured and what is replayed.
   Lowering lower;
+  // Known-good multi-step sequences (tinygrad's hand-coded optimizations):
+  // each one that applies to the kernel joins the search as a candidate and
+  // is always measured. They reach shapes a random beam rarely finds, e.g.
+  // float4 elementwise on a GPU needs coarsen, unroll and vectorize before
+  // split_local, while split_local alone is what the cost model favours first.
+  std::vector<passes::OptSequence> recipes;
   // Part of the tuning database key: kSearchSpaceVersion and the names of
   // the optimizations, e.g. "1-3f2a09c1".
   std::string version;
