@@ -3,6 +3,7 @@
 // against host computations.
 #include <gtest/gtest.h>
 
+#include "kiln/sdk/c_emitter.hpp"
 #include "support/kernel_runner.hpp"
 #include "support/wire_builder.hpp"
 
@@ -328,6 +329,47 @@ TEST(CKernels, NaiveMatmulF32) {
   naive_matmul<float>(KILN_DTYPE_F32, 64, 48, 96);
 }
 TEST(CKernels, NaiveMatmulF64) { naive_matmul<double>(KILN_DTYPE_F64, 33, 17, 65); }
+
+}  // namespace
+}  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// y[16g .. 16g+15] = exp(x[16g .. 16g+15]) * 2 + 1 as f32x16 over buffers of
+// `n` floats: past kStreamingStoreBytes the store is non-temporal and the
+// exp a libmvec call (the shape the CPU elementwise recipe gives).
+std::vector<kiln_op> vector_exp_chain(std::int64_t n) {
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, static_cast<std::uint64_t>(n));
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, static_cast<std::uint64_t>(n));
+  auto g = w.group_index(0, w.const_i64(n / 16));
+  auto i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(16));
+  auto e = w.unary(KILN_UNARY_EXP, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, x, i, 16), 16);
+  auto r = w.mad(KILN_DTYPE_F32, e, w.broadcast(KILN_DTYPE_F32, w.const_f32(2), 16),
+                 w.broadcast(KILN_DTYPE_F32, w.const_f32(1), 16), 16);
+  w.store(KILN_DTYPE_F32, y, i, r, 16);
+  return w.ops;
+}
+
+TEST(CKernels, StreamingStoresAndVectorMathComputeTheSameValues) {
+  for (const std::int64_t n : {std::int64_t{1} << 12, (std::int64_t{32} << 20) / 4 + 64}) {
+    const std::vector<float> x = random_floats(static_cast<std::size_t>(n), 7, -4, 4);
+    std::vector<HostArg> args = {HostArg::of(x), HostArg::poisoned(KILN_DTYPE_F32, static_cast<std::size_t>(n))};
+    const std::string source = run_kernel(c_plugin(), device(), vector_exp_chain(n), args);
+    const bool large = n * 4 >= static_cast<std::int64_t>(sdk::kStreamingStoreBytes);
+    EXPECT_EQ(source.find("kiln_stream64(&") != std::string::npos, large) << source;
+    EXPECT_NE(source.find("kiln_simd_expf_16("), std::string::npos) << source;
+    const std::vector<float> y = args[1].values<float>();
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < y.size(); ++k) {
+      const double want = std::exp(static_cast<double>(x[k])) * 2 + 1;
+      if (!(std::fabs(y[k] - want) <= 4e-6 * std::fabs(want)) && wrong++ < 5)
+        ADD_FAILURE() << "n=" << n << " y[" << k << "] = " << y[k] << ", want " << want;
+    }
+    EXPECT_EQ(wrong, 0u) << "n=" << n;
+  }
+}
 
 }  // namespace
 }  // namespace kiln::test

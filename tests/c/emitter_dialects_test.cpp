@@ -228,3 +228,49 @@ TEST(EmitterDialects, RandomOpArraysNeverCrash) {
 }
 
 }  // namespace
+
+namespace {
+
+// f32x16 y = exp(x) into a written buffer of `n` elements.
+std::vector<kiln_op> vector_exp(std::uint64_t n) {
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, n);
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, n);
+  auto g = w.group_index(0, w.const_i64(static_cast<std::int64_t>(n / 16)));
+  auto i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(16));
+  w.store(KILN_DTYPE_F32, y, i, w.unary(KILN_UNARY_EXP, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, x, i, 16), 16), 16);
+  return w.ops;
+}
+
+TEST(EmitterDialects, CStreamsLargeVectorStoresAndFencesEachThread) {
+  kiln::sdk::EmitOptions options;
+  options.parallel = true;
+  options.threads = 2;
+  options.vector_math = true;
+  const std::uint64_t large = kiln::sdk::kStreamingStoreBytes / 4;
+  const auto out = emit_c_family(vector_exp(large), kiln::sdk::c_dialect(), options);
+  const std::string& s = out.source;
+  EXPECT_TRUE(out.shape.streaming_stores);
+  EXPECT_TRUE(contains(s, "kiln_stream64(&v1[")) << s;
+  EXPECT_TRUE(contains(s, "_mm512_stream_si512")) << s;
+  // The fence ends each thread's share: inside the parallel region, after the loop.
+  EXPECT_TRUE(contains(s, "#pragma omp parallel num_threads(2)\n  {\n  #pragma omp for schedule(static)\n")) << s;
+  EXPECT_TRUE(contains(s, "  }\n  kiln_sfence();\n  }\n}\n")) << s;
+  // The vector exp: one helper looping over the lanes for libmvec.
+  EXPECT_TRUE(contains(s, "kiln_simd_expf_16(v")) << s;
+  EXPECT_TRUE(contains(s, "#pragma omp simd")) << s;
+
+  // Smaller buffers keep ordinary stores; without vector math, neither.
+  const auto small = emit_c_family(vector_exp(large / 2), kiln::sdk::c_dialect(), options);
+  EXPECT_FALSE(small.shape.streaming_stores);
+  EXPECT_FALSE(contains(small.source, "kiln_stream64(&")) << small.source;
+  EXPECT_TRUE(contains(small.source, "#pragma omp parallel for schedule(static) num_threads(2)")) << small.source;
+  options.vector_math = false;
+  const auto plain = emit_c_family(vector_exp(large), kiln::sdk::c_dialect(), options);
+  EXPECT_FALSE(contains(plain.source, "kiln_stream64(&")) << plain.source;
+  EXPECT_FALSE(contains(plain.source, "kiln_simd_")) << plain.source;
+  // Other dialects never stream.
+  EXPECT_FALSE(contains(emit_c_family(vector_exp(large), kiln::sdk::opencl_dialect()).source, "kiln_stream64"));
+}
+
+}  // namespace

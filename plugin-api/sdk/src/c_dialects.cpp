@@ -101,6 +101,7 @@ std::string c_vector_typedef(const Dialect& d, unsigned dt, unsigned lanes) {
 // memcpy: element-aligned vector access, whatever the vector type's alignment.
 std::string c_vector_access(const Dialect&, const VectorAccess& a) {
   const std::string at = "&" + std::string(a.memory) + "[" + std::string(a.index) + "]";
+  if (a.streaming) return "kiln_stream64(" + at + ", &" + std::string(a.value) + ");";
   if (a.store) return "memcpy(" + at + ", &" + std::string(a.value) + ", sizeof " + std::string(a.value) + ");";
   return std::string(a.vector_type) + " " + std::string(a.value) + "; memcpy(&" + std::string(a.value) + ", " + at + ", sizeof " +
          std::string(a.value) + ");";
@@ -124,6 +125,21 @@ static inline double kiln_bits_f64(uint64_t u) { double x; memcpy(&x, &u, sizeof
              "(double);\n";
     out += "#pragma omp declare simd notinbranch\nfloat powf(float, float);\n#pragma omp declare simd notinbranch\ndouble pow(double, double);\n";
   }
+  if (shape.streaming_stores)
+    // Non-temporal where the compiler targets AVX-512 and the address is
+    // 64-byte aligned (a host pointer may not be); a plain copy otherwise.
+    out += R"(#if defined(__AVX512F__)
+#include <immintrin.h>
+static inline void kiln_stream64(void* p, const void* v) {
+  if (((uintptr_t)p & 63) == 0) _mm512_stream_si512((__m512i*)p, _mm512_loadu_si512(v));
+  else memcpy(p, v, 64);
+}
+#define kiln_sfence() _mm_sfence()
+#else
+static inline void kiln_stream64(void* p, const void* v) { memcpy(p, v, 64); }
+#define kiln_sfence() ((void)0)
+#endif
+)";
   return out;
 }
 
@@ -147,9 +163,13 @@ std::string c_kernel_begin(const Dialect& d, const KernelShape& shape) {
   }
   if (loops == 0) return out;
   if (shape.parallel) {
-    out += "  #pragma omp parallel for schedule(static)";
+    // With streaming stores each thread fences its own after its share of
+    // the loop: a parallel region holding the work-shared loop, then the fence.
+    const std::string threads = shape.threads > 0 ? " num_threads(" + std::to_string(shape.threads) + ")" : "";
+    if (shape.streaming_stores) out += "  #pragma omp parallel" + threads + "\n  {\n  #pragma omp for schedule(static)";
+    else out += "  #pragma omp parallel for schedule(static)";
     if (loops > 1) out += " collapse(" + std::to_string(loops) + ")";
-    if (shape.threads > 0) out += " num_threads(" + std::to_string(shape.threads) + ")";
+    if (!shape.streaming_stores) out += threads;
     out += "\n";
   }
   for (int axis = 2; axis >= 0; --axis) {
@@ -163,7 +183,10 @@ std::string c_kernel_begin(const Dialect& d, const KernelShape& shape) {
 
 std::string c_kernel_end(const Dialect&, const KernelShape& shape) {
   const bool loops = shape.group_axes[0] || shape.group_axes[1] || shape.group_axes[2];
-  return loops ? "  }\n}\n" : "}\n";
+  std::string out = loops ? "  }\n" : "";
+  if (shape.streaming_stores) out += "  kiln_sfence();\n";
+  if (shape.streaming_stores && loops && shape.parallel) out += "  }\n";
+  return out + "}\n";
 }
 
 std::string c_group_index(unsigned axis) { return "kiln_g" + std::to_string(axis); }
@@ -270,6 +293,8 @@ const Dialect& c_dialect() {
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
       .local_storage_prefix = "",
       .barrier = "",
+      .simd_function_helpers = true,
+      .streaming_stores = true,
       .cast = c_cast,
       .literal = c_literal,
       .vector_type = kiln_vector_name,

@@ -63,7 +63,8 @@ class Emitter {
   const Dialect& d_;
   Spelling spell_;
   KernelShape shape_;
-  std::string globals_, body_;  // globals_: file-scope LOCAL storage
+  std::string globals_, body_;  // globals_: file-scope LOCAL storage and helpers
+  std::set<std::string> simd_helpers_;
   int depth_ = 1;
   std::vector<std::uint32_t> open_blocks_;
   std::set<std::pair<unsigned, unsigned>> vector_types_;
@@ -292,10 +293,36 @@ class Emitter {
     if (op.lanes == 1) return line(element(op, 0) + " = " + spell_.to_storage(op.dtype, v) + ";");
     if (!is_half(op.dtype)) {
       const std::string mem = var(op.src[0]), index = var(op.src[1]);
-      const std::string whole = d_.vector_access(d_, {v, type, mem, index, op.dtype, op.lanes, true});
+      const bool streaming = streaming_store(op);
+      shape_.streaming_stores = shape_.streaming_stores || streaming;
+      const std::string whole = d_.vector_access(d_, {v, type, mem, index, op.dtype, op.lanes, true, streaming});
       if (!whole.empty()) return line(whole);
     }
     for (unsigned k = 0; k < op.lanes; ++k) line(element(op, k) + " = " + spell_.to_storage(op.dtype, d_.lane(v, k)) + ";");
+  }
+
+  // A 64-byte vector STORE into a written PARAM of known size of at least
+  // kStreamingStoreBytes (kernel_ir.h: such a buffer aliases nothing else).
+  bool streaming_store(const kiln_op& op) const {
+    if (!d_.streaming_stores || !shape_.vector_math) return false;
+    const kiln_op& mem = ops_[op.src[0]];
+    const std::uint64_t element = detail::value_bytes(op.dtype);
+    return mem.kind == KILN_OP_PARAM && mem.code == KILN_PARAM_GLOBAL_MUT && op.lanes * element == 64 &&
+           mem.imm * element >= kStreamingStoreBytes;
+  }
+
+  // The name of a helper applying libm's `function` to every lane of a
+  // `dtype` x `lanes` vector (defined once, at file scope).
+  std::string simd_function(std::string_view function, unsigned dtype, unsigned lanes, const std::string& vector_type) {
+    const std::string name = "kiln_simd_" + std::string(function) + "_" + std::to_string(lanes);
+    if (simd_helpers_.insert(name).second) {
+      const std::string scalar(d_.value_types[dtype]), n = std::to_string(lanes);
+      globals_ += "static inline " + vector_type + " " + name + "(" + vector_type + " x) {\n  " + scalar + " a[" + n +
+                  "], r[" + n + "];\n  memcpy(a, &x, sizeof a);\n  #pragma omp simd\n  for (int i = 0; i < " + n +
+                  "; ++i) r[i] = " + std::string(function) + "(a[i]);\n  " + vector_type +
+                  " out;\n  memcpy(&out, r, sizeof out);\n  return out;\n}\n";
+    }
+    return name;
   }
 
   void emit_broadcast(std::uint32_t id, const kiln_op& op) {
@@ -346,6 +373,11 @@ class Emitter {
       }
     };
     const std::string type = value_type(id, op.dtype, op.lanes);
+    if (op.kind == KILN_OP_UNARY && op.lanes > 1 && d_.simd_function_helpers && shape_.vector_math &&
+        (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64)) {
+      const std::string_view function = dt == KILN_DTYPE_F32 ? d_.unary_f32[op.code] : d_.unary_f64[op.code];
+      if (!function.empty()) return define(id, type, simd_function(function, dt, op.lanes, type) + "(" + var(op.src[0]) + ")");
+    }
     if (op.lanes == 1 || whole_vector(op, dt)) {
       const std::string e = spell({var(op.src[0]), n > 1 ? var(op.src[1]) : "", n > 2 ? var(op.src[2]) : ""});
       if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");

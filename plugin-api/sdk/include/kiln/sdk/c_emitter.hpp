@@ -51,6 +51,7 @@ struct KernelShape {
   int threads = 0;                            // C: OpenMP threads (0: runtime default)
   bool uses_f64 = false;                      // OpenCL: enable cl_khr_fp64
   bool vector_math = false;                   // C: libm functions have SIMD variants (glibc libmvec)
+  bool streaming_stores = false;              // C: some vector stores bypass the caches (kiln_stream64)
 };
 
 struct Dialect;
@@ -64,6 +65,10 @@ struct VectorAccess {
   unsigned dtype = 0;
   unsigned lanes = 0;
   bool store = false;
+  // A 64-byte vector STORE into a large written buffer, which the dialect may
+  // write as a non-temporal store (set only for dialects with
+  // streaming_stores).
+  bool streaming = false;
 };
 
 struct Dialect {
@@ -93,6 +98,14 @@ struct Dialect {
   bool explicit_conversions = false;
   // ... and array subscripts are converted to this type ("": the i64 index).
   std::string_view subscript_type = {};
+  // C: a vector libm call goes through a helper looping over the lanes under
+  // `omp simd` (so GCC calls libmvec's vector variant, e.g. _ZGVeN16v_expf)
+  // when KernelShape::vector_math; otherwise one scalar call per lane.
+  bool simd_function_helpers = false;
+  // C: 64-byte vector stores into written buffers of at least
+  // kStreamingStoreBytes are non-temporal (they would only evict the caches;
+  // no read-for-ownership traffic), fenced at the end of each thread's work.
+  bool streaming_stores = false;
 
   // Structural hooks.
   // `x` as `type`; x is a primary expression or parenthesized: "(T)x", "T(x)".
@@ -149,6 +162,11 @@ struct GlslArgument {
   std::uint32_t push_bytes = 0;   // VARIABLE params: 4 or 8; 0 for buffers
 };
 std::vector<GlslArgument> glsl_arguments(const KernelShape& shape);  // by slot
+
+// The smallest written buffer (its PARAM's known size) whose 64-byte vector
+// stores are streaming where the dialect has streaming_stores: far beyond
+// the caches a thread's outputs could stay in.
+inline constexpr std::uint64_t kStreamingStoreBytes = std::uint64_t{32} << 20;
 
 struct EmitOptions {
   std::string entry = "kiln_kernel";
