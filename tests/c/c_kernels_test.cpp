@@ -352,6 +352,32 @@ std::vector<kiln_op> vector_exp_chain(std::int64_t n) {
   return w.ops;
 }
 
+// Two group axes (the OpenMP loop collapsed inside the parallel region that
+// fences): out[r][16c .. 16c+15] = in[r][...] * 3 over a 64 MiB output.
+TEST(CKernels, StreamingStoresOnTwoGroupAxes) {
+  const std::int64_t rows = 1024, cols = 16384;  // 64 MiB of f32
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, static_cast<std::uint64_t>(rows * cols));
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, static_cast<std::uint64_t>(rows * cols));
+  auto r = w.group_index(1, w.const_i64(rows));
+  auto c = w.group_index(0, w.const_i64(cols / 16));
+  auto i = w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, r, w.const_i64(cols)),
+                    w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, c, w.const_i64(16)));
+  auto v = w.binary(KILN_BINARY_MUL, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, x, i, 16),
+                    w.broadcast(KILN_DTYPE_F32, w.const_f32(3), 16), 16);
+  w.store(KILN_DTYPE_F32, y, i, v, 16);
+  const std::vector<float> in = random_floats(static_cast<std::size_t>(rows * cols), 11);
+  std::vector<HostArg> args = {HostArg::of(in), HostArg::poisoned(KILN_DTYPE_F32, in.size())};
+  const std::string source = run_kernel(c_plugin(), device(), w.ops, args);
+  EXPECT_NE(source.find("collapse(2)"), std::string::npos) << source;
+  EXPECT_NE(source.find("kiln_stream64(&"), std::string::npos) << source;
+  const std::vector<float> out = args[1].values<float>();
+  std::size_t wrong = 0;
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (out[k] != in[k] * 3.0f && wrong++ < 5) ADD_FAILURE() << "out[" << k << "] = " << out[k] << ", want " << in[k] * 3;
+  EXPECT_EQ(wrong, 0u);
+}
+
 TEST(CKernels, StreamingStoresAndVectorMathComputeTheSameValues) {
   for (const std::int64_t n : {std::int64_t{1} << 12, (std::int64_t{32} << 20) / 4 + 64}) {
     const std::vector<float> x = random_floats(static_cast<std::size_t>(n), 7, -4, 4);
