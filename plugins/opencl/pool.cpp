@@ -25,15 +25,7 @@ Buffer& checked_buffer(kiln_buffer* buffer, const Device& device, const char* fu
 }
 
 void check_range(const Buffer& b, std::uint64_t offset, std::uint64_t bytes, const char* function, const char* role) {
-  if (offset > b.bytes || bytes > b.bytes - offset)
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + role + " range [" + std::to_string(offset) +
-                                                ", " + std::to_string(offset + bytes) + ") outside buffer of " +
-                                                std::to_string(b.bytes) + " bytes");
-}
-
-void check_host(const kiln_copy_args& args, const char* function) {
-  if (args.bytes != 0 && args.host == nullptr)
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": host pointer is NULL");
+  sdk::check_buffer_range(function, role, offset, bytes, b.bytes);
 }
 
 }  // namespace
@@ -98,7 +90,7 @@ kiln_error* copy_to_device(kiln_copy_args* raw) {
     Device& d = checked_device(args.device, "copy_to_device");
     Buffer& dst = checked_buffer(args.device_buffer, d, "copy_to_device", "destination");
     check_range(dst, args.device_offset, args.bytes, "copy_to_device", "destination");
-    check_host(args, "copy_to_device");
+    sdk::check_copy_host(args, "copy_to_device");
     args.event = nullptr;
     if (args.bytes != 0) {
       cl_event event = nullptr;
@@ -117,7 +109,7 @@ kiln_error* copy_to_host(kiln_copy_args* raw) {
     Device& d = checked_device(args.device, "copy_to_host");
     Buffer& src = checked_buffer(args.device_buffer, d, "copy_to_host", "source");
     check_range(src, args.device_offset, args.bytes, "copy_to_host", "source");
-    check_host(args, "copy_to_host");
+    sdk::check_copy_host(args, "copy_to_host");
     args.event = nullptr;
     if (args.bytes != 0) {
       cl_event event = nullptr;

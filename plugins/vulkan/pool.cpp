@@ -19,11 +19,7 @@ namespace kiln::vulkan {
 namespace {
 
 void check_range(const char* what, const Allocation& buffer, std::uint64_t offset, std::uint64_t bytes) {
-  if (offset > buffer.bytes() || bytes > buffer.bytes() - offset)
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": range [" + std::to_string(offset) + ", " +
-                                                std::to_string(offset) + "+" + std::to_string(bytes) +
-                                                ") is outside the buffer of " + std::to_string(buffer.bytes()) +
-                                                " bytes");
+  sdk::check_buffer_range(what, "", offset, bytes, buffer.bytes());
 }
 
 // Large host copies go in chunks of this size.
@@ -96,9 +92,9 @@ kiln_error* copy_to_device(kiln_copy_args* raw) {
     Device& device = to_device(args.device, "copy_to_device: device");
     Allocation& dst = to_buffer(args.device_buffer, "copy_to_device: device_buffer");
     check_range("copy_to_device", dst, args.device_offset, args.bytes);
+    sdk::check_copy_host(args, "copy_to_device");
     args.event = nullptr;
     if (args.bytes > 0) {
-      if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_device: host is NULL");
       // In chunks through reused staging buffers, a few in flight: bounded
       // staging memory, and the host memcpy overlaps the device's copies.
       auto* host = static_cast<const std::uint8_t*>(args.host);
@@ -125,9 +121,9 @@ kiln_error* copy_to_host(kiln_copy_args* raw) {
     Device& device = to_device(args.device, "copy_to_host: device");
     Allocation& src = to_buffer(args.device_buffer, "copy_to_host: device_buffer");
     check_range("copy_to_host", src, args.device_offset, args.bytes);
+    sdk::check_copy_host(args, "copy_to_host");
     args.event = nullptr;
     if (args.bytes > 0) {
-      if (args.host == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_host: host is NULL");
       auto* host = static_cast<std::uint8_t*>(args.host);
       ChunkWindow window(device);
       for (std::uint64_t done = 0; done < args.bytes; done += kChunkBytes) {

@@ -1,6 +1,7 @@
 // The SDK's shared table functions: init's preamble and device enumeration.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "kiln/sdk/plugin_entry.hpp"
@@ -90,6 +91,42 @@ TEST(PluginEntry, DeviceCallsCheckTheIndexAndCopyOnlyWhatFits) {
                })),
                AbiError);
   EXPECT_FALSE(opened);
+}
+
+}  // namespace
+
+namespace {
+
+// The copy checks every pool shares (host memory, CUDA, OpenCL, Vulkan).
+std::string failure_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const kiln::sdk::PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_INVALID_ARGUMENT);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CopyChecks, RangesInsideTheBufferPassAndOthersNameTheRange) {
+  using kiln::sdk::check_buffer_range;
+  EXPECT_EQ(failure_of([] { check_buffer_range("copy_to_host", "", 0, 64, 64); }), "");
+  EXPECT_EQ(failure_of([] { check_buffer_range("copy_to_host", "", 64, 0, 64); }), "");
+  EXPECT_EQ(failure_of([] { check_buffer_range("copy_to_host", "", 60, 8, 64); }),
+            "copy_to_host: range [60, 68) outside buffer of 64 bytes");
+  EXPECT_EQ(failure_of([] { check_buffer_range("copy_device_to_device", "source", 65, 0, 64); }),
+            "copy_device_to_device: source range [65, 65) outside buffer of 64 bytes");
+  // An offset + bytes that wraps around is still outside.
+  EXPECT_NE(failure_of([] { check_buffer_range("copy_to_device", "", 8, ~std::uint64_t{0}, 64); }), "");
+}
+
+TEST(CopyChecks, AHostPointerIsNeededOnlyWhenBytesMove) {
+  kiln_copy_args args{};
+  args.bytes = 0;
+  EXPECT_EQ(failure_of([&] { kiln::sdk::check_copy_host(args, "copy_to_device"); }), "");
+  args.bytes = 4;
+  EXPECT_EQ(failure_of([&] { kiln::sdk::check_copy_host(args, "copy_to_device"); }),
+            "copy_to_device: host pointer is NULL");
 }
 
 }  // namespace

@@ -33,10 +33,7 @@ std::uint64_t meminfo_kib(const char* field) {
 
 void check_range(const HostBuffer* buffer, std::uint64_t offset, std::uint64_t bytes, const char* what) {
   if (buffer == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": buffer is NULL");
-  if (offset > buffer->bytes || bytes > buffer->bytes - offset)
-    fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": range [" + std::to_string(offset) + ", " +
-                                           std::to_string(offset + bytes) + ") outside buffer of " +
-                                           std::to_string(buffer->bytes) + " bytes");
+  check_buffer_range(what, "", offset, bytes, buffer->bytes);
 }
 
 }  // namespace
@@ -100,7 +97,7 @@ kiln_error* host_copy_to_device(kiln_copy_args* raw) {
     auto args = read_args(raw);
     HostBuffer* dst = as_host(args.device_buffer);
     check_range(dst, args.device_offset, args.bytes, "copy_to_device");
-    if (args.bytes != 0 && args.host == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_device: host is NULL");
+    check_copy_host(args, "copy_to_device");
     if (args.bytes != 0) std::memcpy(static_cast<char*>(dst->data) + args.device_offset, args.host, args.bytes);
     args.event = nullptr;
     write_args(raw, args);
@@ -112,7 +109,7 @@ kiln_error* host_copy_to_host(kiln_copy_args* raw) {
     auto args = read_args(raw);
     HostBuffer* src = as_host(args.device_buffer);
     check_range(src, args.device_offset, args.bytes, "copy_to_host");
-    if (args.bytes != 0 && args.host == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, "copy_to_host: host is NULL");
+    check_copy_host(args, "copy_to_host");
     if (args.bytes != 0) std::memcpy(args.host, static_cast<const char*>(src->data) + args.device_offset, args.bytes);
     args.event = nullptr;
     write_args(raw, args);

@@ -48,6 +48,22 @@ class PluginError : public std::runtime_error {
   throw PluginError(status, std::move(message), failed_op);
 }
 
+// The checks every pool's copy functions make (plugin.h: INVALID_ARGUMENT).
+// A byte range [offset, offset + bytes) inside a buffer of `buffer_bytes`;
+// the message reads "<what>: <role> range [a, b) outside buffer of N bytes"
+// (no role: "<what>: range ...").
+inline void check_buffer_range(std::string_view what, std::string_view role, std::uint64_t offset, std::uint64_t bytes,
+                               std::uint64_t buffer_bytes) {
+  if (offset <= buffer_bytes && bytes <= buffer_bytes - offset) return;
+  fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": " + std::string(role) + (role.empty() ? "" : " ") +
+                                         "range [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
+                                         ") outside buffer of " + std::to_string(buffer_bytes) + " bytes");
+}
+// A host pointer for a copy that moves any bytes.
+inline void check_copy_host(const kiln_copy_args& args, std::string_view what) {
+  if (args.bytes != 0 && args.host == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": host pointer is NULL");
+}
+
 // The host table handed to init; kept for error creation and logging.
 // Set once by init (bind) before any other call; read-only afterwards.
 class Host {
