@@ -139,7 +139,10 @@ double check_against_reference(const StandardKernel& kernel, std::span<const Hos
 
 namespace {
 
-RunReport empty_report(const Device& device, const StandardKernel& kernel) {
+// Launch, check, time: the part both entry points share. The caller has
+// checked that the kernel's buffers fit the device.
+Result<RunReport> run_program(const Device& device, const StandardKernel& kernel, const Program& program,
+                              const RunOptions& options) {
   RunReport report;
   report.kernel = kernel.name;
   report.device = device.id();
@@ -147,26 +150,6 @@ RunReport empty_report(const Device& device, const StandardKernel& kernel) {
   report.size = kernel.size;
   report.dims = kernel_dims(kernel);
   report.tolerance = kernel.tolerance;
-  return report;
-}
-
-}  // namespace
-
-Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const RunOptions& options) {
-  KILN_TRY(check_memory(device, kernel));
-  const auto compile_start = std::chrono::steady_clock::now();
-  KILN_TRY_ASSIGN(const Program program, compile_for_device(device, kernel.kernel));
-  const auto compile_ns = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - compile_start).count());
-  KILN_TRY_ASSIGN(RunReport report, run_standard_kernel(device, kernel, program, options));
-  report.compile_ns = compile_ns;
-  return report;
-}
-
-Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const Program& program,
-                                      const RunOptions& options) {
-  RunReport report = empty_report(device, kernel);
-  KILN_TRY(check_memory(device, kernel));
   const std::vector<HostBuffer> inputs = kernel.make_inputs(options.seed);
   KILN_TRY_ASSIGN(const DeviceArguments arguments, DeviceArguments::upload(device, kernel.args, inputs));
   {
@@ -189,6 +172,25 @@ Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel
     }
   }
   return report;
+}
+
+}  // namespace
+
+Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const RunOptions& options) {
+  KILN_TRY(check_memory(device, kernel));  // before compiling: a kernel that cannot run is not compiled
+  const auto compile_start = std::chrono::steady_clock::now();
+  KILN_TRY_ASSIGN(const Program program, compile_for_device(device, kernel.kernel));
+  const auto compile_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - compile_start).count());
+  KILN_TRY_ASSIGN(RunReport report, run_program(device, kernel, program, options));
+  report.compile_ns = compile_ns;
+  return report;
+}
+
+Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const Program& program,
+                                      const RunOptions& options) {
+  KILN_TRY(check_memory(device, kernel));
+  return run_program(device, kernel, program, options);
 }
 
 std::string run_report_json(const RunReport& report, const Error* error) {

@@ -49,7 +49,8 @@ SearchResult beam_search(const ir::Kernel& kernel, const DeviceInfo& device, con
 // measured candidates (later ones are spares for candidates that fail or
 // lower to a kernel already measured):
 //   1. the untuned kernel (the empty sequence);
-//   2. the heuristic choice: the candidate the cost model ranks best;
+//   2. the heuristic choice: the candidate the cost model ranks best, then
+//      every recipe the search kept (SearchCandidate::recipe);
 //   3. the best-ranked one-step sequence of each optimization, up to a
 //      quarter of the remaining launches: cheap to compile, each a different
 //      direction from the untuned kernel;
