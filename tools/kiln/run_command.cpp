@@ -49,7 +49,7 @@ kiln::tune::TunedProgram tuned_program(const kiln::Runtime& runtime, const kiln:
   if (settings.budget_s > 0) options.settings.budget_s = settings.budget_s;
   if (!settings.db.empty()) options.db_path = settings.db;
   options.args = kernel.args;
-  // As `kiln tune` does, so both find the same database entry.
+  // As `kiln tune` does for a standard kernel: the same inputs and correctness guard.
   options.tolerance = 2 * kernel.tolerance;
   options.kernel_name = kernel.name + " " + std::string(ir::dtype_name(kernel.dtype));
   if (!settings.json)
