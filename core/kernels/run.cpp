@@ -1,6 +1,8 @@
 // A standard kernel end to end on a device (kiln/kernels/run.hpp).
 #include "kiln/kernels/run.hpp"
 
+#include "ir/op_trace.hpp"
+
 #include "kiln/ir/dtype.hpp"
 #include "kiln/passes/optimization.hpp"
 
@@ -55,7 +57,9 @@ Result<ir::Kernel> lower_for_device(const ir::Kernel& kernel, const DeviceInfo& 
 
 Result<Program> compile_for_device(const Device& device, const ir::Kernel& kernel) {
   KILN_TRY_ASSIGN(const ir::Kernel lowered, lower_for_device(kernel, device.info()));
-  return device.compile(lowered);
+  Result<Program> program = device.compile(lowered);
+  if (!program) return ir::trace_to_given(std::move(program).error(), kernel, lowered);
+  return program;
 }
 
 Result<DeviceArguments> DeviceArguments::upload(const Device& device, std::span<const ArgSpec> args,

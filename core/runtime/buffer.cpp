@@ -30,7 +30,16 @@ Buffer::~Buffer() {
     std::lock_guard lock(device_->queue_mutex());
     (void)device_->drain_locked();
   }
-  if (device_->api().buffer_free != nullptr) device_->api().buffer_free(device_->handle(), buffer_);
+  const kiln_plugin_api& api = device_->api();
+  if (api.buffer_free2 != nullptr) {
+    kiln_buffer_free_args args{};
+    args.struct_size = KILN_BUFFER_FREE_ARGS_STRUCT_SIZE;
+    args.device = device_->handle();
+    args.buffer = buffer_;
+    if (kiln_error* err = api.buffer_free2(&args)) device_->library().log_release_error(err, "buffer_free2");
+  } else if (api.buffer_free != nullptr) {
+    api.buffer_free(device_->handle(), buffer_);
+  }
 }
 
 Buffer::Buffer(Buffer&& other) noexcept

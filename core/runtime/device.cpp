@@ -2,6 +2,9 @@
 #include "kiln/runtime/device.hpp"
 
 #include "device_state.hpp"
+
+#include <kiln/sdk/capabilities.hpp>
+#include <kiln/sdk/wire.hpp>
 #include "kiln/ir/verify.hpp"
 
 namespace kiln {
@@ -66,6 +69,23 @@ Result<Program> Device::compile(const ir::Kernel& kernel) const {
     return error;
   }
   if (state_->api().compile == nullptr) return state_->missing("compile");
+  // plugin.h: an op kind appended after ABI 1.0 reaches only a device that
+  // claims it (a 1.0 plugin has never heard of it).
+  for (ir::ValueId id = 0; id < kernel.size(); ++id) {
+    const unsigned kind = static_cast<unsigned>(kernel[id].kind);
+    const unsigned dtype = static_cast<unsigned>(kernel[id].dtype);
+    if (kind >= sdk::kOpKinds1_0 && !state_->info().supports_op_kind(kind, dtype)) {
+      Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" +
+                                                       std::string(sdk::op_kind_name(kind)) + " " +
+                                                       std::string(sdk::dtype_name(dtype)) +
+                                                       "): the device does not claim this op kind");
+      e.plugin = state_->plugin();
+      e.device = state_->info().id;
+      e.function = "compile";
+      e.op = id;
+      return e;
+    }
+  }
   Program program;
   program.wire_ = kernel.to_wire();
   kiln_kernel wire{};

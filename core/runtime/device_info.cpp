@@ -2,6 +2,8 @@
 #include "kiln/runtime/launch.hpp"
 #include "kiln/runtime/plugin_record.hpp"
 
+#include <kiln/sdk/capabilities.hpp>
+
 #include <cstring>
 
 namespace kiln {
@@ -33,7 +35,29 @@ std::vector<std::uint32_t> DeviceInfo::vector_widths() const {
   return widths;
 }
 
-DeviceInfo DeviceInfo::from_abi(const kiln_device_info& in, std::string plugin, std::uint32_t index) {
+namespace {
+bool mask_has(std::uint32_t mask, unsigned dtype) { return dtype < 32 && ((mask >> dtype) & 1u) != 0; }
+}  // namespace
+
+bool DeviceInfo::supports_op_kind(unsigned kind, unsigned dtype) const {
+  return kind < KILN_CAP_SLOTS && mask_has(op_kind_dtypes[kind], dtype);
+}
+bool DeviceInfo::supports_unary(unsigned op, unsigned dtype) const {
+  return op < KILN_CAP_SLOTS && mask_has(unary_dtypes[op], dtype);
+}
+bool DeviceInfo::supports_binary(unsigned op, unsigned dtype) const {
+  return op < KILN_CAP_SLOTS && mask_has(binary_dtypes[op], dtype);
+}
+bool DeviceInfo::has_feature(unsigned feature) const {
+  return KILN_FEATURE_WORD(feature) < KILN_FEATURE_WORDS &&
+         (features[KILN_FEATURE_WORD(feature)] & KILN_FEATURE_MASK(feature)) != 0;
+}
+
+DeviceInfo DeviceInfo::from_abi(const kiln_device_info& given, std::string plugin, std::uint32_t index) {
+  // A plugin of minor 0 wrote no capability arrays: derive them from its
+  // per-dtype words, as plugin.h promises.
+  kiln_device_info in = given;
+  sdk::normalize_capabilities(in);
   DeviceInfo out;
   out.id = plugin + ":" + std::to_string(index);
   out.plugin = std::move(plugin);
@@ -57,7 +81,10 @@ DeviceInfo DeviceInfo::from_abi(const kiln_device_info& in, std::string plugin, 
   out.warp_size = in.warp_size;
   out.clock_mhz = in.clock_mhz;
   out.vector_width_mask = in.vector_widths | 2u;  // width 1 is always supported
-  std::memcpy(out.dtype_ops.data(), in.dtype_ops, sizeof(in.dtype_ops));
+  std::memcpy(out.op_kind_dtypes.data(), in.op_kind_dtypes, sizeof(in.op_kind_dtypes));
+  std::memcpy(out.unary_dtypes.data(), in.unary_dtypes, sizeof(in.unary_dtypes));
+  std::memcpy(out.binary_dtypes.data(), in.binary_dtypes, sizeof(in.binary_dtypes));
+  std::memcpy(out.features.data(), in.features, sizeof(in.features));
   out.peak_gflops = in.peak_gflops;
   out.memory_bandwidth_gbps = in.memory_bandwidth_gbps;
   return out;

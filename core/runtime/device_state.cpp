@@ -3,9 +3,16 @@
 namespace kiln::detail {
 
 DeviceState::~DeviceState() {
-  if (!alive() || api().device_close == nullptr) return;
+  if (!alive()) return;
   std::lock_guard lock(queue_mutex_);
-  api().device_close(handle_);
+  if (api().device_close2 != nullptr) {
+    kiln_device_close_args args{};
+    args.struct_size = KILN_DEVICE_CLOSE_ARGS_STRUCT_SIZE;
+    args.device = handle_;
+    if (kiln_error* err = api().device_close2(&args)) library_.log_release_error(err, "device_close2");
+  } else if (api().device_close != nullptr) {
+    api().device_close(handle_);
+  }
 }
 
 Error DeviceState::error(kiln_error* error, std::string_view function, std::int64_t op) const {

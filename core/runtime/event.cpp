@@ -41,6 +41,24 @@ Result<void> Event::wait() {
   return {};
 }
 
+Result<bool> Event::ready() {
+  if (event_ == nullptr) return true;
+  if (!device_->alive()) {
+    event_ = nullptr;
+    return true;
+  }
+  const kiln_plugin_api& api = device_->api();
+  if (api.event_query == nullptr) return device_->missing("event_query");
+  kiln_event_query_args args{};
+  args.struct_size = KILN_EVENT_QUERY_ARGS_STRUCT_SIZE;
+  args.event = event_;
+  kiln_error* err = api.event_query(&args);
+  if (err == nullptr && args.complete == 0) return false;
+  release();
+  if (err != nullptr) return device_->error(err, "event_query");
+  return true;
+}
+
 void Event::release() {
   if (device_->api().event_release != nullptr) device_->api().event_release(event_);
   event_ = nullptr;

@@ -196,7 +196,9 @@ Result<Timing> Device::timed_launch(const Program& program, std::span<const Laun
   timing.samples_ns.assign(options.repeats, 0);
   kiln_timed_launch_args call{};
   call.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-  call.launch = launch_args(*state_, program, prepared);
+  const kiln_launch_args launch = launch_args(*state_, program, prepared);
+  call.launch = sdk::launch_args_1_0(launch);  // for plugins of minor 0
+  call.launch_args = &launch;
   call.warmups = options.warmups;
   call.repeats = options.repeats;
   call.flags = options.flags;

@@ -12,7 +12,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // The ABI 1.0 table: every function of minor 0 is present in it.
-constexpr std::size_t kMinPluginApiSize = KILN_STRUCT_SIZE(kiln_plugin_api, cache_key);
+constexpr std::size_t kMinPluginApiSize = KILN_PLUGIN_API_STRUCT_SIZE_1_0;
+
+std::string abi_version(std::uint32_t major, std::uint32_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
 
 struct Registry {
   std::mutex mutex;
@@ -83,6 +87,7 @@ Result<void> LoadedLibrary::initialize(const std::string& plugin_name, const std
   host_.struct_size = KILN_HOST_API_STRUCT_SIZE;
   host_.abi_major = KILN_ABI_MAJOR;
   host_.abi_minor = KILN_ABI_MINOR;
+  host_.extensions = nullptr;  // the host offers no extensions yet
   host_.host_version = KILN_VERSION;
   host_.context = &log_;
   host_.error_create = host_error_create;
@@ -147,10 +152,21 @@ Result<std::shared_ptr<DeviceState>> LoadedLibrary::open_device(const std::strin
 
 void LoadedLibrary::shutdown() {
   if (shut_down_.exchange(true)) return;
-  if (api_.shutdown != nullptr) api_.shutdown();
+  if (api_.shutdown2 != nullptr) {
+    kiln_shutdown_args args{};
+    args.struct_size = KILN_SHUTDOWN_ARGS_STRUCT_SIZE;
+    if (kiln_error* err = api_.shutdown2(&args)) log_release_error(err, "shutdown2");
+  } else if (api_.shutdown != nullptr) {
+    api_.shutdown();
+  }
 }
 
-Result<LoadedLibrary*> load_library(const fs::path& path) {
+void LoadedLibrary::log_release_error(kiln_error* error, std::string_view function) {
+  const Error e = take_error(error, api_.name != nullptr ? api_.name : "", function);
+  log_.add(KILN_LOG_WARNING, std::string(function) + " failed: " + std::string(error_code_name(e.code)) + ": " + e.message);
+}
+
+Result<LoadedLibrary*> load_library(const fs::path& path, std::uint32_t host_minor) {
   std::error_code ec;
   if (path.empty()) return load_error("no library path");
   if (!fs::exists(path, ec)) return load_error("library not found: " + path.string());
@@ -173,16 +189,19 @@ Result<LoadedLibrary*> load_library(const fs::path& path) {
                       " (not a kiln plugin, or the symbol is hidden: mark it KILN_PLUGIN_EXPORT)");
   }
   auto query = library.get<const kiln_plugin_api*(std::uint32_t, std::uint32_t)>(KILN_PLUGIN_QUERY_SYMBOL);
-  const kiln_plugin_api* table = query(KILN_ABI_MAJOR, KILN_ABI_MINOR);
+  const kiln_plugin_api* table = query(KILN_ABI_MAJOR, host_minor);
+  const std::string host_abi = abi_version(KILN_ABI_MAJOR, host_minor);
   std::string problem;
   if (table == nullptr) {
-    problem = KILN_PLUGIN_QUERY_SYMBOL "(" + std::to_string(KILN_ABI_MAJOR) + ", " + std::to_string(KILN_ABI_MINOR) +
-              ") returned NULL: the plugin cannot serve a host of ABI " + std::to_string(KILN_ABI_MAJOR) + "." +
-              std::to_string(KILN_ABI_MINOR);
+    problem = KILN_PLUGIN_QUERY_SYMBOL "(" + std::to_string(KILN_ABI_MAJOR) + ", " + std::to_string(host_minor) +
+              ") returned NULL: the plugin cannot serve a host of ABI " + host_abi;
   } else if (table->abi_major != KILN_ABI_MAJOR) {
-    problem = "ABI major version mismatch: the plugin was built for ABI " + std::to_string(table->abi_major) + "." +
-              std::to_string(table->abi_minor) + ", this host speaks ABI " + std::to_string(KILN_ABI_MAJOR) + "." +
-              std::to_string(KILN_ABI_MINOR);
+    problem = "ABI major version mismatch: the plugin was built for ABI " +
+              abi_version(table->abi_major, table->abi_minor) + ", this host speaks ABI " + host_abi;
+  } else if (table->abi_minor > host_minor) {
+    problem = "the plugin was built for ABI " + abi_version(table->abi_major, table->abi_minor) +
+              ", newer than this host's ABI " + host_abi + " (update kiln, or build the plugin against the " +
+              host_abi + " header)";
   } else if (table->struct_size < kMinPluginApiSize) {
     problem = "plugin table struct_size is " + std::to_string(table->struct_size) + " bytes, smaller than ABI " +
               std::to_string(KILN_ABI_MAJOR) + ".0's " + std::to_string(kMinPluginApiSize);

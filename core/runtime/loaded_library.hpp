@@ -51,6 +51,11 @@ class LoadedLibrary {
   bool shut_down() const { return shut_down_.load(); }
   void shutdown();
 
+  // The release functions of ABI 1.1 (device_close2, buffer_free2,
+  // shutdown2) report failures, but they run where nothing can return one
+  // (destructors, exit): the error is kept in the plugin's log as a warning.
+  void log_release_error(kiln_error* error, std::string_view function);
+
  private:
   std::filesystem::path path_;
   boost::dll::shared_library library_;
@@ -69,7 +74,12 @@ class LoadedLibrary {
 // Loads the library at `path` (absolute) and queries it, or finds it already
 // loaded. Errors (ErrorCode::PluginLoad) carry the exact reason: file
 // missing, the dlerror text (e.g. a missing dependency), no entry point,
-// query returned NULL, ABI major mismatch, table too small.
-Result<LoadedLibrary*> load_library(const std::filesystem::path& path);
+// query returned NULL, ABI major mismatch, a minor newer than the host's,
+// table too small.
+//
+// `host_minor` is the newest ABI minor the host claims to speak: always
+// KILN_ABI_MINOR, except in the loader tests, which pass an older one to
+// show how an older host treats a newer plugin.
+Result<LoadedLibrary*> load_library(const std::filesystem::path& path, std::uint32_t host_minor = KILN_ABI_MINOR);
 
 }  // namespace kiln::detail

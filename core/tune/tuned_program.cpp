@@ -1,5 +1,6 @@
 // get_tuned_program: the database first, tuning on a miss, and the replay
 // check that makes "what was measured is what runs" hold across processes.
+#include "ir/op_trace.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
 #include "kiln/tune/tuner.hpp"
@@ -41,7 +42,8 @@ Result<TunedProgram> replay(const Device& device, const ir::Kernel& kernel, cons
     return stale("replaying '" + entry.sequence + "' gives kernel " + hash + ", it measured " + entry.final_hash +
                  " (a pass changed?)");
   Result<Program> program = device.compile(*lowered);
-  if (!program) return stale("its kernel no longer compiles: " + program.error().to_string());
+  if (!program)
+    return stale("its kernel no longer compiles: " + ir::trace_to_given(std::move(program).error(), kernel, *lowered).to_string());
   TunedProgram out;
   out.program = std::move(program).value();
   out.kernel = std::move(lowered).value();

@@ -40,11 +40,12 @@ kiln_error* launch(kiln_launch_args* raw) {
 kiln_error* launch_timed(kiln_timed_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
-    const Program& program = checked_program(args.launch);
-    const sdk::HostArguments arguments = sdk::host_arguments(args.launch, program.params);
+    const kiln_launch_args launch = sdk::timed_launch_of(args);
+    const Program& program = checked_program(launch);
+    const sdk::HostArguments arguments = sdk::host_arguments(launch, program.params);
     const bool flush = (args.flags & KILN_TIMED_FLUSH_CACHE) != 0;
     const sdk::TimingResult result = sdk::time_runs(args.warmups, args.repeats, args.abort_ns, [&] {
-      if (flush) sdk::flush_host_caches(arguments, args.launch);
+      if (flush) sdk::flush_host_caches(arguments, launch);
       return sdk::steady_ns([&] { run(program, arguments); });
     });
     sdk::store_timing(args, result, KILN_TIMER_HOST);

@@ -1,6 +1,7 @@
 // cblas:0's DeviceInfo: OpenBLAS's version and kernels, the machine's CPU.
 #include "cblas_plugin.hpp"
 
+#include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/host_cpu.hpp>
 #include <kiln/sdk/host_memory.hpp>
 #include <kiln/sdk/plugin_support.hpp>
@@ -31,8 +32,8 @@ kiln_device_info describe_device(const OpenBlas& blas, int threads) {
   info.vector_widths = 1u << 1;  // scalar kernels only: the autotuner has nothing to vectorise here
   // What a matrix product is made of, in the dtypes BLAS has.
   const std::uint32_t gemm_ops = KILN_CAP_BINARY(KILN_BINARY_ADD) | KILN_CAP_BINARY(KILN_BINARY_MUL);
-  info.dtype_ops[KILN_DTYPE_F32] = gemm_ops;
-  info.dtype_ops[KILN_DTYPE_F64] = gemm_ops;
+  sdk::set_dtype_caps(info, KILN_DTYPE_F32, gemm_ops);
+  sdk::set_dtype_caps(info, KILN_DTYPE_F64, gemm_ops);
   for (int level = 0; level < 3; ++level) info.cache_bytes[level] = cpu.cache_bytes[level];
   return info;
 }

@@ -98,6 +98,11 @@ const kiln_plugin_api kApi = {
     .launch = launch,
     .launch_timed = launch_timed,
     .cache_key = cache_key,
+    .extensions = nullptr,
+    .shutdown2 = nullptr,      // the 1.0 forms above are used
+    .device_close2 = nullptr,
+    .buffer_free2 = nullptr,
+    .event_query = sdk::host_event_query,
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // device's primary context and stream.
 #include "cuda.hpp"
 
+#include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_entry.hpp>
 
@@ -65,7 +66,7 @@ void describe(Device& d, int driver_version) {
   info.clock_mhz = static_cast<std::uint32_t>(KILN_ATTR(d.handle, CLOCK_RATE) / 1000);
   info.vector_widths = sdk::c_family_vector_widths(sdk::cuda_dialect());
   for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt)
-    info.dtype_ops[dt] = sdk::c_family_dtype_ops(sdk::cuda_dialect(), dt);
+    sdk::set_dtype_caps(info, dt, sdk::c_family_dtype_ops(sdk::cuda_dialect(), dt));
   info.cache_bytes[1] = static_cast<std::uint64_t>(KILN_ATTR(d.handle, L2_CACHE_SIZE));
   info.peak_gflops = double(info.compute_units) * fp32_lanes_per_sm(d.cc_major, d.cc_minor) * 2.0 * info.clock_mhz / 1000.0;
   // Double data rate: two transfers per memory clock (kHz) over the bus (bits).

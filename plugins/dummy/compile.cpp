@@ -2,6 +2,8 @@
 // device's limits (dtypes and ops it supports, vector widths, LOCAL sizes and
 // LOCAL memory); the program is the pre-decoded kernel.
 #include "dummy.hpp"
+
+#include <kiln/sdk/capabilities.hpp>
 #include "kiln/sdk/launch_args.hpp"
 #include "kiln/sdk/listing.hpp"
 #include "kiln/sdk/wire.hpp"
@@ -25,24 +27,30 @@ void check_device_limits(const Device& device, std::span<const kiln_op> ops) {
   for (std::uint32_t id = 0; id < ops.size(); ++id) {
     const kiln_op& op = ops[id];
     const bool typed = sdk::has_result(op.kind) || op.kind == KILN_OP_STORE;
-    if (typed && op.kind != KILN_OP_LOOP && op.kind != KILN_OP_INDEX && info.dtype_ops[op.dtype] == 0)
-      unsupported(device, id, op, "dtype " + std::string(sdk::dtype_name(op.dtype)) + " is not supported");
+    if (typed && op.kind != KILN_OP_LOOP && op.kind != KILN_OP_INDEX && !sdk::has_op_kind(info, op.dtype, op.kind))
+      unsupported(device, id, op,
+                  sdk::has_dtype(info, op.dtype)
+                      ? std::string(sdk::op_kind_name(op.kind)) + " on " + std::string(sdk::dtype_name(op.dtype)) +
+                            " is not supported"
+                      : "dtype " + std::string(sdk::dtype_name(op.dtype)) + " is not supported");
     if (typed && op.lanes > 1 && (info.vector_widths & (1u << op.lanes)) == 0)
       unsupported(device, id, op, std::to_string(op.lanes) + "-lane vectors are not supported");
-    auto need = [&](unsigned dtype, std::uint32_t cap, std::string_view name) {
-      if ((info.dtype_ops[dtype] & cap) == 0)
+    auto need = [&](bool has, unsigned dtype, std::string_view name) {
+      if (!has)
         unsupported(device, id, op, std::string(name) + " on " + std::string(sdk::dtype_name(dtype)) + " is not supported");
     };
     switch (op.kind) {
       case KILN_OP_UNARY:
-        need(op.dtype, KILN_CAP_UNARY(op.code), sdk::unary_name(op.code));
+        need(sdk::has_unary(info, op.dtype, op.code), op.dtype, sdk::unary_name(op.code));
         break;
-      case KILN_OP_BINARY:
-        need(ops[op.src[0]].dtype, KILN_CAP_BINARY(op.code), sdk::binary_name(op.code));
+      case KILN_OP_BINARY: {
+        const unsigned operand = ops[op.src[0]].dtype;
+        need(sdk::has_binary(info, operand, op.code), operand, sdk::binary_name(op.code));
         break;
-      case KILN_OP_MAD:  // no capability bit of its own: a multiply and an add
-        need(op.dtype, KILN_CAP_BINARY(KILN_BINARY_MUL), "mad (mul)");
-        need(op.dtype, KILN_CAP_BINARY(KILN_BINARY_ADD), "mad (add)");
+      }
+      case KILN_OP_MAD:  // no capability of its own: a multiply and an add
+        need(sdk::has_binary(info, op.dtype, KILN_BINARY_MUL), op.dtype, "mad (mul)");
+        need(sdk::has_binary(info, op.dtype, KILN_BINARY_ADD), op.dtype, "mad (add)");
         break;
       case KILN_OP_INDEX:
         if (op.code == KILN_SCOPE_LOCAL) {

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "dummy.hpp"
+
+#include <kiln/sdk/capabilities.hpp>
 #include "kiln/sdk/op_rules.hpp"
 #include "kiln/sdk/plugin_entry.hpp"
 #include "kiln/sdk/wire.hpp"
@@ -55,13 +57,14 @@ unsigned dtype_by_name(std::string_view name) {
   return KILN_DTYPE_INVALID;
 }
 
-// The capability bit of a unary or binary op by name ("exp", "add"), or 0.
-std::uint32_t op_cap_by_name(std::string_view name) {
+// Turns off the unary or binary op named `name` ("exp", "add") on `dt`;
+// false when no op has that name.
+bool drop_op_by_name(kiln_device_info& info, unsigned dt, std::string_view name) {
   for (unsigned u = 1; u < KILN_UNARY_COUNT; ++u)
-    if (sdk::unary_name(u) == name) return KILN_CAP_UNARY(u);
+    if (sdk::unary_name(u) == name) return sdk::set_unary(info, dt, u, false), true;
   for (unsigned b = 1; b < KILN_BINARY_COUNT; ++b)
-    if (sdk::binary_name(b) == name) return KILN_CAP_BINARY(b);
-  return 0;
+    if (sdk::binary_name(b) == name) return sdk::set_binary(info, dt, b, false), true;
+  return false;
 }
 
 std::uint32_t device_kind(const std::string& path, const std::string& name) {
@@ -86,15 +89,14 @@ void parse_dtypes(const sdk::Options& o, const std::string& path, kiln_device_in
   for (const std::string& name : names) {
     const unsigned dt = dtype_by_name(name);
     if (dt == KILN_DTYPE_INVALID) bad_option(path + "dtypes", "names an unknown dtype '" + name + "'");
-    info.dtype_ops[dt] = sdk::all_op_caps(dt);
+    sdk::set_dtype_caps(info, dt, sdk::all_op_caps(dt));
   }
   const sdk::Options unsupported = o.get_object("unsupported_ops");
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) {
     const std::string key(sdk::dtype_name(dt));
     for (const std::string& op : unsupported.get_string_list(key)) {
-      const std::uint32_t cap = op_cap_by_name(op);
-      if (cap == 0) bad_option(path + "unsupported_ops." + key, "names an unknown op '" + op + "'");
-      info.dtype_ops[dt] &= ~cap;
+      if (!drop_op_by_name(info, dt, op))
+        bad_option(path + "unsupported_ops." + key, "names an unknown op '" + op + "'");
     }
   }
   unsupported.warn_unknown_keys(kPluginName);

@@ -63,7 +63,7 @@ kiln_error* launch(kiln_launch_args* raw) {
 kiln_error* launch_timed(kiln_timed_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
-    const Ran ran = run_launch(args.launch);
+    const Ran ran = run_launch(sdk::timed_launch_of(args));
     const Device& device = *ran.program->device;
     const double base_ns = model_time(ran.stats, device.config).total_ns;
     const PluginState& plugin = state();

@@ -134,7 +134,7 @@ kiln_error* launch(kiln_launch_args* raw) {
 kiln_error* launch_timed(kiln_timed_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
-    kiln_launch_args& l = args.launch;
+    const kiln_launch_args l = sdk::timed_launch_of(args);
     Device& d = checked_device(l.device, "launch_timed");
     Program& p = checked_program(l.program, d, "launch_timed");
     if (args.repeats == 0) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "launch_timed: repeats must be >= 1");

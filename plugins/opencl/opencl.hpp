@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct Settings {
   std::vector<std::string> platforms;      // "platforms": keep platforms whose name or vendor contains one
   std::vector<std::string> devices;        // "devices": keep devices whose name contains one
   std::string build_options;               // "build_options": appended to clBuildProgram's options
+  std::optional<std::string> pocl_cache_dir;  // "pocl_cache_dir": POCL_CACHE_DIR when unset ("" : leave it)
 };
 
 // One device found at init; kiln_device* points at it once opened.
@@ -114,6 +116,7 @@ kiln_error* copy_to_device(kiln_copy_args* args);
 kiln_error* copy_to_host(kiln_copy_args* args);
 kiln_error* copy_device_to_device(kiln_copy_args* args);
 kiln_error* event_wait(kiln_event* event);
+kiln_error* event_query(kiln_event_query_args* args);
 void event_release(kiln_event* event);
 
 // compile.cpp

@@ -6,12 +6,16 @@
 //   "platforms":     ["NVIDIA", ...] keep platforms whose name or vendor contains one
 //   "devices":       ["H200", ...]   keep devices whose name contains one
 //   "build_options": "-cl-mad-enable" extra clBuildProgram options
+//   "pocl_cache_dir": folder for PoCL's kernel cache, set as POCL_CACHE_DIR
+//                    only when that is unset (default ~/.cache/kiln/pocl);
+//                    "" never touches the environment
 #include "opencl.hpp"
 
 #include <kiln/sdk/plugin_entry.hpp>
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 namespace kiln::opencl {
@@ -21,10 +25,13 @@ namespace {
 std::unique_ptr<PluginState> g_state;
 
 // PoCL fails device enumeration (CL_DEVICE_NOT_FOUND, no reason) when it
-// cannot write its kernel cache; give it a kiln cache folder unless the user
-// chose one. Must run before the first OpenCL call.
-void ensure_pocl_cache_dir() {
-  if (std::getenv("POCL_CACHE_DIR") != nullptr) return;
+// cannot write its kernel cache, and it reads POCL_CACHE_DIR only from the
+// environment (once, at its first use), so there is no way to hand it a
+// folder but the environment. The plugin therefore sets POCL_CACHE_DIR, but
+// only when the user left it unset and the "pocl_cache_dir" option is not
+// "" (which leaves the environment alone), and it says so in its log, which
+// `kiln devices` shows. Must run before the first OpenCL call.
+std::filesystem::path default_pocl_cache_dir() {
   std::filesystem::path base;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
     base = xdg;
@@ -32,7 +39,13 @@ void ensure_pocl_cache_dir() {
     base = std::filesystem::path(home) / ".cache";
   else
     base = std::filesystem::temp_directory_path();
-  const std::filesystem::path dir = base / "kiln" / "pocl";
+  return base / "kiln" / "pocl";
+}
+
+void ensure_pocl_cache_dir(const std::optional<std::string>& option) {
+  if (const char* set = std::getenv("POCL_CACHE_DIR"); set != nullptr) return;
+  if (option && option->empty()) return;  // the user asked us not to touch the environment
+  const std::filesystem::path dir = option ? std::filesystem::path(*option) : default_pocl_cache_dir();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -40,6 +53,8 @@ void ensure_pocl_cache_dir() {
     return;
   }
   setenv("POCL_CACHE_DIR", dir.c_str(), 0);
+  sdk::Host::log(KILN_LOG_INFO, "opencl: environment: POCL_CACHE_DIR was unset; set it to " + dir.string() +
+                                    " for PoCL's kernel cache (option \"pocl_cache_dir\"; \"\" leaves it unset)");
 }
 
 Settings read_settings(const sdk::Options& options) {
@@ -48,6 +63,7 @@ Settings read_settings(const sdk::Options& options) {
   s.platforms = options.get_string_list("platforms");
   s.devices = options.get_string_list("devices");
   s.build_options = options.get_string("build_options", "");
+  if (options.has("pocl_cache_dir")) s.pocl_cache_dir = options.get_string("pocl_cache_dir", "");
   options.warn_unknown_keys("opencl");
   return s;
 }
@@ -56,7 +72,7 @@ kiln_error* init(kiln_init_args* raw) {
   return sdk::guard_init(raw, [&](const sdk::Options& options) {
     auto st = std::make_unique<PluginState>();
     st->settings = read_settings(options);
-    ensure_pocl_cache_dir();
+    ensure_pocl_cache_dir(st->settings.pocl_cache_dir);
     load_cl_api(cl_mutable(), st->settings.library);
     discover_devices(*st);
     g_state = std::move(st);
@@ -107,6 +123,11 @@ constexpr kiln_plugin_api kTable = {
     .launch = launch,
     .launch_timed = launch_timed,
     .cache_key = cache_key,
+    .extensions = nullptr,
+    .shutdown2 = nullptr,      // the 1.0 forms above are used
+    .device_close2 = nullptr,
+    .buffer_free2 = nullptr,
+    .event_query = event_query,
 };
 
 }  // namespace

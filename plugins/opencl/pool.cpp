@@ -160,6 +160,21 @@ kiln_error* event_wait(kiln_event* event) {
   });
 }
 
+kiln_error* event_query(kiln_event_query_args* raw) {
+  return sdk::guard([&] {
+    auto args = sdk::read_args(raw);
+    if (args.event == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "event_query: event is NULL");
+    cl_int status = CL_COMPLETE;
+    check_cl(cl().clGetEventInfo(as_event(args.event)->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+                                 &status, nullptr),
+             "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)");
+    // A negative status is the failed command's own error code.
+    if (status < 0) check_cl(status, "event_query", KILN_STATUS_LAUNCH_FAILED);
+    args.complete = status == CL_COMPLETE ? 1 : 0;
+    sdk::write_args(raw, args);
+  });
+}
+
 void event_release(kiln_event* event) {
   if (event == nullptr) return;
   Event* e = as_event(event);

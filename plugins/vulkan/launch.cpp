@@ -204,7 +204,7 @@ kiln_error* launch(kiln_launch_args* raw) {
 kiln_error* launch_timed(kiln_timed_launch_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
-    BoundLaunch bound = bind(args.launch, "launch_timed");
+    BoundLaunch bound = bind(sdk::timed_launch_of(args), "launch_timed");
     Device& device = bound.program->device();
     const bool device_timer = (device.physical().info.flags & KILN_DEVICE_DEVICE_TIMER) != 0;
     std::unique_ptr<QueryPool> queries;

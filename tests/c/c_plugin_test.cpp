@@ -333,7 +333,9 @@ TEST_F(CPlugin, TimedLaunchReportsMinAndMedian) {
   std::vector<std::uint64_t> samples(5, 0);
   kiln_timed_launch_args t{};
   t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-  t.launch = launch_args(ops, d, p.get(), device_args.abi());
+  const kiln_launch_args launch = launch_args(ops, d, p.get(), device_args.abi());
+  t.launch = kiln::sdk::launch_args_1_0(launch);
+  t.launch_args = &launch;
   t.warmups = 2;
   t.repeats = 5;
   t.flags = KILN_TIMED_FLUSH_CACHE;

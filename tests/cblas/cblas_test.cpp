@@ -371,7 +371,9 @@ TEST(Cblas, TimedLaunch) {
   DeviceArgs device_args(plugin, device(), args);
   kiln_timed_launch_args t{};
   t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-  t.launch = launch_args(ops, device(), p.get(), device_args.abi());
+  const kiln_launch_args launch = launch_args(ops, device(), p.get(), device_args.abi());
+  t.launch = kiln::sdk::launch_args_1_0(launch);
+  t.launch_args = &launch;
   t.warmups = 1;
   t.repeats = 3;
   check(plugin.api().launch_timed(&t));

@@ -73,32 +73,29 @@ std::vector<KernelSize> sizes_for(const StandardKernel& probe) {
 }
 
 // Why the device does not claim what `kernel` uses (an empty string when it
-// claims everything): dtypes (dtype_ops), each UNARY/BINARY op's capability
-// bit for its operand dtype (MAD: MUL and ADD), vector widths.
+// claims everything): each op kind on its dtype, each UNARY/BINARY op on its
+// operand dtype (MAD: MUL and ADD), the source dtype of a CAST, vector widths.
 std::string unclaimed(const DeviceInfo& device, const ir::Kernel& kernel) {
   for (ir::ValueId id = 0; id < kernel.size(); ++id) {
     const ir::Op& op = kernel[id];
     const std::string where = "op " + std::to_string(id) + " (" + std::string(sdk::op_kind_name(
                                                                        static_cast<unsigned>(op.kind))) + ")";
-    auto needs_dtype = [&](ir::DType dt) -> std::string {
-      if (dt == ir::DType::Invalid || device.dtype_ops[static_cast<unsigned>(dt)] != 0) return "";
-      return where + ": dtype " + std::string(ir::dtype_name(dt));
-    };
-    if (std::string why = needs_dtype(op.dtype); !why.empty()) return why;
+    const unsigned kind = static_cast<unsigned>(op.kind);
+    const unsigned dt = static_cast<unsigned>(op.dtype);
+    if (op.dtype != ir::DType::Invalid && !device.supports_op_kind(kind, dt))
+      return where + ": dtype " + std::string(ir::dtype_name(op.dtype));
     if (op.lanes > 1 && (device.vector_width_mask & (1u << op.lanes)) == 0)
       return where + ": " + std::to_string(op.lanes) + " lanes";
-    std::uint32_t bits = 0;
-    ir::DType operand = op.dtype;
-    if (op.kind == ir::OpKind::Unary) bits = KILN_CAP_UNARY(op.code);
-    if (op.kind == ir::OpKind::Binary) {
-      bits = KILN_CAP_BINARY(op.code);
-      operand = kernel[op.src[0]].dtype;
-    }
-    if (op.kind == ir::OpKind::Mad) bits = KILN_CAP_BINARY(KILN_BINARY_MUL) | KILN_CAP_BINARY(KILN_BINARY_ADD);
-    if (op.kind == ir::OpKind::Cast)
-      if (std::string why = needs_dtype(kernel[op.src[0]].dtype); !why.empty()) return why;
-    if ((device.dtype_ops[static_cast<unsigned>(operand)] & bits) != bits)
-      return where + ": op code " + std::to_string(op.code) + " on " + std::string(ir::dtype_name(operand));
+    const unsigned operand = op.kind == ir::OpKind::Binary || op.kind == ir::OpKind::Cast
+                                 ? static_cast<unsigned>(kernel[op.src[0]].dtype)
+                                 : dt;
+    bool claimed = true;
+    if (op.kind == ir::OpKind::Unary) claimed = device.supports_unary(op.code, operand);
+    if (op.kind == ir::OpKind::Binary) claimed = device.supports_binary(op.code, operand);
+    if (op.kind == ir::OpKind::Mad)
+      claimed = device.supports_binary(KILN_BINARY_MUL, operand) && device.supports_binary(KILN_BINARY_ADD, operand);
+    if (op.kind == ir::OpKind::Cast) claimed = device.supports_op_kind(kind, operand);
+    if (!claimed) return where + ": op code " + std::to_string(op.code) + " on " + std::string(sdk::dtype_name(operand));
   }
   return "";
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 
+#include "kiln/kernels/run.hpp"
 #include "kiln/runtime.hpp"
 #include "support/wire_builder.hpp"
 
@@ -18,7 +19,8 @@ using namespace kiln;
 
 namespace {
 
-constexpr const char* kEnabled = R"({"enabled": true, "options": {"devices": [{"name": "sim", "warp_size": 16}, {}]}})";
+constexpr const char* kEnabled =
+    R"({"enabled": true, "options": {"devices": [{"name": "sim", "warp_size": 16}, {"unsupported_ops": {"f32": ["sin"]}}]}})";
 
 Runtime runtime_with(const std::string& dummy_entry) {
   const std::string text = R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
@@ -77,4 +79,27 @@ TEST(DummyRuntime, LaunchesAndTimedLaunchesThroughTheRuntime) {
   EXPECT_EQ(timing.runs, 5u);
   EXPECT_GT(timing.min_ns, 0u);
   EXPECT_EQ(device.timed_launch(program, args).value().median_ns, timing.median_ns);  // no noise: deterministic
+}
+
+// A compile error names the op of the kernel the user gave, not only the op
+// of the lowered kernel the plugin saw (the always-on passes renumber ops).
+TEST(DummyRuntime, ACompileErrorNamesTheOpOfTheKernelGiven) {
+  const Runtime runtime = runtime_with(kEnabled);
+  const Device device = runtime.device("dummy:1").value();
+  test::WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 64);
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, 64);
+  auto unused = w.binary(KILN_BINARY_MUL, KILN_DTYPE_F32, w.const_f32(2.0f), w.const_f32(3.0f));  // folded away
+  (void)unused;
+  auto i = w.group_index(0, w.const_i64(64));
+  auto v = w.unary(KILN_UNARY_SIN, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, x, i));
+  w.store(KILN_DTYPE_F32, y, i, v);
+  const ir::Kernel given = ir::Kernel::from_wire(w.ops);
+  Result<Program> program = kernels::compile_for_device(device, given);
+  ASSERT_FALSE(program.ok());
+  const Error& e = program.error();
+  EXPECT_EQ(e.code, ErrorCode::Unsupported);
+  EXPECT_EQ(e.op, static_cast<std::int64_t>(v)) << e.to_string();
+  EXPECT_NE(e.message.find("the plugin named op "), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("of the lowered kernel, unary sin f32)"), std::string::npos) << e.message;
 }

@@ -181,7 +181,9 @@ TEST(DummyTiming, AbortStopsAfterASlowRun) {
   kiln_program* program = plugin->compile(device, ops);
   kiln_timed_launch_args a{};
   a.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-  a.launch = launch_args(ops, device, program, buffers.args);
+  const kiln_launch_args launch = launch_args(ops, device, program, buffers.args);
+  a.launch = kiln::sdk::launch_args_1_0(launch);
+  a.launch_args = &launch;
   a.repeats = 10;
   a.abort_ns = 1;  // every simulated run is longer
   check(plugin->api().launch_timed(&a));

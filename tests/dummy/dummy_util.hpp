@@ -79,7 +79,9 @@ inline Timed launch_timed(const AbiPlugin& p, kiln_device* device, kiln_program*
                           const std::vector<kiln_arg>& args, std::uint32_t warmups = 1, std::uint32_t repeats = 5) {
   kiln_timed_launch_args a{};
   a.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-  a.launch = launch_args(ops, device, program, args);
+  const kiln_launch_args launch = launch_args(ops, device, program, args);
+  a.launch = kiln::sdk::launch_args_1_0(launch);
+  a.launch_args = &launch;
   a.warmups = warmups;
   a.repeats = repeats;
   std::vector<std::uint64_t> samples(repeats);

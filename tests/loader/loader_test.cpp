@@ -120,7 +120,7 @@ TEST(Loader, AbiMajorMismatchNamesBothVersions) {
   const kiln::Runtime runtime = load(dir, entry("future", test_plugin("abi-major")));
   const kiln::PluginRecord& plugin = record(runtime, "future");
   EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(plugin.reason, HasSubstr("ABI major version mismatch: the plugin was built for ABI 2.3, this host speaks ABI 1.0"));
+  EXPECT_THAT(plugin.reason, HasSubstr("ABI major version mismatch: the plugin was built for ABI 2.3, this host speaks ABI 1.1"));
 }
 
 TEST(Loader, QueryReturnsNull) {
@@ -128,7 +128,7 @@ TEST(Loader, QueryReturnsNull) {
   const kiln::Runtime runtime = load(dir, entry("shy", test_plugin("null-query")));
   const kiln::PluginRecord& plugin = record(runtime, "shy");
   EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(plugin.reason, HasSubstr("kiln_plugin_query(1, 0) returned NULL"));
+  EXPECT_THAT(plugin.reason, HasSubstr("kiln_plugin_query(1, 1) returned NULL"));
 }
 
 TEST(Loader, TableSmallerThanAbi10IsRejected) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <kiln/plugin.h>
+#include <kiln/sdk/plugin_support.hpp>
 
 #include <dlfcn.h>
 

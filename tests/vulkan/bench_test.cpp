@@ -70,7 +70,8 @@ TEST_F(VulkanTest, DISABLED_AddBandwidth) {
   AddSetup s = setup_add(*plugin, device, n);
   kiln_timed_launch_args t{};
   t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-  t.launch = s.launch;
+  t.launch = kiln::sdk::launch_args_1_0(s.launch);
+  t.launch_args = &s.launch;
   t.warmups = 3;
   t.repeats = 20;
   check(plugin->api().launch_timed(&t));

@@ -51,7 +51,9 @@ void print_table(const kiln::Runtime& runtime) {
     if (loaded && p.devices.empty()) fmt::print("    (no devices)\n");
     for (const std::string& w : p.warnings) fmt::print("    warning: {}\n", w);
     for (const kiln::LogLine& line : p.log)
-      if (line.level >= kiln::LogLevel::Warning)
+      // Info lines too: they say what a plugin found and what it set up
+      // (e.g. the environment variables it set for its driver).
+      if (line.level >= kiln::LogLevel::Info)
         fmt::print("    {}: {}\n", kiln::log_level_name(line.level), line.text);
   }
 }

@@ -230,8 +230,11 @@ typedef enum kiln_binary_op {
   KILN_BINARY_COUNT = 20
 } kiln_binary_op;
 
-/* Capability bit of an op in kiln_device_info.dtype_ops[dtype]:
- * unary op u -> bit (u - 1), binary op b -> bit (13 + b - 1). */
+/* ABI 1.0's capability bit of an op in kiln_device_info.dtype_ops[dtype]:
+ * unary op u -> bit (u - 1), binary op b -> bit (13 + b - 1). The word is
+ * full: only the ops of 1.0 (unary < 14, binary < 20) have a bit. ABI 1.1
+ * states every op, these and later ones, in the per-op arrays
+ * (kiln_device_info.unary_dtypes and friends, plugin.h). */
 #define KILN_CAP_UNARY(u) (UINT32_C(1) << ((uint32_t)(u) - 1u))
 #define KILN_CAP_BINARY(b) (UINT32_C(1) << (13u + (uint32_t)(b) - 1u))
 

@@ -1,5 +1,5 @@
 /*
- * kiln/plugin.h - the kiln backend plugin ABI, version 1.0.
+ * kiln/plugin.h - the kiln backend plugin ABI, version 1.1.
  *
  * C99, no C++. This header (with kiln/kernel_ir.h, which it includes) is all a
  * backend plugin needs: build a shared object that exports kiln_plugin_query,
@@ -32,6 +32,19 @@
  *   host checks before every call.
  * - Array element types (kiln_op, kiln_arg) are frozen within a major
  *   version; they carry reserved fields instead of struct_size.
+ * - A struct embedded by value in another is frozen (kiln_launch_args_1_0);
+ *   growing data is reached through a pointer to a struct of its own
+ *   struct_size (kiln_timed_launch_args.launch_args).
+ * - Optional features that need no new function travel in extension chains
+ *   (kiln_extension, as Vulkan's pNext): the plugin table, the host table and
+ *   the device info each end with one. A reader skips types it does not know.
+ * - Compatibility, as the host applies it: a plugin built for minor P loads
+ *   on a host of minor H >= P (the host reads only what minor P had, and
+ *   treats newer fields as zero). A plugin whose minor is newer than the
+ *   host's (P > H) is refused, naming both versions: the host cannot know
+ *   what the plugin expects of fields it has never heard of. A plugin that
+ *   can serve older hosts checks host_max_minor in kiln_plugin_query and
+ *   returns a table that claims that minor.
  *
  * ----------------------------------------------------------------- errors --
  *
@@ -72,7 +85,7 @@ extern "C" {
 #endif
 
 #define KILN_ABI_MAJOR 1u
-#define KILN_ABI_MINOR 0u
+#define KILN_ABI_MINOR 1u
 
 /* The size of a struct up to and including `field`: the struct_size of the
  * minor version whose last field is `field`. */
@@ -116,6 +129,24 @@ typedef struct kiln_buffer kiln_buffer;   /* plugin-owned; from buffer_alloc */
 typedef struct kiln_program kiln_program; /* plugin-owned; from compile */
 typedef struct kiln_event kiln_event;     /* plugin-owned; from copies and launch */
 
+/* ============================================================ extensions == */
+
+/* One link of an extension chain. A concrete extension starts with this
+ * header (struct_size = its own size; type = one of the values below, or a
+ * vendor's value >= KILN_EXTENSION_VENDOR_FIRST) and points at the next link
+ * or NULL. A reader walks the chain, skips types it does not know, and never
+ * writes to it. Chains in the plugin table and in device info are owned by
+ * the plugin and live until shutdown; the host table's chain is owned by the
+ * host and lives until shutdown returns. */
+typedef struct kiln_extension {
+  size_t struct_size;
+  uint32_t type;
+  uint32_t reserved; /* zero */
+  const struct kiln_extension* next;
+} kiln_extension;
+
+#define KILN_EXTENSION_VENDOR_FIRST 0x10000u
+
 /* ============================================================ host table == */
 
 /* Handed to init; valid (and constant) until shutdown returns. */
@@ -137,9 +168,14 @@ typedef struct kiln_host_api {
   /* Writes a log line attributed to this plugin. `message` is copied.
    * [any thread] */
   void (*log)(void* context, kiln_log_level level, const char* message, size_t len);
+
+  /* ---- ABI 1.1 ---- */
+  /* The host's extension chain, or NULL. */
+  const kiln_extension* extensions;
 } kiln_host_api;
 
-#define KILN_HOST_API_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_host_api, log)
+#define KILN_HOST_API_STRUCT_SIZE_1_0 KILN_STRUCT_SIZE(kiln_host_api, log)
+#define KILN_HOST_API_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_host_api, extensions)
 
 /* ============================================================ device info == */
 
@@ -158,8 +194,36 @@ typedef enum kiln_device_kind {
 #define KILN_DEVICE_DEVICE_TIMER (1u << 3)  /* launch_timed uses a device-side timer */
 #define KILN_DEVICE_FIXED_FUNCTION (1u << 4) /* compiles only kernels it recognises (e.g. BLAS) */
 
+/* Room for op codes in the 1.1 capability arrays: every kiln_op_kind,
+ * kiln_unary_op and kiln_binary_op value (present and appended in later
+ * minors) is below this. */
+#define KILN_CAP_SLOTS 64u
+/* Bits in kiln_device_info.features (KILN_FEATURE_* values index them). */
+#define KILN_FEATURE_WORDS 4u
+#define KILN_FEATURE_WORD(f) ((uint32_t)(f) / 64u)
+#define KILN_FEATURE_MASK(f) (UINT64_C(1) << ((uint32_t)(f) % 64u))
+/* A dtype's bit in a capability mask (unary_dtypes[], binary_dtypes[],
+ * op_kind_dtypes[]). */
+#define KILN_DTYPE_BIT(dt) (UINT32_C(1) << (uint32_t)(dt))
+
 /* Everything the core's optimizer and autotuner know of a device. Strings
- * are inline, NUL-terminated and may be truncated. Unknown numbers are 0. */
+ * are inline, NUL-terminated and may be truncated. Unknown numbers are 0.
+ *
+ * Capabilities. ABI 1.0 had one word per dtype (dtype_ops, KILN_CAP_* bits),
+ * which is full. ABI 1.1 states them per op, with room to grow:
+ *   op_kind_dtypes[k]  bit d set: ops of kind k (kiln_op_kind) run with
+ *                      result dtype d (for LOAD/STORE/PARAM/STORAGE: memory
+ *                      of dtype d). Kinds appended after 1.0 (matrix
+ *                      multiply-accumulate, subgroup reductions) are sent to
+ *                      a device only when it sets them here.
+ *   unary_dtypes[u]    bit d set: UNARY op u runs on dtype d.
+ *   binary_dtypes[b]   bit d set: BINARY op b runs on operands of dtype d.
+ *   features           KILN_FEATURE_* bits (none are defined in 1.1 itself;
+ *                      later minors and the extension chain define them).
+ * A 1.1 plugin fills these and dtype_ops alike (the SDK's
+ * sdk::set_capabilities does both from one description). For a plugin of
+ * minor 0 the host derives the arrays from dtype_ops: every 1.0 op kind on
+ * every dtype whose word is nonzero, no later kind, no features. */
 typedef struct kiln_device_info {
   size_t struct_size;
   char name[128];
@@ -184,9 +248,17 @@ typedef struct kiln_device_info {
   uint64_t cache_bytes[3];      /* L1 (per unit), L2, L3 */
   double peak_gflops;           /* f32, all units; for the cost model */
   double memory_bandwidth_gbps; /* for the cost model */
+
+  /* ---- ABI 1.1 ---- */
+  uint32_t op_kind_dtypes[KILN_CAP_SLOTS]; /* [kiln_op_kind]: KILN_DTYPE_BIT mask */
+  uint32_t unary_dtypes[KILN_CAP_SLOTS];   /* [kiln_unary_op]: KILN_DTYPE_BIT mask */
+  uint32_t binary_dtypes[KILN_CAP_SLOTS];  /* [kiln_binary_op]: KILN_DTYPE_BIT mask */
+  uint64_t features[KILN_FEATURE_WORDS];   /* KILN_FEATURE_* bits */
+  const kiln_extension* extensions;        /* plugin-owned chain, or NULL */
 } kiln_device_info;
 
-#define KILN_DEVICE_INFO_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_device_info, memory_bandwidth_gbps)
+#define KILN_DEVICE_INFO_STRUCT_SIZE_1_0 KILN_STRUCT_SIZE(kiln_device_info, memory_bandwidth_gbps)
+#define KILN_DEVICE_INFO_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_device_info, extensions)
 
 /* ======================================================= argument structs == */
 
@@ -297,6 +369,8 @@ typedef struct kiln_arg {
   uint64_t scalar_bits; /* SCALAR: value bits, as kiln_op.imm of a CONST */
 } kiln_arg;
 
+/* The arguments of one launch. Later minors may append fields; a struct
+ * that needs them refers to this one by pointer. */
 typedef struct kiln_launch_args {
   size_t struct_size;
   kiln_device* device;
@@ -309,6 +383,20 @@ typedef struct kiln_launch_args {
 } kiln_launch_args;
 #define KILN_LAUNCH_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_launch_args, event)
 
+/* kiln_launch_args exactly as ABI 1.0 laid it out, frozen: the form that
+ * kiln_timed_launch_args embeds by value (so appending to kiln_launch_args
+ * never moves the timed-launch fields after it). Same field names. */
+typedef struct kiln_launch_args_1_0 {
+  size_t struct_size;
+  kiln_device* device;
+  kiln_program* program;
+  const kiln_arg* args;
+  size_t n_args;
+  uint64_t groups[3];
+  uint32_t local[3];
+  kiln_event* event;
+} kiln_launch_args_1_0;
+
 /* kiln_timed_launch_args.flags */
 #define KILN_TIMED_FLUSH_CACHE (1u << 0) /* flush caches (e.g. L2) before each timed run */
 
@@ -320,7 +408,8 @@ typedef enum kiln_timer_kind {
 
 typedef struct kiln_timed_launch_args {
   size_t struct_size;
-  kiln_launch_args launch;  /* launch.event is unused */
+  kiln_launch_args_1_0 launch; /* the launch as 1.0 knew it; launch.event is unused.
+                                  A 1.1 host sets it and launch_args alike. */
   uint32_t warmups;         /* untimed runs first */
   uint32_t repeats;         /* timed runs (>= 1) */
   uint32_t flags;           /* KILN_TIMED_* */
@@ -332,8 +421,16 @@ typedef struct kiln_timed_launch_args {
   uint32_t runs;            /* out: timed runs actually made */
   uint32_t aborted;         /* out */
   uint32_t timer;           /* out: kiln_timer_kind */
+
+  /* ---- ABI 1.1 ---- */
+  /* The whole launch (its own struct_size; may have fields `launch` lacks).
+   * A 1.1 host always sets it; a plugin reads the launch from here when it
+   * is non-NULL and from `launch` otherwise (the SDK's
+   * sdk::read_timed_launch does). Valid for the call only. */
+  const kiln_launch_args* launch_args;
 } kiln_timed_launch_args;
-#define KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_timed_launch_args, timer)
+#define KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE_1_0 KILN_STRUCT_SIZE(kiln_timed_launch_args, timer)
+#define KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_timed_launch_args, launch_args)
 
 typedef struct kiln_cache_key_args {
   size_t struct_size;
@@ -344,8 +441,44 @@ typedef struct kiln_cache_key_args {
 } kiln_cache_key_args;
 #define KILN_CACHE_KEY_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_cache_key_args, key)
 
+/* ---- ABI 1.1: the argument structs of the functions appended in 1.1 ---- */
+
+typedef struct kiln_shutdown_args {
+  size_t struct_size;
+} kiln_shutdown_args;
+#define KILN_SHUTDOWN_ARGS_STRUCT_SIZE sizeof(kiln_shutdown_args)
+
+typedef struct kiln_device_close_args {
+  size_t struct_size;
+  kiln_device* device;
+} kiln_device_close_args;
+#define KILN_DEVICE_CLOSE_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_device_close_args, device)
+
+typedef struct kiln_buffer_free_args {
+  size_t struct_size;
+  kiln_device* device;
+  kiln_buffer* buffer;
+} kiln_buffer_free_args;
+#define KILN_BUFFER_FREE_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_buffer_free_args, buffer)
+
+typedef struct kiln_event_query_args {
+  size_t struct_size;
+  kiln_event* event;
+  uint32_t complete; /* out: 1 when the operation has finished (successfully or not) */
+} kiln_event_query_args;
+#define KILN_EVENT_QUERY_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_event_query_args, complete)
+
 /* ========================================================== plugin table == */
 
+/* Each function below states:
+ *   ownership  who owns what it receives and returns;
+ *   threading  [any thread], [per device] or [exclusive] (see the top);
+ *   errors     every status it may return. Any function may also return
+ *              OUT_OF_MEMORY (host memory ran out) and INTERNAL (a plugin
+ *              bug); INVALID_ARGUMENT always means the caller broke a rule
+ *              written here (a NULL or foreign handle, a struct_size too
+ *              small for the fields the call needs, an index out of range).
+ * Every kiln_error* a function returns is owned by the host from then on. */
 typedef struct kiln_plugin_api {
   size_t struct_size;     /* KILN_PLUGIN_API_STRUCT_SIZE of the plugin's minor */
   uint32_t abi_major;     /* KILN_ABI_MAJOR the plugin was built with */
@@ -357,6 +490,8 @@ typedef struct kiln_plugin_api {
   /* Initialises the plugin: parse options, load drivers, enumerate devices.
    * Called once, before anything else but query. On error the host skips the
    * plugin (keeping the message) and calls nothing else, not even shutdown.
+   * Ownership: args->host stays valid until shutdown returns; options_json
+   * only for the call.
    * Errors: INVALID_ARGUMENT (bad options: name the key), UNAVAILABLE (no
    * driver / no device: say which library or call failed and why).
    * A plugin that crashes, aborts or throws out of init takes the process
@@ -365,75 +500,101 @@ typedef struct kiln_plugin_api {
   kiln_error* (*init)(kiln_init_args* args);
 
   /* Releases everything. All devices, buffers, programs and events the host
-   * still holds are invalid afterwards. Called at most once.  [exclusive] */
+   * still holds are invalid afterwards. Called at most once. Superseded by
+   * shutdown2 where the plugin sets it (the host then calls only that).
+   * Errors: none can be reported.                              [exclusive] */
   void (*shutdown)(void);
 
-  /* Number of devices; constant after init.                  [any thread] */
+  /* Number of devices; constant after init. Errors: none beyond the
+   * general ones.                                              [any thread] */
   kiln_error* (*device_count)(kiln_device_count_args* args);
 
-  /* Fills args->info for device `index`. Touches no queue.   [any thread] */
+  /* Fills args->info for device `index`. Touches no queue. Ownership: the
+   * info struct is the caller's; strings are copied into it; its extension
+   * chain is the plugin's. Errors: INVALID_ARGUMENT (index out of range,
+   * info NULL).                                                 [any thread] */
   kiln_error* (*device_info)(kiln_device_info_args* args);
 
   /* Opens device `index` (contexts, queues). Opening an open device returns
-   * the same handle. Valid until device_close or shutdown.    [any thread] */
+   * the same handle. The handle is the plugin's, valid until device_close
+   * or shutdown. Errors: INVALID_ARGUMENT (index), UNAVAILABLE (the driver
+   * refused a context or queue), DEVICE_LOST.                  [any thread] */
   kiln_error* (*device_open)(kiln_device_open_args* args);
 
   /* Waits for the device's queue, then releases it. Buffers, programs and
-   * events of the device must have been released first.       [per device] */
+   * events of the device must have been released first. Superseded by
+   * device_close2 where the plugin sets it.
+   * Errors: none can be reported.                              [per device] */
   void (*device_close)(kiln_device* device);
 
   /* Waits until all work submitted to the device has completed.
    * Errors: DEVICE_LOST, LAUNCH_FAILED (an asynchronous failure).  [per device] */
   kiln_error* (*device_synchronize)(kiln_device* device);
 
-  /* Free and total device memory.                              [any thread] */
+  /* Free and total device memory. Errors: INVALID_ARGUMENT (device),
+   * DEVICE_LOST.                                                [any thread] */
   kiln_error* (*memory_info)(kiln_memory_info_args* args);
 
   /* Allocates `bytes` of device memory (contents undefined), 64-byte aligned.
-   * The buffer belongs to the device. Errors: OUT_OF_MEMORY.   [any thread] */
+   * The buffer belongs to the device and to the plugin; the host frees it
+   * with buffer_free(2). Errors: INVALID_ARGUMENT (bytes == 0, device),
+   * OUT_OF_MEMORY (device memory: the message gives the size asked for).
+   *                                                              [any thread] */
   kiln_error* (*buffer_alloc)(kiln_buffer_alloc_args* args);
 
   /* Frees a buffer. The host guarantees no submitted work still uses it
-   * (it waits for the events first). NULL is a no-op.          [any thread] */
+   * (it waits for the events first). NULL is a no-op. Superseded by
+   * buffer_free2 where the plugin sets it.
+   * Errors: none can be reported.                              [any thread] */
   void (*buffer_free)(kiln_device* device, kiln_buffer* buffer);
 
   /* HOST_MEMORY devices only (else NULL): the buffer's address, valid until
-   * buffer_free.                                                [any thread] */
+   * buffer_free. Errors: INVALID_ARGUMENT (device, buffer).     [any thread] */
   kiln_error* (*buffer_host_pointer)(kiln_buffer_host_pointer_args* args);
 
-  /* Copies host -> device. `host` must stay valid and unchanged until the
-   * returned event completes (or until the call returns when it is NULL).
-   * Range errors: INVALID_ARGUMENT.                             [per device] */
+  /* Copies host -> device. `host` (the caller's) must stay valid and
+   * unchanged until the returned event completes (or until the call returns
+   * when it is NULL). The event is the plugin's until event_release.
+   * Errors: INVALID_ARGUMENT (range outside the buffer, host NULL),
+   * DEVICE_LOST.                                                [per device] */
   kiln_error* (*copy_to_device)(kiln_copy_args* args);
 
   /* Copies device -> host. `host` must stay valid until the event completes;
-   * its contents are defined only then.                         [per device] */
+   * its contents are defined only then. Errors: as copy_to_device.
+   *                                                              [per device] */
   kiln_error* (*copy_to_host)(kiln_copy_args* args);
 
-  /* Copies between two buffers of the same device.              [per device] */
+  /* Copies between two buffers of the same device. Errors: INVALID_ARGUMENT
+   * (either range, a buffer of another device), DEVICE_LOST.     [per device] */
   kiln_error* (*copy_device_to_device)(kiln_copy_args* args);
 
   /* Blocks until the event's operation completes. Returns the operation's
-   * own error, if it failed. Does not release the event.        [any thread] */
+   * own error, if it failed (LAUNCH_FAILED, DEVICE_LOST, or the status the
+   * operation would have returned synchronously). Does not release the
+   * event.                                                      [any thread] */
   kiln_error* (*event_wait)(kiln_event* event);
 
   /* Releases an event (completed or not; the operation still runs). NULL is
-   * a no-op.                                                    [any thread] */
+   * a no-op. Errors: none can be reported.                      [any thread] */
   void (*event_release)(kiln_event* event);
 
   /* Compiles a kernel for the device. The kernel is only read during the
-   * call. Errors: UNSUPPORTED (an op/dtype/width the device lacks: failed_op
-   * names it; the autotuner skips such candidates), COMPILE_FAILED (message
-   * holds the compiler log and where the generated source was kept),
-   * NOT_IMPLEMENTED (plugin cannot compile yet). Compile may run on several
-   * threads at once and alongside the device's launches.        [any thread] */
+   * call; the program is the plugin's until program_release. Errors:
+   * UNSUPPORTED (an op/dtype/width the device lacks: failed_op names it; the
+   * autotuner skips such candidates), COMPILE_FAILED (message holds the
+   * compiler log and where the generated source was kept), NOT_IMPLEMENTED
+   * (plugin cannot compile yet), INVALID_ARGUMENT (device, kernel NULL).
+   * Compile may run on several threads at once and alongside the device's
+   * launches.                                                   [any thread] */
   kiln_error* (*compile)(kiln_compile_args* args);
 
-  /* The generated source or assembly, for debugging.            [any thread] */
+  /* The generated source or assembly, for debugging. The text is the
+   * program's. Errors: INVALID_ARGUMENT (program), NOT_IMPLEMENTED (the
+   * plugin keeps no source).                                    [any thread] */
   kiln_error* (*program_source)(kiln_program_source_args* args);
 
   /* Releases a program. The host guarantees no submitted launch still uses
-   * it. NULL is a no-op.                                        [any thread] */
+   * it. NULL is a no-op. Errors: none can be reported.          [any thread] */
   void (*program_release)(kiln_program* program);
 
   /* Enqueues one run of the program. Arguments are copied during the call
@@ -441,20 +602,53 @@ typedef struct kiln_plugin_api {
    * checks that groups/local are within the device limits and that the
    * local sizes equal the kernel's LOCAL index lengths.
    * Errors: INVALID_ARGUMENT (argument kinds or sizes do not match the
-   * params), LAUNCH_FAILED.                                      [per device] */
+   * params), LAUNCH_FAILED, DEVICE_LOST.                        [per device] */
   kiln_error* (*launch)(kiln_launch_args* args);
 
   /* Runs the program warmups + repeats times synchronously and reports the
    * time of the kernel alone (device timer where the device has one).
-   * Inputs written in place are NOT restored between runs.      [per device] */
+   * Inputs written in place are NOT restored between runs. samples_ns, if
+   * set, is the caller's. Errors: as launch, and INVALID_ARGUMENT for
+   * repeats == 0.                                                [per device] */
   kiln_error* (*launch_timed)(kiln_timed_launch_args* args);
 
   /* Identifies compile's output for caching: equal keys and equal kernels
-   * give interchangeable programs.                               [any thread] */
+   * give interchangeable programs. The key is the plugin's, valid until
+   * shutdown. Errors: INVALID_ARGUMENT (device).                [any thread] */
   kiln_error* (*cache_key)(kiln_cache_key_args* args);
+
+  /* ---- ABI 1.1: appended; any of them may be NULL (not implemented) ---- */
+
+  /* The plugin's extension chain, or NULL (static, plugin-owned). */
+  const kiln_extension* extensions;
+
+  /* As shutdown, and says whether everything was released. Called at most
+   * once, instead of shutdown. The plugin is unusable afterwards whatever
+   * it returns. Errors: DEVICE_LOST or INTERNAL (a device could not be
+   * drained or released: the message says which).              [exclusive] */
+  kiln_error* (*shutdown2)(kiln_shutdown_args* args);
+
+  /* As device_close, and reports failure: the handle is invalid afterwards
+   * whatever it returns. Errors: INVALID_ARGUMENT (device), DEVICE_LOST and
+   * LAUNCH_FAILED (queued work failed while draining).          [per device] */
+  kiln_error* (*device_close2)(kiln_device_close_args* args);
+
+  /* As buffer_free, and reports failure: the buffer is invalid afterwards
+   * whatever it returns. Errors: INVALID_ARGUMENT (a buffer of another
+   * device, or not a buffer), DEVICE_LOST.                       [any thread] */
+  kiln_error* (*buffer_free2)(kiln_buffer_free_args* args);
+
+  /* Whether an event's operation has completed, without blocking. Sets
+   * args->complete; once complete, returns the operation's own error as
+   * event_wait would (and again on every later query). Errors:
+   * INVALID_ARGUMENT (event NULL), and the operation's error.    [any thread] */
+  kiln_error* (*event_query)(kiln_event_query_args* args);
 } kiln_plugin_api;
 
-#define KILN_PLUGIN_API_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_plugin_api, cache_key)
+/* The table size of each minor: a host accepts any table at least
+ * KILN_PLUGIN_API_STRUCT_SIZE_1_0 long and reads only what fits. */
+#define KILN_PLUGIN_API_STRUCT_SIZE_1_0 KILN_STRUCT_SIZE(kiln_plugin_api, cache_key)
+#define KILN_PLUGIN_API_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_plugin_api, event_query)
 
 /* ========================================================== entry point == */
 
@@ -486,8 +680,11 @@ KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_query(uint32_t host_major,
 KILN_STATIC_ASSERT(sizeof(kiln_op) == 32, kiln_op_size);
 KILN_STATIC_ASSERT(sizeof(kiln_arg) == 40, kiln_arg_size);
 KILN_STATIC_ASSERT(sizeof(kiln_kernel) == 32, kiln_kernel_size);
-KILN_STATIC_ASSERT(KILN_HOST_API_STRUCT_SIZE == 48, kiln_host_api_size);
-KILN_STATIC_ASSERT(KILN_DEVICE_INFO_STRUCT_SIZE == 488, kiln_device_info_size);
+KILN_STATIC_ASSERT(KILN_HOST_API_STRUCT_SIZE_1_0 == 48, kiln_host_api_size_1_0);
+KILN_STATIC_ASSERT(KILN_HOST_API_STRUCT_SIZE == 56, kiln_host_api_size);
+KILN_STATIC_ASSERT(KILN_DEVICE_INFO_STRUCT_SIZE_1_0 == 488, kiln_device_info_size_1_0);
+KILN_STATIC_ASSERT(offsetof(kiln_device_info, op_kind_dtypes) == 488, kiln_device_info_1_1_start);
+KILN_STATIC_ASSERT(KILN_DEVICE_INFO_STRUCT_SIZE == 1296, kiln_device_info_size);
 KILN_STATIC_ASSERT(KILN_INIT_ARGS_STRUCT_SIZE == 32, kiln_init_args_size);
 KILN_STATIC_ASSERT(KILN_DEVICE_COUNT_ARGS_STRUCT_SIZE == 12, kiln_device_count_args_size);
 KILN_STATIC_ASSERT(KILN_DEVICE_INFO_ARGS_STRUCT_SIZE == 24, kiln_device_info_args_size);
@@ -499,9 +696,16 @@ KILN_STATIC_ASSERT(KILN_MEMORY_INFO_ARGS_STRUCT_SIZE == 32, kiln_memory_info_arg
 KILN_STATIC_ASSERT(KILN_COMPILE_ARGS_STRUCT_SIZE == 40, kiln_compile_args_size);
 KILN_STATIC_ASSERT(KILN_PROGRAM_SOURCE_ARGS_STRUCT_SIZE == 40, kiln_program_source_args_size);
 KILN_STATIC_ASSERT(KILN_LAUNCH_ARGS_STRUCT_SIZE == 88, kiln_launch_args_size);
-KILN_STATIC_ASSERT(KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE == 156, kiln_timed_launch_args_size);
+KILN_STATIC_ASSERT(sizeof(kiln_launch_args_1_0) == 88, kiln_launch_args_1_0_size);
+KILN_STATIC_ASSERT(KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE_1_0 == 156, kiln_timed_launch_args_size_1_0);
+KILN_STATIC_ASSERT(KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE == 168, kiln_timed_launch_args_size);
 KILN_STATIC_ASSERT(KILN_CACHE_KEY_ARGS_STRUCT_SIZE == 24, kiln_cache_key_args_size);
-KILN_STATIC_ASSERT(KILN_PLUGIN_API_STRUCT_SIZE == 216, kiln_plugin_api_size);
+KILN_STATIC_ASSERT(KILN_SHUTDOWN_ARGS_STRUCT_SIZE == 8, kiln_shutdown_args_size);
+KILN_STATIC_ASSERT(KILN_DEVICE_CLOSE_ARGS_STRUCT_SIZE == 16, kiln_device_close_args_size);
+KILN_STATIC_ASSERT(KILN_BUFFER_FREE_ARGS_STRUCT_SIZE == 24, kiln_buffer_free_args_size);
+KILN_STATIC_ASSERT(KILN_EVENT_QUERY_ARGS_STRUCT_SIZE == 20, kiln_event_query_args_size);
+KILN_STATIC_ASSERT(KILN_PLUGIN_API_STRUCT_SIZE_1_0 == 216, kiln_plugin_api_size_1_0);
+KILN_STATIC_ASSERT(KILN_PLUGIN_API_STRUCT_SIZE == 256, kiln_plugin_api_size);
 #endif
 
 #ifdef __cplusplus

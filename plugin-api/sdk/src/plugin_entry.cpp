@@ -1,5 +1,7 @@
 #include "kiln/sdk/plugin_entry.hpp"
 
+#include "kiln/sdk/capabilities.hpp"
+
 #include <string>
 
 namespace kiln::sdk {
@@ -15,10 +17,15 @@ void check_index(const char* function, std::uint32_t index, std::size_t count) {
 }  // namespace
 
 kiln_error* guard_init(kiln_init_args* raw, const std::function<void(const Options&)>& body) noexcept {
-  if (raw != nullptr && raw->struct_size >= KILN_STRUCT_SIZE(kiln_init_args, host)) Host::bind(raw->host);
+  // Bound only when long enough to hold error_create and log (a host table
+  // shorter than 1.0's is a host bug that no error can be made for).
+  if (raw != nullptr && raw->struct_size >= KILN_STRUCT_SIZE(kiln_init_args, host) && raw->host != nullptr &&
+      raw->host->struct_size >= KILN_HOST_API_STRUCT_SIZE_1_0)
+    Host::bind(raw->host);
   return guard([&] {
     const kiln_init_args args = read_args(raw);
     if (args.host == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, "init: host table is NULL");
+    check_nested_size("init: host table", args.host->struct_size, KILN_HOST_API_STRUCT_SIZE_1_0);
     if (args.options_json == nullptr && args.options_json_len != 0)
       fail(KILN_STATUS_INVALID_ARGUMENT,
            "init: options_json is NULL but options_json_len is " + std::to_string(args.options_json_len));
@@ -41,9 +48,13 @@ kiln_error* answer_device_info(kiln_device_info_args* raw, const DeviceCountFn& 
   return guard([&] {
     const auto args = read_args(raw);
     check_index("device_info", args.index, count());
-    if (args.info == nullptr || args.info->struct_size < sizeof(std::size_t))
-      fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: info is NULL or has no struct_size");
-    write_args(args.info, info(args.index));
+    if (args.info == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: info is NULL");
+    // An out-struct: any size is honoured (only what fits is written).
+    if (args.info->struct_size < sizeof(std::size_t))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "device_info: info has no struct_size");
+    kiln_device_info filled = info(args.index);
+    normalize_capabilities(filled);
+    write_args(args.info, filled);
   });
 }
 

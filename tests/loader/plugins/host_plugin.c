@@ -428,17 +428,32 @@ static int compare_u64(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
+/* The launch a timed launch carries. Built against the 1.1 header, the
+ * plugin reads launch_args (the whole, growable launch); against the frozen
+ * 1.0 copy (the "legacy" build), only the embedded 1.0 form exists. The two
+ * have the same leading layout, which is what lets one source serve both. */
+static const kiln_launch_args* timed_launch_of(const kiln_timed_launch_args* args) {
+#if KILN_ABI_MINOR >= 1
+  if (args->struct_size >= KILN_STRUCT_SIZE(kiln_timed_launch_args, launch_args) && args->launch_args != NULL)
+    return args->launch_args;
+  return (const kiln_launch_args*)(const void*)&args->launch;
+#else
+  return &args->launch;
+#endif
+}
+
 static kiln_error* launch_timed(kiln_timed_launch_args* args) {
   uint64_t samples[256];
   uint32_t i, runs = 0;
+  const kiln_launch_args* launch = timed_launch_of(args);
   kiln_error* err = drain((unsigned long long)-1);
   if (err != NULL) return err;
   if (args->repeats == 0 || args->repeats > 256) return fail(KILN_STATUS_INVALID_ARGUMENT, "repeats %lld", args->repeats, 0);
   for (i = 0; i < args->warmups; ++i)
-    if ((err = run_launch(&args->launch)) != NULL) return err;
+    if ((err = run_launch(launch)) != NULL) return err;
   for (i = 0; i < args->repeats; ++i) {
     const uint64_t begin = now_ns();
-    if ((err = run_launch(&args->launch)) != NULL) return err;
+    if ((err = run_launch(launch)) != NULL) return err;
     samples[runs] = now_ns() - begin;
     if (args->samples_ns != NULL) args->samples_ns[runs] = samples[runs];
     ++runs;

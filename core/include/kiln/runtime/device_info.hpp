@@ -38,7 +38,12 @@ struct DeviceInfo {
   std::uint32_t warp_size = 0;
   std::uint32_t clock_mhz = 0;
   std::uint32_t vector_width_mask = 0;  // bit n: width n supported
-  std::array<std::uint32_t, 16> dtype_ops{};  // [kiln_dtype]: KILN_CAP_* bits
+  // What runs where, as ABI 1.1 states it (bit d of a mask: kiln_dtype d),
+  // derived from a 1.0 plugin's per-dtype words when it gives no arrays.
+  std::array<std::uint32_t, KILN_CAP_SLOTS> op_kind_dtypes{};  // [kiln_op_kind]
+  std::array<std::uint32_t, KILN_CAP_SLOTS> unary_dtypes{};    // [kiln_unary_op]
+  std::array<std::uint32_t, KILN_CAP_SLOTS> binary_dtypes{};   // [kiln_binary_op]
+  std::array<std::uint64_t, KILN_FEATURE_WORDS> features{};    // KILN_FEATURE_* bits
   std::array<std::uint64_t, 3> cache_bytes{};  // L1, L2, L3
   double peak_gflops = 0;
   double memory_bandwidth_gbps = 0;
@@ -50,6 +55,10 @@ struct DeviceInfo {
   bool fixed_function() const { return (flags & KILN_DEVICE_FIXED_FUNCTION) != 0; }
   // The supported vector widths, ascending (always includes 1).
   std::vector<std::uint32_t> vector_widths() const;
+  bool supports_op_kind(unsigned kind, unsigned dtype) const;
+  bool supports_unary(unsigned op, unsigned dtype) const;
+  bool supports_binary(unsigned op, unsigned dtype) const;
+  bool has_feature(unsigned feature) const;
 
   // From the ABI struct (strings are read up to their NUL or the array end).
   static DeviceInfo from_abi(const kiln_device_info& info, std::string plugin, std::uint32_t index);

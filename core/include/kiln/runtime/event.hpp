@@ -32,6 +32,10 @@ class Event {
   // the first call the Event is complete and wait() returns success.
   Result<void> wait();
   bool complete() const { return event_ == nullptr; }
+  // Whether the work has completed, without blocking: true once it has (its
+  // error, if it failed, is returned instead and the Event is complete).
+  // A plugin without event_query (ABI 1.0, or NULL) gives NotImplemented.
+  Result<bool> ready();
 
  private:
   void release();

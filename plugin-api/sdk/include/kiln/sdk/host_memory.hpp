@@ -33,6 +33,8 @@ kiln_error* host_copy_device_to_device(kiln_copy_args* args);
 // Events of host-memory plugins are always NULL (work completes in the call).
 kiln_error* host_event_wait(kiln_event* event);
 void host_event_release(kiln_event* event);
+// Host-memory work completes within the call: every event is complete.
+kiln_error* host_event_query(kiln_event_query_args* args);
 kiln_error* host_device_synchronize(kiln_device* device);
 
 // The address of a buffer made by host_buffer_alloc, and its size.

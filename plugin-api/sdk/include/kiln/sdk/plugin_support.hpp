@@ -74,12 +74,15 @@ class Host {
   // Makes a host error object; returns NULL only if init never bound a host
   // (which cannot happen for calls made after a successful init).
   static kiln_error* error(kiln_status status, std::string_view message) {
-    if (host_ == nullptr || host_->error_create == nullptr) return nullptr;
+    if (host_ == nullptr || host_->struct_size < KILN_STRUCT_SIZE(kiln_host_api, error_create) ||
+        host_->error_create == nullptr)
+      return nullptr;
     return host_->error_create(status, message.data(), message.size());
   }
 
   static void log(kiln_log_level level, std::string_view message) {
-    if (host_ != nullptr && host_->log != nullptr) host_->log(host_->context, level, message.data(), message.size());
+    if (host_ != nullptr && host_->struct_size >= KILN_STRUCT_SIZE(kiln_host_api, log) && host_->log != nullptr)
+      host_->log(host_->context, level, message.data(), message.size());
   }
 
  private:
@@ -133,6 +136,45 @@ T read_args(const T* raw) {
   std::memcpy(static_cast<void*>(&value), raw, std::min(raw->struct_size, sizeof(T)));
   value.struct_size = raw->struct_size;
   return value;
+}
+
+// Checks a struct the caller reached through a pointer or embedded in its
+// arguments (the host table, a kernel, device info, a launch): its
+// struct_size must cover at least `minimum` bytes (what the oldest minor
+// that has the struct defined). Throws INVALID_ARGUMENT naming `what`.
+inline void check_nested_size(std::string_view what, std::size_t struct_size, std::size_t minimum) {
+  if (struct_size >= minimum) return;
+  fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": struct_size is " + std::to_string(struct_size) +
+                                         ", less than the " + std::to_string(minimum) + " bytes ABI 1.0 defines");
+}
+
+// The launch of a timed launch, whichever minor the host speaks: a 1.1 host
+// points launch_args at the whole launch; a 1.0 host filled only the
+// embedded copy. Checks the nested struct_size either way.
+inline kiln_launch_args timed_launch_of(const kiln_timed_launch_args& timed) {
+  kiln_launch_args launch{};
+  const bool has_pointer = timed.struct_size >= KILN_STRUCT_SIZE(kiln_timed_launch_args, launch_args) &&
+                           timed.launch_args != nullptr;
+  if (has_pointer) {
+    check_nested_size("launch_timed: launch_args", timed.launch_args->struct_size, KILN_LAUNCH_ARGS_STRUCT_SIZE);
+    std::memcpy(static_cast<void*>(&launch), timed.launch_args,
+                std::min(timed.launch_args->struct_size, sizeof(launch)));
+  } else {
+    check_nested_size("launch_timed: launch", timed.launch.struct_size, sizeof(kiln_launch_args_1_0));
+    static_assert(sizeof(kiln_launch_args_1_0) <= sizeof(kiln_launch_args));
+    std::memcpy(static_cast<void*>(&launch), &timed.launch, sizeof(kiln_launch_args_1_0));
+  }
+  launch.struct_size = sizeof(launch);
+  return launch;
+}
+
+// The frozen 1.0 form of a launch, for a host filling
+// kiln_timed_launch_args.launch beside launch_args.
+inline kiln_launch_args_1_0 launch_args_1_0(const kiln_launch_args& launch) {
+  kiln_launch_args_1_0 frozen{};
+  std::memcpy(static_cast<void*>(&frozen), &launch, sizeof(frozen));
+  frozen.struct_size = sizeof(frozen);
+  return frozen;
 }
 
 // Writes an argument struct back, only the bytes that fit in the caller's

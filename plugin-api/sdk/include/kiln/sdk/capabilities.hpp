@@ -1,0 +1,110 @@
+// kiln/sdk/capabilities.hpp - what a device runs, as kiln_device_info states
+// it: the per-op dtype masks of ABI 1.1 (op_kind_dtypes, unary_dtypes,
+// binary_dtypes), the feature bits, and ABI 1.0's per-dtype words
+// (dtype_ops), which 1.1 keeps for older hosts.
+//
+// A plugin describes its device with the set_* calls; the SDK's
+// answer_device_info then writes dtype_ops from the arrays (normalize), so
+// the two forms never disagree. The host reads a 1.0 plugin's info through
+// normalize too, which derives the arrays from dtype_ops.
+#pragma once
+
+#include <kiln/plugin.h>
+
+#include <cstdint>
+
+namespace kiln::sdk {
+
+// Op kinds ABI 1.0 defined: a 1.0 plugin's nonzero dtype word means all of
+// them run on that dtype.
+inline constexpr unsigned kOpKinds1_0 = 20;  // KILN_OP_KIND_COUNT of ABI 1.0
+// The unary and binary ops that have a bit in ABI 1.0's dtype_ops word.
+inline constexpr unsigned kUnaryOps1_0 = 14;   // KILN_UNARY_COUNT of ABI 1.0
+inline constexpr unsigned kBinaryOps1_0 = 20;  // KILN_BINARY_COUNT of ABI 1.0
+
+static_assert(KILN_OP_KIND_COUNT <= KILN_CAP_SLOTS && KILN_UNARY_COUNT <= KILN_CAP_SLOTS &&
+                  KILN_BINARY_COUNT <= KILN_CAP_SLOTS,
+              "an op code outside the capability arrays: raise KILN_CAP_SLOTS in a new major");
+
+constexpr bool in_slots(unsigned code) { return code < KILN_CAP_SLOTS; }
+constexpr bool in_dtypes(unsigned dt) { return dt < 32; }
+
+inline bool has_op_kind(const kiln_device_info& info, unsigned dt, unsigned kind) {
+  return in_slots(kind) && in_dtypes(dt) && (info.op_kind_dtypes[kind] & KILN_DTYPE_BIT(dt)) != 0;
+}
+inline bool has_unary(const kiln_device_info& info, unsigned dt, unsigned op) {
+  return in_slots(op) && in_dtypes(dt) && (info.unary_dtypes[op] & KILN_DTYPE_BIT(dt)) != 0;
+}
+inline bool has_binary(const kiln_device_info& info, unsigned dt, unsigned op) {
+  return in_slots(op) && in_dtypes(dt) && (info.binary_dtypes[op] & KILN_DTYPE_BIT(dt)) != 0;
+}
+inline bool has_feature(const kiln_device_info& info, unsigned feature) {
+  return KILN_FEATURE_WORD(feature) < KILN_FEATURE_WORDS &&
+         (info.features[KILN_FEATURE_WORD(feature)] & KILN_FEATURE_MASK(feature)) != 0;
+}
+// Whether any op runs on `dt` (the dtype is supported at all).
+inline bool has_dtype(const kiln_device_info& info, unsigned dt) {
+  for (unsigned kind = 0; kind < KILN_CAP_SLOTS; ++kind)
+    if (has_op_kind(info, dt, kind)) return true;
+  return false;
+}
+
+inline void set_op_kind(kiln_device_info& info, unsigned dt, unsigned kind, bool on = true) {
+  if (!in_slots(kind) || !in_dtypes(dt)) return;
+  if (on) info.op_kind_dtypes[kind] |= KILN_DTYPE_BIT(dt);
+  else info.op_kind_dtypes[kind] &= ~KILN_DTYPE_BIT(dt);
+}
+inline void set_unary(kiln_device_info& info, unsigned dt, unsigned op, bool on = true) {
+  if (!in_slots(op) || !in_dtypes(dt)) return;
+  if (on) info.unary_dtypes[op] |= KILN_DTYPE_BIT(dt);
+  else info.unary_dtypes[op] &= ~KILN_DTYPE_BIT(dt);
+}
+inline void set_binary(kiln_device_info& info, unsigned dt, unsigned op, bool on = true) {
+  if (!in_slots(op) || !in_dtypes(dt)) return;
+  if (on) info.binary_dtypes[op] |= KILN_DTYPE_BIT(dt);
+  else info.binary_dtypes[op] &= ~KILN_DTYPE_BIT(dt);
+}
+inline void set_feature(kiln_device_info& info, unsigned feature) {
+  if (KILN_FEATURE_WORD(feature) < KILN_FEATURE_WORDS)
+    info.features[KILN_FEATURE_WORD(feature)] |= KILN_FEATURE_MASK(feature);
+}
+
+// Describes dtype `dt` with a 1.0-style word (KILN_CAP_UNARY/BINARY bits):
+// those unary and binary ops, and every 1.0 op kind when the word is
+// nonzero. Replaces what was said of `dt` before for those ops and kinds.
+inline void set_dtype_caps(kiln_device_info& info, unsigned dt, std::uint32_t legacy_bits) {
+  for (unsigned kind = 1; kind < kOpKinds1_0; ++kind) set_op_kind(info, dt, kind, legacy_bits != 0);
+  for (unsigned u = 1; u < kUnaryOps1_0; ++u) set_unary(info, dt, u, (legacy_bits & KILN_CAP_UNARY(u)) != 0);
+  for (unsigned b = 1; b < kBinaryOps1_0; ++b) set_binary(info, dt, b, (legacy_bits & KILN_CAP_BINARY(b)) != 0);
+}
+
+// The 1.0 word of `dt` that the arrays imply.
+inline std::uint32_t legacy_dtype_caps(const kiln_device_info& info, unsigned dt) {
+  std::uint32_t bits = 0;
+  for (unsigned u = 1; u < kUnaryOps1_0; ++u)
+    if (has_unary(info, dt, u)) bits |= KILN_CAP_UNARY(u);
+  for (unsigned b = 1; b < kBinaryOps1_0; ++b)
+    if (has_binary(info, dt, b)) bits |= KILN_CAP_BINARY(b);
+  return bits;
+}
+
+inline bool arrays_empty(const kiln_device_info& info) {
+  for (unsigned i = 0; i < KILN_CAP_SLOTS; ++i)
+    if (info.op_kind_dtypes[i] != 0 || info.unary_dtypes[i] != 0 || info.binary_dtypes[i] != 0) return false;
+  return true;
+}
+
+// Makes the two forms agree. Info whose arrays are all empty (a 1.0 plugin,
+// or a 1.1 plugin that filled only dtype_ops) gets its arrays from
+// dtype_ops; otherwise dtype_ops is rewritten from the arrays.
+inline void normalize_capabilities(kiln_device_info& info) {
+  constexpr unsigned kWords = sizeof(info.dtype_ops) / sizeof(info.dtype_ops[0]);
+  if (arrays_empty(info)) {
+    for (unsigned dt = 1; dt < kWords; ++dt)
+      if (info.dtype_ops[dt] != 0) set_dtype_caps(info, dt, info.dtype_ops[dt]);
+    return;
+  }
+  for (unsigned dt = 1; dt < kWords; ++dt) info.dtype_ops[dt] = legacy_dtype_caps(info, dt);
+}
+
+}  // namespace kiln::sdk

@@ -1,0 +1,275 @@
+/* FROZEN TEST FIXTURE: this is kiln's plugin ABI header exactly as version
+ * 1.0 shipped it. tests/loader builds a plugin against it to prove that a
+ * plugin compiled for 1.0 keeps loading and running on newer hosts. Never
+ * edit it; it is the old header, not the current one. */
+/*
+ * kiln/kernel_ir.h - the kernel IR as it crosses the plugin ABI (wire format).
+ *
+ * Part of the kiln plugin ABI, version 1. C99, no C++. Included by kiln/plugin.h;
+ * a plugin never needs to include it directly.
+ *
+ * A kernel is a flat array of fixed-size POD ops (kiln_op) in SSA order:
+ *   - an op's result is named by the op's own index in the array;
+ *   - every operand names an EARLIER op (definitions before uses);
+ *   - structured control flow is written as begin/end markers
+ *     (LOOP ... END_LOOP, IF ... END_IF), properly nested;
+ *   - a value defined inside a LOOP or IF is visible only until its END marker.
+ *
+ * The host (libkiln) only hands plugins kernels that passed its verifier, so a
+ * plugin may rely on every rule written below. A plugin that meets an op kind,
+ * op code or dtype it does not support returns KILN_STATUS_UNSUPPORTED naming
+ * the op index (see kiln_compile_args.failed_op); it never crashes.
+ *
+ * Semantics are defined by the reference interpreter of the plugin SDK; the
+ * rules below are its contract.
+ *
+ * ABI stability: every enum value below is frozen for ABI major 1. New values
+ * may be appended in a minor version; a plugin seeing a value it does not know
+ * answers KILN_STATUS_UNSUPPORTED. kiln_op's layout is frozen (32 bytes).
+ */
+#ifndef KILN_KERNEL_IR_H
+#define KILN_KERNEL_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- dtypes -- */
+
+/* Element types. 0 is never a valid dtype (a zero-filled op is invalid). */
+typedef enum kiln_dtype {
+  KILN_DTYPE_INVALID = 0,
+  KILN_DTYPE_BF16 = 1, /* bfloat16; arithmetic as f32, result rounded to nearest even */
+  KILN_DTYPE_F16 = 2,  /* IEEE binary16; arithmetic as f32, rounded to nearest even */
+  KILN_DTYPE_F32 = 3,
+  KILN_DTYPE_F64 = 4,
+  KILN_DTYPE_U8 = 5,
+  KILN_DTYPE_U16 = 6,
+  KILN_DTYPE_U32 = 7,
+  KILN_DTYPE_U64 = 8,
+  KILN_DTYPE_I8 = 9,
+  KILN_DTYPE_I16 = 10,
+  KILN_DTYPE_I32 = 11,
+  KILN_DTYPE_I64 = 12, /* also the index type: INDEX and LOOP values are i64 */
+  KILN_DTYPE_BOOL = 13, /* one byte in memory, 0 or 1 */
+  KILN_DTYPE_COUNT = 14
+} kiln_dtype;
+
+/* ---------------------------------------------------------------- op kinds -- */
+
+typedef enum kiln_op_kind {
+  KILN_OP_INVALID = 0,
+
+  /* CONST: a scalar constant. dtype = its type, lanes = 1.
+   * imm = the value's bit pattern in its own dtype, zero-extended to 64 bits
+   * (f32 -> IEEE bits in the low 32 bits; i8 -1 -> 0xFF; bool -> 0 or 1). */
+  KILN_OP_CONST = 1,
+
+  /* PARAM: a launch argument. code = kiln_param_kind, dtype = element type,
+   * lanes = 1, attr = argument slot (0-based; slots 0..n-1 each appear exactly
+   * once; launch argument i binds to the PARAM whose slot is i).
+   * imm = number of elements for GLOBAL/GLOBAL_MUT when known, 0 if unknown;
+   * 0 for VARIABLE.
+   * A GLOBAL/GLOBAL_MUT param's result is a memory reference, usable only as
+   * the memory operand of LOAD / STORE. Aliasing: the memory bound to a
+   * GLOBAL_MUT param overlaps no other param's memory (as C's `restrict`);
+   * GLOBAL params may share memory with each other. Optimizations rely on
+   * it; the host refuses a launch that binds a written buffer twice. A VARIABLE param's result is the
+   * scalar value itself. PARAMs appear outside every LOOP and IF. */
+  KILN_OP_PARAM = 2,
+
+  /* STORAGE: kernel-internal memory. code = kiln_scope (LOCAL: shared by the
+   * threads of a work-group; REGISTER: private to a thread), dtype = element
+   * type, lanes = 1, imm = number of elements (> 0, a constant).
+   * Result: a memory reference (as PARAM buffers). Contents start undefined.
+   * STORAGE appears outside every LOOP and IF. */
+  KILN_OP_STORAGE = 3,
+
+  /* LOAD: src[0] = memory (PARAM buffer or STORAGE), src[1] = element index
+   * (i64 scalar). Reads `lanes` consecutive elements [index, index+lanes).
+   * dtype = the memory's element type. For lanes > 1, index is a multiple
+   * of lanes (the interpreter reports a violation). Out-of-range access is a
+   * kernel bug (the interpreter reports it; devices are undefined). */
+  KILN_OP_LOAD = 4,
+
+  /* STORE: src[0] = memory (GLOBAL_MUT param or STORAGE), src[1] = element
+   * index (i64 scalar), src[2] = value (the memory's element type, lanes
+   * consecutive elements, same alignment rule as LOAD). No result;
+   * dtype = value's dtype, lanes = value's lanes. */
+  KILN_OP_STORE = 5,
+
+  /* INDEX: a thread coordinate. code = kiln_scope (GROUP: work-group id on
+   * grid axis attr; LOCAL: thread id within the work-group on axis attr),
+   * attr = axis (0, 1 or 2), src[0] = length (i64 scalar): the number of
+   * work-groups (GROUP) or of threads per group (LOCAL) on that axis.
+   * dtype = I64, lanes = 1; result in [0, length).
+   * A GROUP length is an expression the host can evaluate before launch:
+   * CONSTs, VARIABLE params, and UNARY/BINARY/CAST over them. A LOCAL length
+   * is a CONST. At most one INDEX per (scope, axis); INDEX appears outside
+   * every LOOP and IF. A missing axis has length 1. */
+  KILN_OP_INDEX = 6,
+
+  /* LOOP: src[0] = trip count (i64 scalar, evaluated once on entry).
+   * Result: the i64 counter, 0 .. count-1 (no iteration when count <= 0).
+   * END_LOOP: src[0] = the matching LOOP. No result. */
+  KILN_OP_LOOP = 7,
+  KILN_OP_END_LOOP = 8,
+
+  /* IF: src[0] = condition (bool scalar). The ops up to the matching END_IF
+   * run only when it is true. END_IF: src[0] = the matching IF. No result.
+   * There is no ELSE: use a second IF or SELECT. */
+  KILN_OP_IF = 9,
+  KILN_OP_END_IF = 10,
+
+  /* BARRIER: code = kiln_scope LOCAL. Every thread of the work-group reaches
+   * it before any goes on; LOCAL storage writes before it are visible to all
+   * threads of the group after it. All threads of a group must reach the same
+   * barrier (never inside an IF or LOOP whose condition or trip count differs
+   * between the group's threads). */
+  KILN_OP_BARRIER = 11,
+
+  /* UNARY: code = kiln_unary_op, src[0] = x. Result dtype/lanes = x's. */
+  KILN_OP_UNARY = 12,
+
+  /* BINARY: code = kiln_binary_op, src[0] = x, src[1] = y (same dtype and
+   * lanes). Result: x's dtype and lanes, except the comparisons (CMPLT,
+   * CMPGT, NOT_EQ, EQ), whose result dtype is BOOL with x's lanes. */
+  KILN_OP_BINARY = 13,
+
+  /* CAST: src[0] = x. dtype = target dtype, lanes = x's lanes.
+   * float -> int truncates toward zero (out of range: undefined);
+   * int -> float rounds to nearest even; any -> bool is (x != 0);
+   * bool -> any is 0 or 1; int -> int wraps (two's complement). */
+  KILN_OP_CAST = 14,
+
+  /* MAD: src[0] * src[1] + src[2], all of one dtype and lanes. The device
+   * may fuse (one rounding) or not. */
+  KILN_OP_MAD = 15,
+
+  /* SELECT: src[0] = condition (bool, lanes 1 or equal to the result's),
+   * src[1] = value if true, src[2] = value if false (same dtype and lanes). */
+  KILN_OP_SELECT = 16,
+
+  /* VEC_BROADCAST: src[0] = scalar x; result: `lanes` copies of x. */
+  KILN_OP_VEC_BROADCAST = 17,
+
+  /* VEC_INSERT: src[0] = vector v, src[1] = scalar s of v's dtype,
+   * attr = lane (< lanes). Result: v with lane attr replaced by s.
+   * Building a vector from scalars is a VEC_BROADCAST then VEC_INSERTs. */
+  KILN_OP_VEC_INSERT = 18,
+
+  /* VEC_EXTRACT: src[0] = vector v, attr = lane. Result: that lane (lanes 1). */
+  KILN_OP_VEC_EXTRACT = 19,
+
+  KILN_OP_KIND_COUNT = 20
+} kiln_op_kind;
+
+typedef enum kiln_param_kind {
+  KILN_PARAM_INVALID = 0,
+  KILN_PARAM_GLOBAL = 1,     /* device buffer, read only in this kernel */
+  KILN_PARAM_GLOBAL_MUT = 2, /* device buffer, read and written */
+  KILN_PARAM_VARIABLE = 3    /* scalar passed by value (e.g. a dynamic size) */
+} kiln_param_kind;
+
+typedef enum kiln_scope {
+  KILN_SCOPE_INVALID = 0,
+  KILN_SCOPE_GROUP = 1,    /* INDEX only: work-group (grid) coordinate */
+  KILN_SCOPE_LOCAL = 2,    /* INDEX: thread in group; STORAGE: shared per group; BARRIER */
+  KILN_SCOPE_REGISTER = 3  /* STORAGE only: private per thread */
+} kiln_scope;
+
+/* Unary ops (KILN_OP_UNARY code). Floats use the usual libm meaning; on
+ * integers NEG wraps, ABS wraps for the minimum value, BIT_NOT is ~x (on
+ * BOOL: logical not); the transcendental ops and FLOOR/TRUNC/RECIP/SQRT are
+ * float only. */
+typedef enum kiln_unary_op {
+  KILN_UNARY_INVALID = 0,
+  KILN_UNARY_NEG = 1,
+  KILN_UNARY_BIT_NOT = 2,
+  KILN_UNARY_EXP = 3,
+  KILN_UNARY_EXP2 = 4,
+  KILN_UNARY_LN = 5,
+  KILN_UNARY_LOG2 = 6,
+  KILN_UNARY_RECIP = 7, /* 1 / x */
+  KILN_UNARY_SQRT = 8,
+  KILN_UNARY_SIN = 9,
+  KILN_UNARY_COS = 10,
+  KILN_UNARY_FLOOR = 11,
+  KILN_UNARY_TRUNC = 12,
+  KILN_UNARY_ABS = 13,
+  KILN_UNARY_COUNT = 14
+} kiln_unary_op;
+
+/* Binary ops (KILN_OP_BINARY code). Integer arithmetic wraps (two's
+ * complement); integer DIV truncates toward zero and MOD is the C remainder
+ * (sign of x); integer division or modulo by zero is a kernel bug (the
+ * interpreter reports it). Float MOD is fmod. POW is float only. MAX/MIN are
+ * (x > y ? x : y) and (x < y ? x : y); NaN handling is unspecified.
+ * AND/OR are logical on BOOL and bitwise on integers; BIT_* are integer/bool.
+ * SHL/SHR shift by y mod (bit width); SHR is arithmetic on signed types. */
+typedef enum kiln_binary_op {
+  KILN_BINARY_INVALID = 0,
+  KILN_BINARY_ADD = 1,
+  KILN_BINARY_SUB = 2,
+  KILN_BINARY_MUL = 3,
+  KILN_BINARY_DIV = 4,
+  KILN_BINARY_POW = 5,
+  KILN_BINARY_MOD = 6,
+  KILN_BINARY_CMPLT = 7,
+  KILN_BINARY_CMPGT = 8,
+  KILN_BINARY_MAX = 9,
+  KILN_BINARY_MIN = 10,
+  KILN_BINARY_OR = 11,
+  KILN_BINARY_AND = 12,
+  KILN_BINARY_BIT_XOR = 13,
+  KILN_BINARY_BIT_OR = 14,
+  KILN_BINARY_BIT_AND = 15,
+  KILN_BINARY_SHL = 16,
+  KILN_BINARY_SHR = 17,
+  KILN_BINARY_NOT_EQ = 18,
+  KILN_BINARY_EQ = 19,
+  KILN_BINARY_COUNT = 20
+} kiln_binary_op;
+
+/* Capability bit of an op in kiln_device_info.dtype_ops[dtype]:
+ * unary op u -> bit (u - 1), binary op b -> bit (13 + b - 1). */
+#define KILN_CAP_UNARY(u) (UINT32_C(1) << ((uint32_t)(u) - 1u))
+#define KILN_CAP_BINARY(b) (UINT32_C(1) << (13u + (uint32_t)(b) - 1u))
+
+/* Operand index meaning "no operand". */
+#define KILN_NO_OPERAND UINT32_MAX
+
+/* One op. Fixed size (32 bytes), frozen for ABI major 1. Fields a kind does
+ * not use are zero (src[] entries: KILN_NO_OPERAND). */
+typedef struct kiln_op {
+  uint8_t kind;     /* kiln_op_kind */
+  uint8_t dtype;    /* kiln_dtype: of the result, or of the memory (PARAM, STORAGE) */
+  uint8_t lanes;    /* vector width of the result / access; 1 for scalars; max 16 */
+  uint8_t code;     /* kind-specific: kiln_unary_op, kiln_binary_op, kiln_param_kind, kiln_scope */
+  uint32_t attr;    /* kind-specific: PARAM slot, INDEX axis, VEC_INSERT/EXTRACT lane */
+  uint32_t src[3];  /* operands: indices of earlier ops */
+  uint32_t reserved; /* zero */
+  uint64_t imm;     /* kind-specific: CONST bits, PARAM/STORAGE element count */
+} kiln_op;
+
+#define KILN_MAX_LANES 16u
+#define KILN_MAX_AXES 3u
+
+/* A kernel: `n_ops` ops at `ops`. Owned by the caller; valid for the call. */
+typedef struct kiln_kernel {
+  size_t struct_size; /* KILN_KERNEL_STRUCT_SIZE */
+  const kiln_op* ops;
+  size_t n_ops;
+  size_t op_size; /* sizeof(kiln_op) as the host knows it: 32 in ABI 1 */
+} kiln_kernel;
+
+#define KILN_KERNEL_STRUCT_SIZE (offsetof(kiln_kernel, op_size) + sizeof(size_t))
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_KERNEL_IR_H */
