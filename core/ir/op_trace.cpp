@@ -38,12 +38,10 @@ Error trace_to_given(Error error, const Kernel& given, const Kernel& lowered) {
     error.op = matches[0];
   } else if (matches.empty()) {
     where += ", which the lowering made: no op of the kernel given has that shape)";
-    error.op = -1;
   } else {
     where += "; in the kernel given, ops";
     for (std::size_t i = 0; i < matches.size(); ++i) where += (i ? ", " : " ") + std::to_string(matches[i]);
     where += " have that shape)";
-    error.op = -1;
   }
   error.message += where;
   return error;

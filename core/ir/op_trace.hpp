@@ -18,8 +18,9 @@ namespace kiln::ir {
 std::vector<ValueId> ops_shaped_like(const Kernel& given, const Op& lowered);
 
 // Rewrites a compile error about op `error.op` of `lowered` so that it names
-// the op of `given` (error.op becomes that index when the trace is unique)
-// and still says which lowered op the plugin named.
+// the op of `given`: error.op becomes that index when the trace is unique,
+// and stays the lowered index otherwise; the message always says which
+// lowered op the plugin named and, when several fit, every candidate.
 Error trace_to_given(Error error, const Kernel& given, const Kernel& lowered);
 
 }  // namespace kiln::ir

@@ -5,6 +5,9 @@
 #                  `kiln devices --json` lists it as loaded
 #   STEP=host_app  build examples/host-app against the installed kiln and run
 #                  it on the example plugin's device
+#   STEP=conformance  the installed `kiln conformance --library` on the example
+#                  plugin (no config names it): device info and buffers pass,
+#                  its kernels are unsupported (it does not compile), exit 0
 # Arguments: BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER STEP
 cmake_minimum_required(VERSION 3.25)
 
@@ -110,6 +113,27 @@ elseif(STEP STREQUAL "host_app")
   endif()
   message(STATUS "${output}")
 
+elseif(STEP STREQUAL "conformance")
+  set(library ${WORK_DIR}/out-of-tree-plugin/libkiln-example.so)
+  run(${prefix}/bin/kiln conformance --library ${library} --json)
+  set(report "${output}")
+  string(JSON outcome GET "${report}" outcome)
+  expect_equal("outcome" "${outcome}" "tested")
+  string(JSON plugin GET "${report}" plugin)
+  expect_equal("plugin" "${plugin}" "example")
+  string(JSON passed GET "${report}" totals passed)
+  string(JSON failed GET "${report}" totals failed)
+  string(JSON unsupported GET "${report}" totals unsupported)
+  expect_equal("failed cases" "${failed}" "0")
+  if(NOT passed GREATER 0)
+    message(FATAL_ERROR "no case passed on the example plugin:\n${report}")
+  endif()
+  string(JSON device_info ERROR_VARIABLE none GET "${report}" cases 1 name)
+  expect_equal("second case" "${device_info}" "device info")
+  string(JSON status GET "${report}" cases 1 status)
+  expect_equal("device info" "${status}" "passed")
+  message(STATUS "the installed kiln conformance on the example plugin: passed ${passed}, unsupported ${unsupported}")
+
 else()
-  message(FATAL_ERROR "STEP must be install, plugin or host_app")
+  message(FATAL_ERROR "STEP must be install, plugin, host_app or conformance")
 endif()

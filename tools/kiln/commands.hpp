@@ -3,8 +3,9 @@
 // Each subcommand lives in its own file and exposes one function,
 //   void add_<name>_command(CLI::App& app, const GlobalOptions& global);
 // that adds the subcommand and its callback; main.cpp calls it. A callback
-// reports failure by throwing CommandFailed (message to stderr, exit 1) or
-// returning a kiln::Error through fail(); it never lets another exception
+// reports failure by throwing CommandFailed (message to stderr, exit 1),
+// returning a kiln::Error through fail(), or, for a command with its own
+// exit codes, throwing CommandExit; it never lets another exception
 // escape (main catches them anyway, as a last resort).
 #pragma once
 
@@ -29,6 +30,13 @@ struct CommandFailed : std::runtime_error {
 };
 [[noreturn]] void fail(const kiln::Error& error);
 
+// Ends the command with this exit code, the command having printed what it
+// had to say (kiln conformance: 0 passed, 1 failed, 2 nothing tested).
+struct CommandExit {
+  int code;
+  explicit CommandExit(int c) : code(c) {}
+};
+
 // The Runtime the global options describe (--config or the search order).
 kiln::Runtime open_runtime(const GlobalOptions& global);
 
@@ -37,5 +45,6 @@ void add_run_command(CLI::App& app, const GlobalOptions& global);
 void add_ir_command(CLI::App& app, const GlobalOptions& global);
 void add_tune_command(CLI::App& app, const GlobalOptions& global);
 void add_cache_command(CLI::App& app, const GlobalOptions& global);
+void add_conformance_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace kiln::cli

@@ -36,12 +36,18 @@ int main(int argc, char** argv) {
   add_ir_command(app, global);
   add_tune_command(app, global);
   add_cache_command(app, global);
+  add_conformance_command(app, global);
   // Later issues add: bench.
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // --help is success; usage errors exit 1 like every error
+    // --help is success; usage errors exit 1 like every error, but 2 for
+    // `kiln conformance`, whose 1 means "a case failed" (CI tells them apart).
+    if (app.exit(e) == 0) return 0;
+    return app.get_subcommand("conformance")->parsed() ? 2 : 1;
+  } catch (const CommandExit& e) {
+    return e.code;
   } catch (const CommandFailed& e) {
     fmt::print(stderr, "kiln: error: {}\n", e.what());
     return 1;

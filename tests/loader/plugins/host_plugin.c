@@ -6,11 +6,13 @@
  * and a small kernel interpreter (f32/i32/i64 scalars: CONST, PARAM, INDEX,
  * LOAD, STORE, ADD/SUB/MUL, CAST) so launches can be checked end to end.
  *
- * Built twice (tests/loader/CMakeLists.txt):
+ * Built several times (tests/loader/CMakeLists.txt):
  *   TEST_DEFERRED=0  "host":  copies and launches complete in the call.
  *   TEST_DEFERRED=1  "queue": copies and launches are queued and run when an
  *                    event is waited or the device synchronised, so a host
  *                    that does not honour events sees stale data.
+ *   TEST_WRONG_ADD=1 "wrong-add": f32 ADD is off by one, so a conformance
+ *                    run has a case that fails (kiln conformance exits 1).
  *
  * Not thread-safe beyond what the ABI asks of the host: tests call it from
  * one thread.
@@ -25,6 +27,9 @@
 
 #ifndef TEST_DEFERRED
 #define TEST_DEFERRED 0
+#endif
+#ifndef TEST_WRONG_ADD
+#define TEST_WRONG_ADD 0
 #endif
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "test_host"
@@ -190,7 +195,9 @@ static kiln_error* run_thread(const program* p, const kiln_launch_args* a, const
       case KILN_OP_BINARY: {
         const value x = values[op->src[0]], y = values[op->src[1]];
         if (op->dtype == KILN_DTYPE_F32) {
-          out->f = op->code == KILN_BINARY_ADD ? x.f + y.f : op->code == KILN_BINARY_SUB ? x.f - y.f : x.f * y.f;
+          out->f = op->code == KILN_BINARY_ADD ? x.f + y.f + (TEST_WRONG_ADD ? 1.0f : 0.0f)
+                   : op->code == KILN_BINARY_SUB ? x.f - y.f
+                                                 : x.f * y.f;
         } else {
           const int64_t xi = as_int(x, op->dtype), yi = as_int(y, op->dtype);
           const int64_t r = op->code == KILN_BINARY_ADD ? xi + yi : op->code == KILN_BINARY_SUB ? xi - yi : xi * yi;

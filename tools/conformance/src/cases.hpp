@@ -1,0 +1,66 @@
+// tools/conformance/src/cases.hpp - what a case is, inside the kit: a name
+// and a function of one opened device that says passed, failed or
+// unsupported. abi_cases.cpp and suite_cases.cpp make them; kit.cpp runs
+// them (and turns what they throw into results).
+#pragma once
+
+#include <kiln/conformance/kernel_runner.hpp>
+#include <kiln/conformance/report.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::conformance::detail {
+
+// The device a case runs on.
+struct Target {
+  const AbiPlugin& plugin;
+  kiln_device* device;
+  std::uint32_t index;
+  const kiln_device_info& info;
+};
+
+struct Verdict {
+  CaseStatus status = CaseStatus::passed;
+  std::string reason;
+
+  static Verdict pass() { return {}; }
+  static Verdict fail(std::string why) { return {CaseStatus::failed, std::move(why)}; }
+  static Verdict unsupported(std::string why) { return {CaseStatus::unsupported, std::move(why)}; }
+};
+
+// A case may also throw: AbiError UNSUPPORTED / NOT_IMPLEMENTED is
+// "unsupported" (a legal answer at compile), any other exception "failed".
+struct Case {
+  std::string name;
+  std::function<Verdict(const Target&)> run;
+};
+
+// Runs `ops` on the interpreter and on the device and compares argument
+// `out_slot` of the two.
+Verdict matches_interpreter(const Target& target, const std::vector<kiln_op>& ops, std::vector<HostArg> args,
+                            std::size_t out_slot, const Tolerance& tolerance);
+
+// The plugin table: struct_size, name, version and init's functions
+// (`before_init`), or all that and every function the kit calls. Failed
+// when the plugin cannot be used at all.
+Verdict check_table(const kiln_plugin_api& api, bool before_init);
+
+// "compile, launch": the kernel functions the table leaves NULL; empty
+// when it has them all.
+std::string missing_kernel_functions(const kiln_plugin_api& api);
+
+// Unsupported when the plugin cannot run kernels at all (no compile,
+// launch or program_release), else nullopt.
+std::optional<Verdict> cannot_run_kernels(const Target& target);
+
+// Device info, buffers, half floats, integer wrap, vectors, a minimal add.
+std::vector<Case> abi_cases(const kiln_device_info& info);
+
+// The shared kernel suite, one case per kernel; kernels whose work-groups
+// do not fit the device are unsupported, with the sizes.
+std::vector<Case> suite_cases(const kiln_device_info& info, bool quick, unsigned seed);
+
+}  // namespace kiln::conformance::detail
