@@ -21,11 +21,13 @@ const Optimization& pad();
 const Optimization& reassociate();
 // end of structural
 
-// performance (register_block, tiled_reduce, local_tile, vectorize)
+// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache)
 const Optimization& register_block();
 const Optimization& tiled_reduce();
 const Optimization& local_tile();
 const Optimization& vectorize();
+const Optimization& lane_reduce();
+const Optimization& row_cache();
 // end of performance
 
 }  // namespace kiln::passes::opts
