@@ -30,6 +30,7 @@
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
+#include "loop_equivalence.hpp"
 #include "optimizations.hpp"
 #include "structural_support.hpp"
 
@@ -58,46 +59,6 @@ struct Plan {
   ir::DType dtype = ir::DType::Invalid;
   std::map<ValueId, std::size_t> replaced;     // consumer load -> q
   std::map<ValueId, ValueId> consumer_loop;    // consumer load -> its LOOP
-};
-
-// Whether `a` (in loop `la`) and `b` (in loop `lb`) compute the same value
-// for the same counter value.
-class Equivalence {
- public:
-  Equivalence(const Kernel& kernel, const ir::Blocks& blocks, ValueId la, ValueId lb)
-      : kernel_(kernel), blocks_(blocks), la_(la), lb_(lb) {}
-
-  bool operator()(ValueId a, ValueId b, int depth = 0) {
-    if (a == la_ || b == lb_) return a == la_ && b == lb_;
-    const bool a_in = blocks_.encloses(la_, a), b_in = blocks_.encloses(lb_, b);
-    if (!a_in || !b_in) {
-      if (a == b && !a_in && !b_in) return true;
-      const ir::Op &x = kernel_[a], &y = kernel_[b];
-      return x.kind == OpKind::Const && y.kind == OpKind::Const && x.dtype == y.dtype && x.imm == y.imm;
-    }
-    if (depth > 32) return false;
-    if (auto known = memo_.find({a, b}); known != memo_.end()) return known->second;
-    const ir::Op &x = kernel_[a], &y = kernel_[b];
-    bool same = pure(x) && x.kind == y.kind && x.dtype == y.dtype && x.lanes == y.lanes && x.code == y.code &&
-                x.attr == y.attr && x.imm == y.imm && x.operand_count() == y.operand_count();
-    for (std::size_t i = 0; same && i < x.operand_count(); ++i) same = (*this)(x.src[i], y.src[i], depth + 1);
-    memo_[{a, b}] = same;
-    return same;
-  }
-
- private:
-  static bool pure(const ir::Op& op) {
-    switch (op.kind) {
-      case OpKind::Const: case OpKind::Unary: case OpKind::Binary: case OpKind::Cast: case OpKind::Mad:
-      case OpKind::Select: case OpKind::Broadcast: case OpKind::Insert: case OpKind::Extract:
-        return true;
-      default: return false;
-    }
-  }
-  const Kernel& kernel_;
-  const ir::Blocks& blocks_;
-  ValueId la_, lb_;
-  std::map<std::pair<ValueId, ValueId>, bool> memo_;
 };
 
 // The IFs between `id` and `loop`, innermost first; nullopt when an inner
@@ -148,7 +109,7 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
   }
   std::vector<bool> used(candidates.size(), false);
   for (ValueId consumer : consumers) {
-    Equivalence same(kernel, blocks, producer, consumer);
+    LoopEquivalence same(kernel, blocks, producer, consumer);
     for (ValueId id = consumer + 1; id < blocks.end[consumer]; ++id) {
       const ir::Op& op = kernel[id];
       if (!read_only_load(kernel, op)) continue;

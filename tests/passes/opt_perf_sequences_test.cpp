@@ -26,7 +26,7 @@ constexpr int kMaxSteps = 4;
 
 bool is_perf_optimization(std::string_view name) {
   return name == "register_block" || name == "tiled_reduce" || name == "local_tile" || name == "vectorize" ||
-         name == "lane_reduce" || name == "row_cache";
+         name == "lane_reduce" || name == "row_cache" || name == "online_softmax";
 }
 
 }  // namespace
