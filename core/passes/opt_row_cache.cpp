@@ -1,31 +1,36 @@
 // row_cache(loop): the loop-th LOOP (the producer) keeps what it loads from
-// read-only buffers in a REGISTER array, and the later LOOPs of the same
-// block that load the same elements (consumers) read the array instead of
-// memory. Softmax reads its row in three loops (max, sum of exp, write);
-// with the row, or each thread's share of it after tiled_reduce, cached,
-// memory sees each element once.
+// read-only buffers, and the float values it computes, in a REGISTER array;
+// the later LOOPs of the same block and trip count (consumers) that load or
+// compute the same values read the array instead. Softmax reads its row in
+// three loops (max, sum of exp, write) and computes exp(x - max) in two:
+// with the sum loop's exp cached for the writing loop (row_cache(loop=1))
+// and the max loop's row for the sum loop (row_cache(loop=0)), memory sees
+// each element once and each exp is computed once; on a GPU, after
+// tiled_reduce, each thread caches its share of the row.
 //
-//   producer:  v = load x[f(j)]            ->  v = load x[f(j)]
-//                                              store cache[j * S + q], v
-//   consumer:  w = load x[f(j')]           ->  w = load cache[j' * S + q]
+//   producer:  v = f(x[g(j)])          ->  v = f(x[g(j)])
+//                                          store cache[j * S + q], v
+//   consumer:  w = f(x[g(j')])         ->  w = load cache[j' * S + q]
 //
-// q numbers the cached loads of the producer's body (S of them, counted in
-// elements: each load's lanes). A consumer load is replaced only when it is
-// *equivalent* to producer load q: its index, and the condition of every IF
-// between it and its loop, are the producer's expressions with the
-// producer's counter renamed to the consumer's (same SSA values from
-// outside the loops, same constants, same pure ops). The two loops have the
-// same trip count (one SSA value), run by the same thread, and GLOBAL
+// q numbers the cached values of the producer's body (S of them, counted in
+// elements: each value's lanes). A consumer value is replaced only when it
+// is *equivalent* to producer value q (loop_equivalence.hpp: the same
+// expression with the producer's counter renamed to the consumer's, loads
+// of read-only buffers at equivalent indices), and so is the condition of
+// every IF between it and its loop; only the largest such expressions (with
+// a user that is not matched) are read from the array. The two loops have
+// the same trip count (one SSA value), run in the same thread, and GLOBAL
 // buffers are read-only for a launch (kernel_ir.h), so the consumer reads
-// exactly the value the producer loaded at the same counter: the rewrite is
-// exact, and a consumer load under conditions the producer's load did not
-// share is never rewritten.
+// exactly the value the producer had at the same counter: the rewrite is
+// exact, and a value under conditions the producer's did not share is
+// recomputed as before. Integer (index) arithmetic is never cached.
 //
 // Composes with tiled_reduce (run it first: the producer and consumers are
-// then the per-thread loops over the thread's share, guards included) and
-// with unroll and vectorize after it: fully unrolled loops give the array
-// constant indices (registers on a GPU), and consecutive cached loads give
-// consecutive slots, which vectorize groups into vector stores and loads.
+// then the per-thread loops over the thread's share, guards included),
+// lane_reduce (the producer's values are its copies), and unroll and
+// vectorize after it: fully unrolled loops give the array constant indices
+// (registers on a GPU), consecutive cached values consecutive slots, which
+// vectorize groups into vector stores and loads.
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/rewriter.hpp"
@@ -52,13 +57,13 @@ constexpr std::uint64_t kMaxCpuCacheBytes = 256 * 1024;
 
 struct Plan {
   ValueId producer = ir::kNoValue;
-  std::vector<ValueId> cached;                 // producer loads, in order (q)
+  std::vector<ValueId> cached;                 // producer values, in order (q)
   std::vector<std::int64_t> offsets;           // slot offset of each, in elements
   std::int64_t stride = 0;                     // S
   std::int64_t count = 0;                      // trip count
   ir::DType dtype = ir::DType::Invalid;
-  std::map<ValueId, std::size_t> replaced;     // consumer load -> q
-  std::map<ValueId, ValueId> consumer_loop;    // consumer load -> its LOOP
+  std::map<ValueId, std::size_t> replaced;     // consumer value -> q
+  std::map<ValueId, ValueId> consumer_loop;    // consumer value -> its LOOP
 };
 
 // The IFs between `id` and `loop`, innermost first; nullopt when an inner
@@ -76,6 +81,15 @@ bool read_only_load(const Kernel& kernel, const ir::Op& op) {
   if (op.kind != OpKind::Load) return false;
   const ir::Op& memory = kernel[op.src[0]];
   return memory.kind == OpKind::Param && memory.param_kind() == ir::ParamKind::Global;
+}
+
+bool cacheable(const Kernel& kernel, const ir::Op& op) {
+  if (read_only_load(kernel, op)) return true;
+  switch (op.kind) {
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Cast: case OpKind::Mad: case OpKind::Select:
+      return ir::is_float(op.dtype);
+    default: return false;
+  }
 }
 
 std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blocks, ValueId producer,
@@ -98,10 +112,14 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
         (op.src[0] == loop.src[0] || ir::constant_int(kernel, op.src[0]) == count))
       consumers.push_back(id);
   }
+  // Candidates: what the producer loads from read-only buffers, and the
+  // float values it computes (exp(x - max) in softmax's sum loop is what its
+  // writing loop recomputes). Index arithmetic (integers) is cheaper to
+  // recompute than to keep.
   std::vector<std::vector<ValueId>> producer_guards;
   std::vector<ValueId> candidates;
   for (ValueId id = producer + 1; id < blocks.end[producer]; ++id) {
-    if (!read_only_load(kernel, kernel[id])) continue;
+    if (!cacheable(kernel, kernel[id])) continue;
     auto g = guards(kernel, blocks, id, producer);
     if (!g) continue;
     candidates.push_back(id);
@@ -110,22 +128,33 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
   std::vector<bool> used(candidates.size(), false);
   for (ValueId consumer : consumers) {
     LoopEquivalence same(kernel, blocks, producer, consumer);
+    std::map<ValueId, std::size_t> matched;  // consumer op -> candidate
     for (ValueId id = consumer + 1; id < blocks.end[consumer]; ++id) {
       const ir::Op& op = kernel[id];
-      if (!read_only_load(kernel, op)) continue;
+      if (!cacheable(kernel, op)) continue;
       const auto g = guards(kernel, blocks, id, consumer);
       if (!g) continue;
       for (std::size_t q = 0; q < candidates.size(); ++q) {
-        const ir::Op& c = kernel[candidates[q]];
-        if (c.src[0] != op.src[0] || c.lanes != op.lanes || g->size() != producer_guards[q].size()) continue;
-        bool match = same(c.src[1], op.src[1]);
+        if (g->size() != producer_guards[q].size() || !same(candidates[q], id)) continue;
+        bool match = true;
         for (std::size_t k = 0; match && k < g->size(); ++k)
           match = same(kernel[producer_guards[q][k]].src[0], kernel[(*g)[k]].src[0]);
         if (!match) continue;
-        used[q] = true;
-        p.replaced[id] = q;
-        p.consumer_loop[id] = consumer;
+        matched[id] = q;
         break;
+      }
+    }
+    // Only the largest matched expressions are read from the cache: those
+    // with a user in the consumer that is not matched itself (their operands
+    // then go with DCE).
+    for (ValueId user = consumer + 1; user < blocks.end[consumer]; ++user) {
+      if (matched.count(user)) continue;
+      for (ValueId operand : kernel[user].operands()) {
+        auto m = matched.find(operand);
+        if (m == matched.end() || p.replaced.count(operand)) continue;
+        used[m->second] = true;
+        p.replaced[operand] = m->second;
+        p.consumer_loop[operand] = consumer;
       }
     }
   }
@@ -135,15 +164,15 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     if (!used[q]) continue;
     const ir::Op& op = kernel[candidates[q]];
     if (p.dtype == ir::DType::Invalid) p.dtype = op.dtype;
-    if (op.dtype != p.dtype) return std::string("the reused loads read buffers of different dtypes");
+    if (op.dtype != p.dtype) return std::string("the reused values have different dtypes");
     if (!p.cached.empty() && op.lanes != kernel[p.cached.front()].lanes)
-      return std::string("the reused loads have different vector widths");
+      return std::string("the reused values have different vector widths");
     slot_of[q] = p.cached.size();
     p.cached.push_back(candidates[q]);
     p.offsets.push_back(p.stride);
     p.stride += op.lanes;
   }
-  if (p.cached.empty()) return std::string("no later LOOP of the same trip count loads what this loop loads");
+  if (p.cached.empty()) return std::string("no later LOOP of the same trip count loads or computes what this loop does");
   for (auto& [load, q] : p.replaced) q = slot_of[q];
   const std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride) * ir::dtype_bytes(p.dtype);
   const std::uint64_t limit = device.max_local_threads > 1 ? device.register_bytes : kMaxCpuCacheBytes;

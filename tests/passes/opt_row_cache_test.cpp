@@ -53,9 +53,8 @@ endloop
 
 TEST(RowCache, TheSecondLoopReadsTheArray) {
   const ir::Kernel before = parse_valid(kTwoLoops);
-  const ir::Kernel after = applied(before, "row_cache(loop=0)", cpu_preset());
-  const std::string text = ir::print(normalize(after, cpu_preset()));
-  EXPECT_THAT(text, HasSubstr("storage register f32[8]"));
+  const ir::Kernel after = normalize(applied(before, "row_cache(loop=0)", cpu_preset()), cpu_preset());
+  EXPECT_THAT(ir::print(after), HasSubstr("storage register f32[8]"));
   EXPECT_EQ(loads_of(after, 0), 1);  // x once, in the first loop
   EXPECT_EQ(compare_runs(before, after, {}, 0), "");  // exact
 }
@@ -66,10 +65,31 @@ TEST(RowCache, RowKernelsReadTheirRowOnce) {
   for (std::string_view name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
       const kernels::StandardKernel k = standard(name, {.m = 3, .n = 37}, dtype);
-      const ir::Kernel cached = applied(normalize(k.kernel, cpu_preset()), "row_cache(loop=0)", cpu_preset());
+      const ir::Kernel cached =
+          normalize(applied(normalize(k.kernel, cpu_preset()), "row_cache(loop=0)", cpu_preset()), cpu_preset());
       EXPECT_EQ(loads_of(cached, 0), 1) << name << "\n" << ir::print(cached);
       EXPECT_EQ(compare_standard(k, cached, 7, 0), "") << name << " " << ir::dtype_name(dtype);
     }
+}
+
+int exps(const ir::Kernel& kernel) {
+  int n = 0;
+  for (const ir::Op& op : kernel.ops) n += op.kind == ir::OpKind::Unary && op.unary() == ir::UnaryOp::Exp;
+  return n;
+}
+
+TEST(RowCache, SoftmaxComputesEachExpOnce) {
+  // row_cache(loop=1): the writing loop reads the sum loop's exp(x - max);
+  // then row_cache(loop=0): the sum loop reads the max loop's row.
+  for (ir::DType dtype : {ir::DType::F32, ir::DType::F16}) {
+    const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 29}, dtype);
+    Result<ir::Kernel> out =
+        optimize(k.kernel, parse_sequence("row_cache(loop=1); row_cache(loop=0)").value(), cpu_preset());
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    EXPECT_EQ(exps(*out), 1) << ir::print(*out);
+    EXPECT_EQ(loads_of(*out, 0), 1) << ir::print(*out);
+    EXPECT_EQ(compare_standard(k, *out, 19, 0), "") << ir::dtype_name(dtype);  // exact
+  }
 }
 
 TEST(RowCache, ComposesWithTiledReduceUnrollAndVectorize) {
