@@ -40,24 +40,26 @@ const SearchSpace& default_search_space() {
              "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
              "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
              "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
-             // The same with the row kept in a stack array between the loops.
+             // The same with the sum loop's exp(x - max) kept in a stack array for the
+             // writing loop (one exp per element instead of two), or the row for the
+             // writing loop (layernorm, rmsnorm).
              "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-             "lane_reduce(loop=0,lanes=16); row_cache(loop=0); vectorize(lanes=16)",
+             "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
              "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); row_cache(loop=0); "
              "vectorize(lanes=16)",
              // CPU, rows that are no multiple of 16: lane partials only (scalar loads).
              "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
              "lane_reduce(loop=0,lanes=16)",
              // GPU: a row per group, every loop split across the group's threads (one LOCAL
-             // axis, coalesced), each thread's share of the row kept in registers between
-             // the loops (row_cache, then full unrolling gives it constant indices), so
-             // memory sees each element once. 1024 threads for long rows (up to 64K
-             // elements: 64 per thread), 256 for short ones.
+             // axis, coalesced), each thread's share of the row and of softmax's exp(x - max)
+             // kept in registers between the loops (row_cache, then full unrolling gives the
+             // arrays constant indices), so memory sees each element once. 1024 threads for
+             // long rows (up to 64K elements: 64 per thread), 256 for short ones.
              "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
-             "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=0); unroll(loop=2,factor=0); "
+             "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
              "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
              "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); "
-             "tiled_reduce(loop=2,local=256,branch=4); row_cache(loop=0); unroll(loop=2,factor=0); "
+             "tiled_reduce(loop=2,local=256,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
              "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
              "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); row_cache(loop=0); "
              "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
