@@ -174,11 +174,15 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
   }
   if (p.cached.empty()) return std::string("no later LOOP of the same trip count loads or computes what this loop does");
   for (auto& [load, q] : p.replaced) q = slot_of[q];
-  const std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride) * ir::dtype_bytes(p.dtype);
+  // Against the limit: this array and the REGISTER storage the kernel has
+  // already (accumulators, an earlier row_cache's array).
+  std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride) * ir::dtype_bytes(p.dtype);
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == OpKind::Storage && op.scope() == ir::Scope::Register) bytes += op.imm * ir::dtype_bytes(op.dtype);
   const std::uint64_t limit = device.max_local_threads > 1 ? device.register_bytes : kMaxCpuCacheBytes;
   if (bytes > limit)
-    return "the cache needs " + std::to_string(bytes) + " bytes per thread, more than the " + std::to_string(limit) +
-           " a thread may keep";
+    return "the cache would make " + std::to_string(bytes) + " bytes of REGISTER storage per thread, more than the " +
+           std::to_string(limit) + " a thread may keep";
   return p;
 }
 

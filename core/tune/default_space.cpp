@@ -61,6 +61,11 @@ const SearchSpace& default_search_space() {
              "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); "
              "tiled_reduce(loop=2,local=256,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
              "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+             // Rows too long for both arrays in a thread's registers (n = 50257 at 1024
+             // threads): the exponentials only; the sum loop re-reads the row (from L2).
+             "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+             "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); unroll(loop=2,factor=0); "
+             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
              "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); row_cache(loop=0); "
              "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
              "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); row_cache(loop=0); "

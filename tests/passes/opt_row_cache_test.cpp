@@ -148,7 +148,7 @@ TEST(RowCache, ConfigsAndRefusals) {
   EXPECT_THAT(step_error_message(k, "row_cache()", cpu_preset()), HasSubstr("loop"));
   // A row too long for a GPU thread's registers.
   const kernels::StandardKernel wide = standard("softmax-rows", {.m = 2, .n = 4096});
-  EXPECT_THAT(step_error_message(wide.kernel, "row_cache(loop=0)", gpu_preset()), HasSubstr("bytes per thread"));
+  EXPECT_THAT(step_error_message(wide.kernel, "row_cache(loop=0)", gpu_preset()), HasSubstr("bytes of REGISTER storage per thread"));
   // A later loop reading other elements (x[j + 1]) is not rewritten.
   const ir::Kernel shifted = parse_valid(R"(
 %x = param 0 global f32[9]
