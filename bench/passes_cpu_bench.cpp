@@ -219,6 +219,23 @@ int main(int argc, char** argv) {
   add_case("add/2^26/unoptimized", "add", stream, "");  // the bandwidth reference: three streams, like triad
   add_case("exp-chain/2^26/unoptimized", "exp-chain", stream, "");
 
+  // Row kernels (docs/passes.md, "Row kernels"): 256 MiB in, 256 MiB out,
+  // far beyond the L2; the tuner's CPU recipes.
+  const kiln::kernels::KernelSize rows{.m = 4096, .n = 16384};
+  const char* three_loops = "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+                            "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)";
+  const char* two_loops = "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); "
+                          "vectorize(lanes=16)";
+  add_case("softmax-rows/4096x16384/unoptimized", "softmax-rows", rows, "");
+  add_case("softmax-rows/4096x16384/lanes", "softmax-rows", rows, three_loops);
+  add_case("softmax-rows/4096x16384/lanes+exp-cached", "softmax-rows", rows,
+           "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)");
+  add_case("layernorm-rows/4096x16384/unoptimized", "layernorm-rows", rows, "");
+  add_case("layernorm-rows/4096x16384/lanes", "layernorm-rows", rows, two_loops);
+  add_case("rmsnorm-rows/4096x16384/unoptimized", "rmsnorm-rows", rows, "");
+  add_case("rmsnorm-rows/4096x16384/lanes", "rmsnorm-rows", rows, two_loops);
+
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   print_summary();

@@ -16,7 +16,9 @@
 # cuda:0), KILN_GPU_TUNE_BUDGET (seconds
 # of `kiln tune` per kernel, default 45), KILN_GPU_PREFIX (where carried
 # packages are unpacked, default /tmp/kiln-prefix), KILN_GPU_STEPS (which of
-# tests,perf,run,tune to do, comma-separated; default all: a device call of
+# tests,perf,run,tune,rows to do, comma-separated; default tests,perf,run,tune;
+# `rows` (the row kernels against kiln's add and torch, KILN_GPU_ROWS_* below)
+# is asked for by name: a device call of
 # at most 10 minutes may split them, `--prebuilt` on the second).
 #
 # What the GPU machine lacks (sqlite3.h, the Vulkan loader and headers,
@@ -320,6 +322,94 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
       echo "$again" >>"$LOGS/kiln-tune.log"
       row "tune $kernel again" "$(json_field from_cache "$again" | sed 's/true/cached/')" \
         "$(json_field candidates_measured "$again") candidates measured, $(json_field tune_seconds "$again" | cut -c1-6) s"
+    done
+  fi
+
+  # ---------------------------------------------------------- rows --
+  # Issue 13: softmax-rows, layernorm-rows and rmsnorm-rows, tuned on the
+  # tune device, against kiln's own tuned add (2^28 f32, same run; target
+  # >= 90% of its bandwidth) and torch (CUDA events, cold L2 as above). m
+  # makes every input 2^26 elements (>= 128 MB in f16, beyond the H200's
+  # 60 MB L2). KILN_GPU_ROWS_BUDGET (seconds per tune, default 12),
+  # KILN_GPU_ROWS_KERNELS, KILN_GPU_ROWS_NS and KILN_GPU_ROWS_DTYPES
+  # (space-separated) narrow it to fit one device call.
+  if want rows && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
+    ROWS_DB=$LOGS/tuning-rows.sqlite
+    rm -f "$ROWS_DB"
+    ROWS_BUDGET=${KILN_GPU_ROWS_BUDGET:-12}
+    ROWS_KERNELS=${KILN_GPU_ROWS_KERNELS:-softmax-rows layernorm-rows rmsnorm-rows}
+    ROWS_NS=${KILN_GPU_ROWS_NS:-16384 768 4096 50257}
+    ROWS_DTYPES=${KILN_GPU_ROWS_DTYPES:-f32 f16 bf16}
+    rows_m() { echo $(((1 << 26) / $1 + ((1 << 26) % $1 > 0))); }
+    : >"$LOGS/torch-rows.log"
+    if [ "${KILN_GPU_SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
+      python3 - "$ROWS_KERNELS" "$ROWS_NS" "$ROWS_DTYPES" >"$LOGS/torch-rows.log" 2>&1 <<'PY' || true
+import sys, torch
+import torch.nn.functional as F
+kernels, ns, dtypes = (a.split() for a in sys.argv[1:4])
+dev = "cuda"
+flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+def median_ms(fn, repeats=20, warmups=3):
+    for _ in range(warmups): fn()
+    times = []
+    for _ in range(repeats):
+        flush.fill_(1)
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[(len(times) - 1) // 2]
+def rms_norm(x, w, eps=1e-6):
+    if hasattr(F, "rms_norm"): return F.rms_norm(x, (x.shape[-1],), w, eps)
+    return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
+types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+for dt in dtypes:
+    for n in map(int, ns):
+        m = -(-(1 << 26) // n)
+        x = torch.rand(m, n, device=dev, dtype=types[dt]) * 2 - 1
+        w = torch.rand(n, device=dev, dtype=types[dt]) + 0.5
+        bytes_ = 2 * x.numel() * x.element_size()
+        for k in kernels:
+            fn = {"softmax-rows": lambda: torch.softmax(x, -1),
+                  "layernorm-rows": lambda: F.layer_norm(x, (n,), eps=1e-5),
+                  "rmsnorm-rows": lambda: rms_norm(x, w)}[k]
+            extra = n * x.element_size() if k == "rmsnorm-rows" else 0
+            print("PERF rows_%s_%d_%s" % (k, n, dt), (bytes_ + extra) / median_ms(fn) / 1e6, "GB/s")
+        del x, w
+PY
+    fi
+    out=$(timeout 300 "$KILN" tune add --size 268435456 --device "$TUNE_DEVICE" --budget "$ROWS_BUDGET" --db "$ROWS_DB" --json \
+            2>"$LOGS/tune-rows-add.log")
+    echo "$out" >>"$LOGS/kiln-tune-rows.log"
+    add_ns=$(json_field best_ns "$out")
+    add_rate=""
+    [ -n "$add_ns" ] && add_rate=$(awk -v t="$add_ns" 'BEGIN { printf "%.0f", 3 * 4 * 2^28 / t }')
+    row "rows: tune add 2^28 f32" "${add_rate:-FAILED} GB/s" "the yardstick (kiln's own add, this run)"
+    for dt in $ROWS_DTYPES; do
+      bytes=4
+      [ "$dt" = f32 ] || bytes=2
+      for n in $ROWS_NS; do
+        m=$(rows_m "$n")
+        for kernel in $ROWS_KERNELS; do
+          out=$(timeout 300 "$KILN" tune "$kernel" --m "$m" --n "$n" --dtype "$dt" --device "$TUNE_DEVICE" \
+                  --budget "$ROWS_BUDGET" --db "$ROWS_DB" --json 2>"$LOGS/tune-rows-$kernel-$n-$dt.log")
+          echo "$out" >>"$LOGS/kiln-tune-rows.log"
+          best=$(json_field best_ns "$out")
+          what="rows: ${kernel%-rows} n=$n $dt"
+          if [ -z "$best" ]; then
+            FAILED=1
+            row "$what" "FAILED" "$(tail -1 "$LOGS/tune-rows-$kernel-$n-$dt.log" | cut -c1-80)"
+            continue
+          fi
+          extra=0
+          [ "$kernel" = rmsnorm-rows ] && extra=$n
+          rate=$(awk -v t="$best" -v m="$m" -v n="$n" -v b="$bytes" -v e="$extra" 'BEGIN { printf "%.0f", (2 * m * n + e) * b / t }')
+          torch=$(perf "rows_${kernel}_${n}_$dt" "$LOGS/torch-rows.log")
+          vs_add=$([ -n "$add_rate" ] && awk -v a="$rate" -v b="$add_rate" 'BEGIN { printf "%.2fx", a / b }')
+          vs_torch=$([ -n "$torch" ] && awk -v a="$rate" -v b="$torch" 'BEGIN { printf "%.2fx", a / b }')
+          row "$what" "$rate GB/s" "add ${add_rate:-n/a} GB/s (${vs_add:-?}, target >= 0.90x); torch ${torch:-n/a} GB/s (${vs_torch:-?})"
+          row "" "" "seq: $(json_field sequence "$out" | cut -c1-76)"
+        done
+      done
     done
   fi
 else

@@ -80,6 +80,7 @@ StandardKernel make_sum_rows(const KernelSize& size, ir::DType dtype);
 StandardKernel make_max_rows(const KernelSize& size, ir::DType dtype);
 StandardKernel make_softmax_rows(const KernelSize& size, ir::DType dtype);
 StandardKernel make_layernorm_rows(const KernelSize& size, ir::DType dtype);
+StandardKernel make_rmsnorm_rows(const KernelSize& size, ir::DType dtype);
 StandardKernel make_matmul(const KernelSize& size, ir::DType dtype);
 StandardKernel make_matmul_bt(const KernelSize& size, ir::DType dtype);
 StandardKernel make_transpose(const KernelSize& size, ir::DType dtype);

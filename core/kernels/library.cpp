@@ -24,7 +24,7 @@ struct Entry {
   StandardKernel (*make)(const KernelSize&, DType);
 };
 
-constexpr std::array<Entry, 10> kEntries = {{
+constexpr std::array<Entry, 11> kEntries = {{
     {"add", Shape::Elementwise, true, detail::make_add},
     {"add-dyn", Shape::Elementwise, true, detail::make_add_dyn},
     {"exp-chain", Shape::Elementwise, false, detail::make_exp_chain},
@@ -32,6 +32,7 @@ constexpr std::array<Entry, 10> kEntries = {{
     {"max-rows", Shape::Rows, true, detail::make_max_rows},
     {"softmax-rows", Shape::Rows, false, detail::make_softmax_rows},
     {"layernorm-rows", Shape::Rows, false, detail::make_layernorm_rows},
+    {"rmsnorm-rows", Shape::Rows, false, detail::make_rmsnorm_rows},
     {"matmul", Shape::Matmul, true, detail::make_matmul},
     {"matmul-bt", Shape::Matmul, true, detail::make_matmul_bt},
     {"transpose", Shape::Rows, true, detail::make_transpose},

@@ -21,11 +21,14 @@ const Optimization& pad();
 const Optimization& reassociate();
 // end of structural
 
-// performance (register_block, tiled_reduce, local_tile, vectorize)
+// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax)
 const Optimization& register_block();
 const Optimization& tiled_reduce();
 const Optimization& local_tile();
 const Optimization& vectorize();
+const Optimization& lane_reduce();
+const Optimization& row_cache();
+const Optimization& online_softmax();
 // end of performance
 
 }  // namespace kiln::passes::opts

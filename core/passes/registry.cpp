@@ -28,6 +28,9 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::tiled_reduce());
     all.push_back(&opts::local_tile());
     all.push_back(&opts::vectorize());
+    all.push_back(&opts::lane_reduce());
+    all.push_back(&opts::row_cache());
+    all.push_back(&opts::online_softmax());
     // end of performance
 
     return all;

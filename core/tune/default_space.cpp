@@ -31,6 +31,45 @@ const SearchSpace& default_search_space() {
              "coarsen(axis=0,factor=16,mode=0); unroll(loop=0,factor=0); vectorize(lanes=16)",
              // CPU (AVX-512) matrix product: an 8x32 register tile, 16-lane vectors.
              "register_block(loop=0,tm=8,tn=32,unroll=4); vectorize(lanes=16)",
+             // Row kernels (docs/passes.md, "Row kernels"). Loops are named by position, so
+             // each recipe works from the last loop to the first (a step never renumbers the
+             // loops before the one it rewrites). Three loops: softmax (max, sum, write);
+             // two: layernorm and rmsnorm (statistics, write).
+             // CPU (AVX-512): the writing loop in 16-wide vectors (streaming stores), each
+             // reduction in 16 lane partials, i.e. one vector accumulator.
+             "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+             "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
+             "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
+             // The same with the sum loop's exp(x - max) kept in a stack array for the
+             // writing loop (one exp per element instead of two), or the row for the
+             // writing loop (layernorm, rmsnorm).
+             "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+             "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
+             "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); row_cache(loop=0); "
+             "vectorize(lanes=16)",
+             // CPU, rows that are no multiple of 16: lane partials only (scalar loads).
+             "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
+             "lane_reduce(loop=0,lanes=16)",
+             // GPU: a row per group, every loop split across the group's threads (one LOCAL
+             // axis, coalesced), each thread's share of the row and of softmax's exp(x - max)
+             // kept in registers between the loops (row_cache, then full unrolling gives the
+             // arrays constant indices), so memory sees each element once. 1024 threads for
+             // long rows (up to 64K elements: 64 per thread), 256 for short ones.
+             "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+             "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
+             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+             "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); "
+             "tiled_reduce(loop=2,local=256,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
+             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+             // Rows too long for both arrays in a thread's registers (n = 50257 at 1024
+             // threads): the exponentials only; the sum loop re-reads the row (from L2).
+             "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+             "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); unroll(loop=2,factor=0); "
+             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+             "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); row_cache(loop=0); "
+             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+             "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); row_cache(loop=0); "
+             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
          })
       s.recipes.push_back(passes::parse_sequence(recipe).value());
     s.version = search_space_version(s.optimizations);

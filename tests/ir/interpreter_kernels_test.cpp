@@ -80,7 +80,7 @@ TEST(InterpreterKernels, ElementwiseKernelsAtEverySize) {
 }
 
 TEST(InterpreterKernels, RowKernelsAtEverySize) {
-  for (std::string_view name : {"sum-rows", "max-rows", "softmax-rows", "layernorm-rows", "transpose"})
+  for (std::string_view name : {"sum-rows", "max-rows", "softmax-rows", "layernorm-rows", "rmsnorm-rows", "transpose"})
     for (std::int64_t n : kSizes) {
       check(name, {.m = 7, .n = n}, DType::F32);
       check(name, {.m = n, .n = 7}, DType::F32);

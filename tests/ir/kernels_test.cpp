@@ -43,7 +43,7 @@ TEST(StandardKernels, NamesAreFixed) {
   const auto names = standard_kernel_names();
   EXPECT_EQ(std::vector<std::string_view>(names.begin(), names.end()),
             (std::vector<std::string_view>{"add", "add-dyn", "exp-chain", "sum-rows", "max-rows", "softmax-rows",
-                                           "layernorm-rows", "matmul", "matmul-bt", "transpose"}));
+                                           "layernorm-rows", "rmsnorm-rows", "matmul", "matmul-bt", "transpose"}));
 }
 
 TEST(StandardKernels, BadRequestsGetClearErrors) {

@@ -25,7 +25,8 @@ std::uint64_t from_env(const char* name, std::uint64_t fallback) {
 constexpr int kMaxSteps = 4;
 
 bool is_perf_optimization(std::string_view name) {
-  return name == "register_block" || name == "tiled_reduce" || name == "local_tile" || name == "vectorize";
+  return name == "register_block" || name == "tiled_reduce" || name == "local_tile" || name == "vectorize" ||
+         name == "lane_reduce" || name == "row_cache" || name == "online_softmax";
 }
 
 }  // namespace
@@ -35,6 +36,7 @@ TEST(PerfSequences, RandomSequencesKeepTheResults) {
       {"matmul", {.m = 16, .n = 32, .k = 8}},     {"matmul-bt", {.m = 8, .n = 16, .k = 12}},
       {"sum-rows", {.m = 3, .n = 70}},            {"max-rows", {.m = 4, .n = 33}},
       {"softmax-rows", {.m = 2, .n = 50}},        {"layernorm-rows", {.m = 3, .n = 40}},
+      {"rmsnorm-rows", {.m = 3, .n = 33}},
       {"exp-chain", {.n = 64}},                   {"transpose", {.m = 8, .n = 16}},
   };
   const DeviceInfo devices[] = {gpu_preset(), small_preset(), cpu_preset()};

@@ -142,9 +142,8 @@ TEST(TiledReduce, RowKernelsKeepTheirResults) {
        {"tiled_reduce(loop=0,local=32,branch=2)", "tiled_reduce(loop=1,local=32,branch=4)",
         "tiled_reduce(loop=2,local=32,branch=2)"}},
       {"softmax-rows", {"tiled_reduce(loop=1,local=64,branch=2)"}},
-      {"layernorm-rows",
-       {"tiled_reduce(loop=0,local=64,branch=2)", "tiled_reduce(loop=1,local=64,branch=2)",
-        "tiled_reduce(loop=2,local=64,branch=2)"}},
+      {"layernorm-rows", {"tiled_reduce(loop=0,local=64,branch=2)", "tiled_reduce(loop=1,local=64,branch=2)"}},
+      {"rmsnorm-rows", {"tiled_reduce(loop=0,local=32,branch=4)", "tiled_reduce(loop=1,local=32,branch=2)"}},
       {"matmul", {"tiled_reduce(loop=0,local=16,branch=2)"}},
   };
   for (const Case& c : cases)

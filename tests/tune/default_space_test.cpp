@@ -134,3 +134,29 @@ TEST(DefaultSpace, ARecipeThatAppliesIsMeasuredEarly) {
   const SearchResult on_cpu = beam_search(k.kernel, cpu, space, settings, [] { return false; });
   for (const SearchCandidate& c : on_cpu.candidates) EXPECT_NE(passes::to_string(c.sequence), recipe);
 }
+
+// The row kernels' recipes (docs/passes.md, "Row kernels"): on a CPU-shaped
+// device softmax, layernorm and rmsnorm get vector lane partials, on a
+// GPU-shaped one the row split across the group with each thread's share
+// cached (row_cache); either is among the first candidates measured.
+TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
+  const SearchSpace& space = default_search_space();
+  AutotuneSettings settings;
+  settings.n_total_opts = 30;
+  settings.n_removed_per_step = 4;
+  const std::pair<const char*, const char*> wanted[] = {{"preset:cpu", "lane_reduce"}, {"preset:gpu", "row_cache"}};
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (const auto& [preset, step] : wanted) {
+      SCOPED_TRACE(std::string(name) + " on " + preset);
+      const kernels::StandardKernel k = kernels::make_standard_kernel(name, {4, 16384, 1}).value();
+      const DeviceInfo device = *passes::device_preset(preset);
+      const SearchResult search = beam_search(k.kernel, device, space, settings, [] { return false; });
+      const std::vector<SearchCandidate> order = measurement_order(search, 24);
+      const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
+        return c.recipe && passes::to_string(c.sequence).find(step) != std::string::npos;
+      });
+      ASSERT_NE(at, order.end());
+      EXPECT_LT(at - order.begin(), 8) << passes::to_string(at->sequence);
+      EXPECT_TRUE(space.lower(k.kernel, at->sequence, device).ok()) << passes::to_string(at->sequence);
+    }
+}

@@ -325,6 +325,25 @@ class Emitter {
     return name;
   }
 
+  // The name of a helper computing MAX or MIN (x > y ? x : y, x < y ? x : y)
+  // of two `dtype` x `lanes` vectors lane by lane under `omp simd`: a vector
+  // literal of per-lane conditionals compiles to scalar code, the loop to
+  // one vmaxps/vminps.
+  std::string simd_min_max(unsigned code, unsigned dtype, unsigned lanes, const std::string& vector_type) {
+    const bool max = code == KILN_BINARY_MAX;
+    const std::string name = std::string("kiln_simd_") + (max ? "max_" : "min_") + std::string(dtype_name(dtype)) + "_" +
+                             std::to_string(lanes);
+    if (simd_helpers_.insert(name).second) {
+      const std::string scalar(d_.value_types[dtype]), n = std::to_string(lanes);
+      globals_ += "static inline " + vector_type + " " + name + "(" + vector_type + " x, " + vector_type + " y) {\n  " +
+                  scalar + " a[" + n + "], b[" + n + "], r[" + n +
+                  "];\n  memcpy(a, &x, sizeof a);\n  memcpy(b, &y, sizeof b);\n  #pragma omp simd\n  for (int i = 0; i < " +
+                  n + "; ++i) r[i] = a[i] " + (max ? ">" : "<") + " b[i] ? a[i] : b[i];\n  " + vector_type +
+                  " out;\n  memcpy(&out, r, sizeof out);\n  return out;\n}\n";
+    }
+    return name;
+  }
+
   void emit_broadcast(std::uint32_t id, const kiln_op& op) {
     const kiln_op& x = value_operand(id, 0);
     if (x.lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "broadcast source must be a scalar");
@@ -378,6 +397,9 @@ class Emitter {
       const std::string_view function = dt == KILN_DTYPE_F32 ? d_.unary_f32[op.code] : d_.unary_f64[op.code];
       if (!function.empty()) return define(id, type, simd_function(function, dt, op.lanes, type) + "(" + var(op.src[0]) + ")");
     }
+    if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_MAX || op.code == KILN_BINARY_MIN) && op.lanes > 1 &&
+        d_.simd_function_helpers && (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64))
+      return define(id, type, simd_min_max(op.code, dt, op.lanes, type) + "(" + var(op.src[0]) + ", " + var(op.src[1]) + ")");
     if (op.lanes == 1 || whole_vector(op, dt)) {
       const std::string e = spell({var(op.src[0]), n > 1 ? var(op.src[1]) : "", n > 2 ? var(op.src[2]) : ""});
       if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");

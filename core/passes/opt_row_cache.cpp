@@ -1,0 +1,254 @@
+// row_cache(loop): the loop-th LOOP (the producer) keeps what it loads from
+// read-only buffers, and the float values it computes, in a REGISTER array;
+// the later LOOPs of the same block and trip count (consumers) that load or
+// compute the same values read the array instead. Softmax reads its row in
+// three loops (max, sum of exp, write) and computes exp(x - max) in two:
+// with the sum loop's exp cached for the writing loop (row_cache(loop=1))
+// and the max loop's row for the sum loop (row_cache(loop=0)), memory sees
+// each element once and each exp is computed once; on a GPU, after
+// tiled_reduce, each thread caches its share of the row.
+//
+//   producer:  v = f(x[g(j)])          ->  v = f(x[g(j)])
+//                                          store cache[j * S + q], v
+//   consumer:  w = f(x[g(j')])         ->  w = load cache[j' * S + q]
+//
+// q numbers the cached values of the producer's body (S of them, counted in
+// elements: each value's lanes). A consumer value is replaced only when it
+// is *equivalent* to producer value q (loop_equivalence.hpp: the same
+// expression with the producer's counter renamed to the consumer's, loads
+// of read-only buffers at equivalent indices), and so is the condition of
+// every IF between it and its loop; only the largest such expressions (with
+// a user that is not matched) are read from the array. The two loops have
+// the same trip count (one SSA value), run in the same thread, and GLOBAL
+// buffers are read-only for a launch (kernel_ir.h), so the consumer reads
+// exactly the value the producer had at the same counter: the rewrite is
+// exact, and a value under conditions the producer's did not share is
+// recomputed as before. Integer (index) arithmetic is never cached.
+//
+// Composes with tiled_reduce (run it first: the producer and consumers are
+// then the per-thread loops over the thread's share, guards included),
+// lane_reduce (the producer's values are its copies), and unroll and
+// vectorize after it: fully unrolled loops give the array constant indices
+// (registers on a GPU), consecutive cached values consecutive slots, which
+// vectorize groups into vector stores and loads.
+#include "kiln/ir/analysis.hpp"
+#include "kiln/ir/dtype.hpp"
+#include "kiln/ir/rewriter.hpp"
+#include "opt_support.hpp"
+#include "loop_equivalence.hpp"
+#include "optimizations.hpp"
+#include "structural_support.hpp"
+
+#include <map>
+
+namespace kiln::passes::opts {
+
+namespace {
+
+using ir::Kernel;
+using ir::OpKind;
+using ir::Value;
+using ir::ValueId;
+
+constexpr std::string_view kName = "row_cache";
+// A CPU keeps REGISTER arrays on the thread's stack (in L1/L2); a device
+// with threads per group must hold them in its registers.
+constexpr std::uint64_t kMaxCpuCacheBytes = 256 * 1024;
+
+struct Plan {
+  ValueId producer = ir::kNoValue;
+  std::vector<ValueId> cached;                 // producer values, in order (q)
+  std::vector<std::int64_t> offsets;           // slot offset of each, in elements
+  std::int64_t stride = 0;                     // S
+  std::int64_t count = 0;                      // trip count
+  ir::DType dtype = ir::DType::Invalid;
+  std::map<ValueId, std::size_t> replaced;     // consumer value -> q
+  std::map<ValueId, ValueId> consumer_loop;    // consumer value -> its LOOP
+};
+
+// The IFs between `id` and `loop`, innermost first; nullopt when an inner
+// LOOP lies between them (its iterations would need slots of their own).
+std::optional<std::vector<ValueId>> guards(const Kernel& kernel, const ir::Blocks& blocks, ValueId id, ValueId loop) {
+  std::vector<ValueId> ifs;
+  for (ValueId p = blocks.parent[id]; p != loop; p = blocks.parent[p]) {
+    if (p == ir::kNoValue || kernel[p].kind != OpKind::If) return std::nullopt;
+    ifs.push_back(p);
+  }
+  return ifs;
+}
+
+bool read_only_load(const Kernel& kernel, const ir::Op& op) {
+  if (op.kind != OpKind::Load) return false;
+  const ir::Op& memory = kernel[op.src[0]];
+  return memory.kind == OpKind::Param && memory.param_kind() == ir::ParamKind::Global;
+}
+
+bool cacheable(const Kernel& kernel, const ir::Op& op) {
+  if (read_only_load(kernel, op)) return true;
+  switch (op.kind) {
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Cast: case OpKind::Mad: case OpKind::Select:
+      return ir::is_float(op.dtype);
+    default: return false;
+  }
+}
+
+std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blocks, ValueId producer,
+                                     const DeviceInfo& device) {
+  Plan p;
+  p.producer = producer;
+  const ir::Op& loop = kernel[producer];
+  const auto count = ir::constant_int(kernel, loop.src[0]);
+  if (!count || *count < 1) return std::string("the loop's trip count is not a positive constant (the cache needs a size)");
+  p.count = *count;
+  // Consumers: later LOOPs in the same block with the same trip count.
+  std::vector<ValueId> consumers;
+  for (ValueId id = blocks.end[producer] + 1; id < kernel.size(); ++id) {
+    if (blocks.parent[id] != blocks.parent[producer]) {
+      if (blocks.parent[producer] != ir::kNoValue && id >= blocks.end[blocks.parent[producer]]) break;
+      continue;
+    }
+    const ir::Op& op = kernel[id];
+    if (op.kind == OpKind::Loop &&
+        (op.src[0] == loop.src[0] || ir::constant_int(kernel, op.src[0]) == count))
+      consumers.push_back(id);
+  }
+  // Candidates: what the producer loads from read-only buffers, and the
+  // float values it computes (exp(x - max) in softmax's sum loop is what its
+  // writing loop recomputes). Index arithmetic (integers) is cheaper to
+  // recompute than to keep.
+  std::vector<std::vector<ValueId>> producer_guards;
+  std::vector<ValueId> candidates;
+  for (ValueId id = producer + 1; id < blocks.end[producer]; ++id) {
+    if (!cacheable(kernel, kernel[id])) continue;
+    auto g = guards(kernel, blocks, id, producer);
+    if (!g) continue;
+    candidates.push_back(id);
+    producer_guards.push_back(*g);
+  }
+  std::vector<bool> used(candidates.size(), false);
+  for (ValueId consumer : consumers) {
+    LoopEquivalence same(kernel, blocks, producer, consumer);
+    std::map<ValueId, std::size_t> matched;  // consumer op -> candidate
+    for (ValueId id = consumer + 1; id < blocks.end[consumer]; ++id) {
+      const ir::Op& op = kernel[id];
+      if (!cacheable(kernel, op)) continue;
+      const auto g = guards(kernel, blocks, id, consumer);
+      if (!g) continue;
+      for (std::size_t q = 0; q < candidates.size(); ++q) {
+        if (g->size() != producer_guards[q].size() || !same(candidates[q], id)) continue;
+        bool match = true;
+        for (std::size_t k = 0; match && k < g->size(); ++k)
+          match = same(kernel[producer_guards[q][k]].src[0], kernel[(*g)[k]].src[0]);
+        if (!match) continue;
+        matched[id] = q;
+        break;
+      }
+    }
+    // Only the largest matched expressions are read from the cache: those
+    // with a user in the consumer that is not matched itself (their operands
+    // then go with DCE).
+    for (ValueId user = consumer + 1; user < blocks.end[consumer]; ++user) {
+      if (matched.count(user)) continue;
+      for (ValueId operand : kernel[user].operands()) {
+        auto m = matched.find(operand);
+        if (m == matched.end() || p.replaced.count(operand)) continue;
+        used[m->second] = true;
+        p.replaced[operand] = m->second;
+        p.consumer_loop[operand] = consumer;
+      }
+    }
+  }
+  // Slots for the loads some consumer reads again, in program order.
+  std::vector<std::size_t> slot_of(candidates.size(), SIZE_MAX);
+  for (std::size_t q = 0; q < candidates.size(); ++q) {
+    if (!used[q]) continue;
+    const ir::Op& op = kernel[candidates[q]];
+    if (p.dtype == ir::DType::Invalid) p.dtype = op.dtype;
+    if (op.dtype != p.dtype) return std::string("the reused values have different dtypes");
+    if (!p.cached.empty() && op.lanes != kernel[p.cached.front()].lanes)
+      return std::string("the reused values have different vector widths");
+    slot_of[q] = p.cached.size();
+    p.cached.push_back(candidates[q]);
+    p.offsets.push_back(p.stride);
+    p.stride += op.lanes;
+  }
+  if (p.cached.empty()) return std::string("no later LOOP of the same trip count loads or computes what this loop does");
+  for (auto& [load, q] : p.replaced) q = slot_of[q];
+  // Against the limit: this array and the REGISTER storage the kernel has
+  // already (accumulators, an earlier row_cache's array).
+  std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride) * ir::dtype_bytes(p.dtype);
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == OpKind::Storage && op.scope() == ir::Scope::Register) bytes += op.imm * ir::dtype_bytes(op.dtype);
+  const std::uint64_t limit = device.max_local_threads > 1 ? device.register_bytes : kMaxCpuCacheBytes;
+  if (bytes > limit)
+    return "the cache would make " + std::to_string(bytes) + " bytes of REGISTER storage per thread, more than the " +
+           std::to_string(limit) + " a thread may keep";
+  return p;
+}
+
+class RowCache final : public Optimization {
+ public:
+  std::string_view name() const override { return kName; }
+  std::string_view description() const override {
+    return "keeps what a LOOP loads from read-only buffers in a REGISTER array; later LOOPs of the same trip "
+           "count that load the same elements read the array instead (exact)";
+  }
+
+  std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    std::vector<OptStep> steps;
+    if (!is_valid(kernel)) return steps;
+    const ir::Blocks blocks = ir::analyze_blocks(kernel);
+    const std::vector<ValueId> loops = loops_in_order(kernel);
+    for (std::size_t number = 0; number < loops.size(); ++number)
+      if (std::holds_alternative<Plan>(plan(kernel, blocks, loops[number], device)))
+        steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}}));
+    return steps;
+  }
+
+  Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    KILN_TRY(check_input(step, kernel));
+    KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop"}));
+    const std::vector<ValueId> loops = loops_in_order(kernel);
+    if (params[0] < 0 || params[0] >= static_cast<std::int64_t>(loops.size()))
+      return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
+    const ir::Blocks blocks = ir::analyze_blocks(kernel);
+    auto planned = plan(kernel, blocks, loops[static_cast<std::size_t>(params[0])], device);
+    if (std::holds_alternative<std::string>(planned)) return step_error(step, std::get<std::string>(planned));
+    const Plan& p = std::get<Plan>(planned);
+
+    std::map<ValueId, std::size_t> producer_slot;
+    for (std::size_t q = 0; q < p.cached.size(); ++q) producer_slot[p.cached[q]] = q;
+    ValueId first_op = 0;
+    while (first_op < kernel.size() && kernel[first_op].kind == OpKind::Param) ++first_op;
+    Value cache;
+    Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
+      ir::Builder& b = rw.out();
+      // STORAGE outside every LOOP and IF: in front of the first non-PARAM op.
+      if (id == first_op)
+        cache = b.storage(ir::Scope::Register, p.dtype, static_cast<std::uint64_t>(p.count * p.stride));
+      const auto slot = [&](ValueId loop, std::size_t q) {
+        return b.add(b.mul(rw.map(loop), b.constant_i64(p.stride)), b.constant_i64(p.offsets[q]));
+      };
+      if (auto produced = producer_slot.find(id); produced != producer_slot.end()) {
+        const Value v = rw.copy(id);
+        b.store(cache, slot(p.producer, produced->second), v);
+        return true;
+      }
+      if (auto consumed = p.replaced.find(id); consumed != p.replaced.end()) {
+        rw.replace(id, b.load(cache, slot(p.consumer_loop.at(id), consumed->second), kernel[id].lanes));
+        return true;
+      }
+      return false;
+    });
+    return checked_output(step, std::move(out));
+  }
+};
+
+}  // namespace
+
+const Optimization& row_cache() {
+  static const RowCache instance;
+  return instance;
+}
+
+}  // namespace kiln::passes::opts

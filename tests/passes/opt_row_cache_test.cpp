@@ -1,0 +1,207 @@
+// row_cache: what one loop loads from a read-only buffer is kept in a
+// REGISTER array that later loops of the same trip count read instead of
+// memory; exact, composes with tiled_reduce, lane_reduce, unroll, vectorize.
+#include "passes/opt_perf_support.hpp"
+
+#include "kiln/ir/dtype.hpp"
+
+#include <gmock/gmock.h>
+
+using namespace kiln;
+using namespace kiln::passes;
+using namespace kiln::passes::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+const Optimization& row_cache() { return *find_optimization("row_cache"); }
+
+// How many LOADs of buffer param `slot` (printed "%<slot>[") the kernel has.
+int loads_of(const ir::Kernel& kernel, int slot) {
+  int n = 0;
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::Load && kernel[op.src[0]].kind == ir::OpKind::Param && kernel[op.src[0]].attr == static_cast<std::uint32_t>(slot))
+      ++n;
+  return n;
+}
+
+constexpr std::string_view kTwoLoops = R"(
+%x = param 0 global f32[8]
+%y = param 1 global_mut f32[8]
+%n = const i64 8
+%one = const i64 1
+%g = index group 0 %one
+%zero = const f32 0
+%acc = storage register f32[1]
+%at = const i64 0
+store %acc[%at], %zero
+%j = loop %n
+  %v = load f32 %x[%j]
+  %s = load f32 %acc[%at]
+  %t = add %s, %v
+  store %acc[%at], %t
+endloop
+%sum = load f32 %acc[%at]
+%k = loop %n
+  %w = load f32 %x[%k]
+  %u = mul %w, %sum
+  store %y[%k], %u
+endloop
+)";
+
+}  // namespace
+
+TEST(RowCache, TheSecondLoopReadsTheArray) {
+  const ir::Kernel before = parse_valid(kTwoLoops);
+  const ir::Kernel after = normalize(applied(before, "row_cache(loop=0)", cpu_preset()), cpu_preset());
+  EXPECT_THAT(ir::print(after), HasSubstr("storage register f32[8]"));
+  EXPECT_EQ(loads_of(after, 0), 1);  // x once, in the first loop
+  EXPECT_EQ(compare_runs(before, after, {}, 0), "");  // exact
+}
+
+TEST(RowCache, RowKernelsReadTheirRowOnce) {
+  // softmax: three loops, two of them reading the array; layernorm and
+  // rmsnorm: two. Exact on the interpreter; f16 caches the f16 bits.
+  for (std::string_view name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
+      const kernels::StandardKernel k = standard(name, {.m = 3, .n = 37}, dtype);
+      const ir::Kernel cached =
+          normalize(applied(normalize(k.kernel, cpu_preset()), "row_cache(loop=0)", cpu_preset()), cpu_preset());
+      EXPECT_EQ(loads_of(cached, 0), 1) << name << "\n" << ir::print(cached);
+      EXPECT_EQ(compare_standard(k, cached, 7, 0), "") << name << " " << ir::dtype_name(dtype);
+    }
+}
+
+int exps(const ir::Kernel& kernel) {
+  int n = 0;
+  for (const ir::Op& op : kernel.ops) n += op.kind == ir::OpKind::Unary && op.unary() == ir::UnaryOp::Exp;
+  return n;
+}
+
+TEST(RowCache, SoftmaxComputesEachExpOnce) {
+  // row_cache(loop=1): the writing loop reads the sum loop's exp(x - max);
+  // then row_cache(loop=0): the sum loop reads the max loop's row.
+  for (ir::DType dtype : {ir::DType::F32, ir::DType::F16}) {
+    const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 29}, dtype);
+    Result<ir::Kernel> out =
+        optimize(k.kernel, parse_sequence("row_cache(loop=1); row_cache(loop=0)").value(), cpu_preset());
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    EXPECT_EQ(exps(*out), 1) << ir::print(*out);
+    EXPECT_EQ(loads_of(*out, 0), 1) << ir::print(*out);
+    EXPECT_EQ(compare_standard(k, *out, 19, 0), "") << ir::dtype_name(dtype);  // exact
+  }
+}
+
+TEST(RowCache, ComposesWithTiledReduceUnrollAndVectorize) {
+  // The GPU recipe: every loop split across the threads, each thread's
+  // share cached, the loops unrolled (constant slots).
+  struct Case {
+    std::string_view kernel;
+    kernels::KernelSize size;
+    std::string_view sequence;
+    int loads;  // of x, after
+  };
+  const Case cases[] = {
+      {"softmax-rows", {.m = 3, .n = 200},
+       "tiled_reduce(loop=0,local=64,branch=4); tiled_reduce(loop=1,local=64,branch=4); "
+       "tiled_reduce(loop=2,local=64,branch=4); row_cache(loop=0); unroll(loop=2,factor=0); "
+       "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+       4},  // ceil(200 / 64) guarded loads per thread
+      {"rmsnorm-rows", {.m = 2, .n = 130},
+       "tiled_reduce(loop=0,local=32,branch=2); tiled_reduce(loop=1,local=32,branch=2); row_cache(loop=0); "
+       "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+       5},
+      {"layernorm-rows", {.m = 2, .n = 512},
+       "tiled_reduce(loop=0,local=64,branch=2); tiled_reduce(loop=1,local=64,branch=2); row_cache(loop=0); "
+       "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+       8},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.kernel) + ": " + std::string(c.sequence));
+    const kernels::StandardKernel k = standard(c.kernel, c.size);
+    Result<ir::Kernel> optimized = optimize(k.kernel, parse_sequence(c.sequence).value(), gpu_preset());
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    EXPECT_EQ(loads_of(*optimized, 0), c.loads) << ir::print(*optimized);
+    EXPECT_EQ(compare_standard(k, *optimized, 11, 4), "");  // the trees reassociate; the cache does not
+  }
+}
+
+TEST(RowCache, ComposesWithLaneReduceOnTheCpu) {
+  const kernels::StandardKernel k = standard("softmax-rows", {.m = 2, .n = 64});
+  const char* sequence =
+      "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+      "lane_reduce(loop=0,lanes=16); row_cache(loop=0); vectorize(lanes=16)";
+  Result<ir::Kernel> optimized = optimize(k.kernel, parse_sequence(sequence).value(), cpu_preset());
+  ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+  const std::string text = ir::print(*optimized);
+  EXPECT_THAT(text, HasSubstr("= load f32x16 %0["));
+  EXPECT_EQ(loads_of(*optimized, 0), 1) << text;
+  EXPECT_EQ(compare_standard(k, *optimized, 13, 4), "");
+}
+
+TEST(RowCache, ConfigsAndRefusals) {
+  const ir::Kernel k = parse_valid(kTwoLoops);
+  EXPECT_THAT(config_texts(row_cache(), k, cpu_preset()), ::testing::ElementsAre("row_cache(loop=0)"));
+  EXPECT_THAT(step_error_message(k, "row_cache(loop=1)", cpu_preset()), HasSubstr("no later LOOP"));
+  EXPECT_THAT(step_error_message(k, "row_cache(loop=2)", cpu_preset()), HasSubstr("no LOOP number 2"));
+  EXPECT_THAT(step_error_message(k, "row_cache(loop=0,size=4)", cpu_preset()), HasSubstr("size"));
+  EXPECT_THAT(step_error_message(k, "row_cache()", cpu_preset()), HasSubstr("loop"));
+  // A row too long for a GPU thread's registers.
+  const kernels::StandardKernel wide = standard("softmax-rows", {.m = 2, .n = 4096});
+  EXPECT_THAT(step_error_message(wide.kernel, "row_cache(loop=0)", gpu_preset()), HasSubstr("bytes of REGISTER storage per thread"));
+  // A later loop reading other elements (x[j + 1]) is not rewritten.
+  const ir::Kernel shifted = parse_valid(R"(
+%x = param 0 global f32[9]
+%y = param 1 global_mut f32[8]
+%n = const i64 8
+%one = const i64 1
+%g = index group 0 %one
+%zero = const f32 0
+%acc = storage register f32[1]
+%at = const i64 0
+store %acc[%at], %zero
+%j = loop %n
+  %v = load f32 %x[%j]
+  %s = load f32 %acc[%at]
+  %t = add %s, %v
+  store %acc[%at], %t
+endloop
+%sum = load f32 %acc[%at]
+%k = loop %n
+  %k1 = add %k, %one
+  %w = load f32 %x[%k1]
+  %u = mul %w, %sum
+  store %y[%k], %u
+endloop
+)");
+  EXPECT_THAT(step_error_message(shifted, "row_cache(loop=0)", cpu_preset()), HasSubstr("no later LOOP"));
+  // A load under a condition the producer did not have stays a load.
+  const ir::Kernel guarded = parse_valid(R"(
+%x = param 0 global f32[8]
+%y = param 1 global_mut f32[8]
+%n = const i64 8
+%four = const i64 4
+%one = const i64 1
+%g = index group 0 %one
+%zero = const f32 0
+%acc = storage register f32[1]
+%at = const i64 0
+store %acc[%at], %zero
+%j = loop %n
+  %in = cmplt %j, %four
+  if %in
+    %v = load f32 %x[%j]
+    %s = load f32 %acc[%at]
+    %t = add %s, %v
+    store %acc[%at], %t
+  endif
+endloop
+%sum = load f32 %acc[%at]
+%k = loop %n
+  %w = load f32 %x[%k]
+  %u = mul %w, %sum
+  store %y[%k], %u
+endloop
+)");
+  EXPECT_THAT(step_error_message(guarded, "row_cache(loop=0)", cpu_preset()), HasSubstr("no later LOOP"));
+}

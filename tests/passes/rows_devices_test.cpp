@@ -1,0 +1,132 @@
+// The row-kernel optimizations (row_cache, lane_reduce, with tiled_reduce,
+// split_loop, unroll and vectorize around them) on real devices: every
+// device of the dummy, c, opencl (PoCL) and vulkan (lavapipe) plugins that
+// can compile. For each device, softmax, layernorm and rmsnorm (f32, f16,
+// bf16, odd sizes) are optimized for that device's DeviceInfo with the
+// tuner's row recipes that apply and with random sequences that contain
+// row_cache or lane_reduce, run on the device with random inputs, and
+// compared with the unoptimized kernel on the reference interpreter. A
+// plugin that is not built or has no device is a visible skip.
+#include "passes/device_runner.hpp"
+#include "passes/opt_perf_support.hpp"
+
+#include "kiln/ir/dtype.hpp"
+#include "kiln/tune/search_space.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <random>
+
+namespace {
+
+using namespace kiln;
+using namespace kiln::passes::test;
+
+const char* const kPlugins[] = {"dummy", "c", "opencl", "vulkan"};
+
+const Runtime* runtime_for(const std::string& plugin) {
+  static std::map<std::string, std::unique_ptr<Runtime>> runtimes;
+  auto& slot = runtimes[plugin];
+  if (slot == nullptr) {
+    std::string entries;
+    for (const char* name : kPlugins)
+      entries += std::string(entries.empty() ? "" : ", ") + "\"" + name + "\": {\"enabled\": " + (plugin == name ? "true" : "false") + "}";
+    Result<Config> config = parse_config("{\"plugins\": {" + entries + "}}", "rows-devices-config.json");
+    if (!config) return nullptr;
+    Result<Runtime> runtime = Runtime::create(std::move(config).value());
+    if (!runtime) return nullptr;
+    slot = std::make_unique<Runtime>(std::move(runtime).value());
+  }
+  return slot.get();
+}
+
+bool mentions_row_optimization(const passes::OptSequence& sequence) {
+  for (const passes::OptStep& step : sequence)
+    if (step.opt == "row_cache" || step.opt == "lane_reduce") return true;
+  return false;
+}
+
+// Up to `count` random sequences of up to 6 steps over every registered
+// optimization, each holding row_cache or lane_reduce.
+std::vector<passes::OptSequence> random_sequences(const ir::Kernel& kernel, const DeviceInfo& device, int count,
+                                                  std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<passes::OptSequence> out;
+  for (int attempt = 0; attempt < 8 * count && static_cast<int>(out.size()) < count; ++attempt) {
+    ir::Kernel current = passes::normalize(kernel, device);
+    passes::OptSequence sequence;
+    for (int step = 0; step < 6; ++step) {
+      std::vector<passes::OptStep> row_steps, other_steps;
+      for (const passes::Optimization* opt : passes::optimizations())
+        for (passes::OptStep& s : opt->configs(current, device))
+          (s.opt == "row_cache" || s.opt == "lane_reduce" ? row_steps : other_steps).push_back(std::move(s));
+      // Half the steps from the row optimizations, when they apply.
+      auto& pool = !row_steps.empty() && (other_steps.empty() || rng() % 2 == 0) ? row_steps : other_steps;
+      if (pool.empty()) break;
+      const passes::OptStep chosen = pool[rng() % pool.size()];
+      Result<ir::Kernel> next = passes::apply_sequence(current, {chosen}, device);
+      if (!next.ok()) break;
+      current = std::move(next).value();
+      sequence.push_back(chosen);
+    }
+    if (mentions_row_optimization(sequence)) out.push_back(sequence);
+  }
+  return out;
+}
+
+// Devices round exp, sqrt and fused multiply-adds their own way, and the
+// reductions are reassociated: the differential test's allowance.
+double tolerance(const kernels::StandardKernel& k) {
+  const double floor = k.dtype == ir::DType::F32 ? 1e-4 : k.dtype == ir::DType::F16 ? 3e-2 : 1e-1;
+  return std::max(floor, 16 * k.tolerance);
+}
+
+class RowsOnDevices : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
+  const std::string plugin = GetParam();
+  const Runtime* runtime = runtime_for(plugin);
+  ASSERT_NE(runtime, nullptr);
+  const PluginRecord* record = runtime->plugin(plugin);
+  if (record == nullptr || record->status != PluginStatus::Loaded)
+    GTEST_SKIP() << "plugin '" << plugin << "' is not loaded" << (record ? ": " + record->reason : "");
+  if (record->devices.empty()) GTEST_SKIP() << "plugin '" << plugin << "' has no device";
+  int runs = 0, with_row_steps = 0;
+  for (const DeviceInfo& info : record->devices) {
+    if (!info.can_compile()) continue;
+    const Device device = runtime->device(info.id).value();
+    for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+      for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
+        if (info.dtype_ops[static_cast<unsigned>(dtype)] == 0) continue;  // the device has no such dtype
+        // f32 at a size 16 and 32 divide and an odd one; f16/bf16 at the odd one
+        // (the C plugin compiles every program with gcc: bounded time).
+        for (const kernels::KernelSize size : {kernels::KernelSize{.m = 3, .n = 160}, kernels::KernelSize{.m = 2, .n = 37}}) {
+          if (dtype != ir::DType::F32 && size.n != 37) continue;
+          const kernels::StandardKernel k = standard(name, size, dtype);
+          std::vector<passes::OptSequence> sequences = random_sequences(k.kernel, info, 1, size.n * 31 + static_cast<unsigned>(dtype));
+          for (const passes::OptSequence& recipe : tune::default_search_space().recipes)
+            if (mentions_row_optimization(recipe) && passes::optimize(k.kernel, recipe, info).ok()) sequences.push_back(recipe);
+          const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 41);
+          for (const passes::OptSequence& sequence : sequences) {
+            SCOPED_TRACE(info.id + " " + name + " " + std::string(ir::dtype_name(dtype)) + " n=" + std::to_string(size.n) +
+                         ": " + passes::to_string(sequence));
+            Result<ir::Kernel> optimized = passes::optimize(k.kernel, sequence, info);
+            ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+            const RunOutcome actual = run_on_device(device, *optimized, k.args, 41);
+            if (!actual.error.empty() && actual.error.find("Unsupported") != std::string::npos) continue;
+            EXPECT_EQ(compare_outcomes(expected, actual, tolerance(k)), "") << ir::print(*optimized);
+            ++runs;
+            with_row_steps += mentions_row_optimization(sequence);
+          }
+        }
+      }
+  }
+  if (runs == 0) GTEST_SKIP() << "no device of '" << plugin << "' ran a row kernel";
+  EXPECT_GT(with_row_steps, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, RowsOnDevices, ::testing::ValuesIn(kPlugins),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+}  // namespace
