@@ -362,7 +362,25 @@ std::optional<std::pair<std::int64_t, std::int64_t>> atom_range(const Kernel& ke
   return std::pair<std::int64_t, std::int64_t>{0, *length - 1};
 }
 
-std::vector<bool> thread_varying(const Kernel& kernel, const Blocks& blocks) {
+namespace {
+
+// Whether the value of op `id` is the same in every thread of a warp of 32
+// even though an operand varies: x / (32 c) and x >> (5 + c) of the LOCAL
+// axis-0 index x (with axis 0 a multiple of 32, a warp is 32 consecutive x of
+// one row, so its x / 32 is one number).
+bool warp_index_quotient(const Kernel& kernel, const Op& op) {
+  if (op.kind != OpKind::Binary || (op.binary() != BinaryOp::Div && op.binary() != BinaryOp::Shr)) return false;
+  const ValueId x = op.src[0];
+  if (x >= kernel.size() || kernel[x].kind != OpKind::Index || kernel[x].scope() != Scope::Local || kernel[x].attr != 0)
+    return false;
+  const auto by = constant_int(kernel, op.src[1]);
+  if (!by) return false;
+  return op.binary() == BinaryOp::Div ? *by > 0 && *by % 32 == 0 : *by >= 5 && *by < 64;
+}
+
+// Values that may differ between the threads of a group (warp = false) or
+// of a warp (warp = true).
+std::vector<bool> varying_values(const Kernel& kernel, const Blocks& blocks, bool warp) {
   const std::size_t n = kernel.size();
   std::vector<bool> varying(n, false);
   std::vector<bool> tainted(n, false);  // memory written with thread-dependent data
@@ -381,7 +399,7 @@ std::vector<bool> thread_varying(const Kernel& kernel, const Blocks& blocks) {
       bool any_operand = false;
       for (ValueId v : op.operands()) any_operand = any_operand || (v < n && varying[v]);
       if (op.kind == OpKind::Index) {
-        varying[id] = op.scope() == Scope::Local || any_operand;
+        varying[id] = (op.scope() == Scope::Local && (!warp || op.attr == 0)) || any_operand;
       } else if (op.kind == OpKind::Load) {
         varying[id] = any_operand || (op.src[0] < n && tainted[op.src[0]]);
       } else if (op.kind == OpKind::Store) {
@@ -389,12 +407,24 @@ std::vector<bool> thread_varying(const Kernel& kernel, const Blocks& blocks) {
           tainted[op.src[0]] = true;
           changed = true;
         }
+      } else if (op.kind == OpKind::Mma) {
+        varying[id] = true;  // each thread holds its own part of D
       } else if (op.has_result()) {
-        varying[id] = any_operand;
+        varying[id] = any_operand && !(warp && warp_index_quotient(kernel, op));
       }
     }
   }
   return varying;
+}
+
+}  // namespace
+
+std::vector<bool> thread_varying(const Kernel& kernel, const Blocks& blocks) {
+  return varying_values(kernel, blocks, false);
+}
+
+std::vector<bool> warp_varying(const Kernel& kernel, const Blocks& blocks) {
+  return varying_values(kernel, blocks, true);
 }
 
 }  // namespace kiln::ir

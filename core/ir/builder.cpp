@@ -57,6 +57,8 @@ std::optional<ValueType> inferred_type(const Kernel& kernel, const Op& op) {
       if (v) v->lanes = 1;
       return v;
     }
+    case OpKind::Mma:
+      return ValueType{DType::F32, 4};  // D's fragment, whatever the shape
     default:
       return std::nullopt;
   }
@@ -202,6 +204,12 @@ Value Builder::insert(Value vector, Value scalar, std::uint32_t lane) {
 Value Builder::extract(Value vector, std::uint32_t lane) {
   Op op = make(OpKind::Extract, 0, {vector.id});
   op.attr = lane;
+  return append_inferred(op);
+}
+
+Value Builder::mma(MmaShape shape, Value a, Value b, Value c) {
+  Op op = make(OpKind::Mma, code_of(shape), {a.id, b.id, c.id});
+  op.attr = static_cast<std::uint32_t>(type_of(a).dtype);
   return append_inferred(op);
 }
 

@@ -240,6 +240,7 @@ class Parser {
       }
       return emit(op, written);
     }
+    if (name == "mma") return parse_mma();
     if (name == "raw") return parse_raw();
     fail_at(head, "an op name (const, param, load, add, ...)");
   }
@@ -274,6 +275,24 @@ class Parser {
       next();
     }
     return builder_.constant_bits(t.dtype, bits).id;
+  }
+
+  // mma <m16n8k16|m16n8k8> <f16|bf16|tf32> %a, %b, %c  (the result is f32x4)
+  ValueId parse_mma() {
+    const Token& shape_at = peek();
+    const auto shape = code_named(sdk::kMmaShapeNames, word("an mma shape (m16n8k16 or m16n8k8)"));
+    if (!shape || *shape == KILN_MMA_SHAPE_INVALID) fail_at(shape_at, "an mma shape (m16n8k16 or m16n8k8)");
+    const Token& input_at = peek();
+    const std::string_view input = word("an mma input type (f16, bf16 or tf32)");
+    std::uint32_t dtype = KILN_DTYPE_INVALID;
+    if (input == "f16") dtype = KILN_DTYPE_F16;
+    if (input == "bf16") dtype = KILN_DTYPE_BF16;
+    if (input == "tf32") dtype = KILN_DTYPE_F32;
+    if (!sdk::mma_input_allowed(*shape, dtype))
+      fail_at(input_at, *shape == KILN_MMA_M16N8K16 ? "f16 or bf16 (the inputs of m16n8k16)" : "tf32 (the inputs of m16n8k8)");
+    Op op = op_of(OpKind::Mma, *shape);
+    op.attr = dtype;
+    return operands(op, 3, std::nullopt);
   }
 
   ValueId parse_param() {

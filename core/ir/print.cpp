@@ -130,6 +130,13 @@ class Printer {
       case OpKind::Extract:
         if (!typed || !unshown_fields_default(op, true, false, true, false)) return {};
         return "extract " + type + " " + names[0] + "[" + std::to_string(op.attr) + "]";
+      case OpKind::Mma:
+        // The result type is always f32x4: the readable line shows shape and inputs.
+        if (op.dtype != DType::F32 || op.lanes != 4 || !unshown_fields_default(op, true, true, true, false) ||
+            !sdk::mma_input_allowed(op.code, op.attr))
+          return {};
+        return "mma " + std::string(sdk::mma_shape_name(op.code)) + " " +
+               std::string(sdk::mma_input_name(op.code, op.attr)) + " " + names[0] + ", " + names[1] + ", " + names[2];
       default:
         return {};
     }

@@ -39,6 +39,7 @@ class Verifier {
   bool check_unary(ValueId id, const Op& op);
   bool check_binary(ValueId id, const Op& op);
   bool check_vector(ValueId id, const Op& op);
+  bool check_mma(ValueId id, const Op& op);  // verify_mma.cpp
   bool check_alignment_and_range(ValueId id, const Op& op, const Op& memory);
 
   // Records a violation of `rule` at op `id`; returns false for chaining.
@@ -49,6 +50,7 @@ class Verifier {
   const Kernel& kernel_;
   Blocks blocks_;
   std::vector<bool> varying_;
+  std::vector<bool> warp_varying_;  // computed at the first MMA
   bool has_local_index_ = false;
   std::map<std::pair<std::uint8_t, std::uint32_t>, ValueId> indices_;  // (scope, axis) -> first INDEX
   std::vector<Error> errors_;

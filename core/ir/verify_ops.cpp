@@ -72,6 +72,7 @@ bool Verifier::check_op(ValueId id) {
       return true;
     }
     case OpKind::Broadcast: case OpKind::Insert: case OpKind::Extract: return check_vector(id, op);
+    case OpKind::Mma: return check_mma(id, op);
     default:
       return true;  // END markers: nesting already checked
   }

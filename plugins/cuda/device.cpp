@@ -67,6 +67,13 @@ void describe(Device& d, int driver_version) {
   info.vector_widths = sdk::c_family_vector_widths(sdk::cuda_dialect());
   for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt)
     sdk::set_dtype_caps(info, dt, sdk::c_family_dtype_ops(sdk::cuda_dialect(), dt));
+  // MMA is emitted as mma.sync with f16/bf16/tf32 inputs, which needs sm_80.
+  if (d.cc_major >= 8) {
+    sdk::set_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA);
+    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_F16);
+    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
+    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
+  }
   info.cache_bytes[1] = static_cast<std::uint64_t>(KILN_ATTR(d.handle, L2_CACHE_SIZE));
   info.peak_gflops = double(info.compute_units) * fp32_lanes_per_sm(d.cc_major, d.cc_minor) * 2.0 * info.clock_mhz / 1000.0;
   // Double data rate: two transfers per memory clock (kHz) over the bus (bits).

@@ -136,6 +136,16 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
   const bool native_exp2 = o.get_bool("native_exp2", true);
   info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY | (native_exp2 ? KILN_DEVICE_NATIVE_EXP2 : 0u);
   parse_dtypes(o, path, info);
+  // MMA runs on the interpreter like every op; a device claims it only when
+  // asked (the default device is not a tensor-core GPU), with every shape's
+  // feature bit and the fragments' vector widths (2, 4, 8 lanes).
+  if (o.get_bool("mma", false)) {
+    sdk::set_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA);
+    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_F16);
+    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
+    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
+    info.vector_widths |= (1u << 2) | (1u << 4) | (1u << 8);
+  }
 
   // Peak f32 rate: an FMA is two flops; by default each unit issues 4 warp
   // instructions per cycle.

@@ -46,6 +46,33 @@ endif
 store f32x4 %8[%14], %18
 )";
 
+// The MMA op (appended in ABI 1.1), each shape and input type, one warp: a
+// kernel of its own because MMA needs a LOCAL axis 0 of whole warps.
+inline constexpr std::string_view kMma = R"(%0 = param 0 global f16[256]
+%1 = param 1 global bf16[256]
+%2 = param 2 global f32[128]
+%3 = param 3 global_mut f32[128]
+%4 = const i64 32
+%5 = index local 0 %4
+%6 = const i64 8
+%7 = mul i64 %5, %6
+%8 = const i64 4
+%9 = mul i64 %5, %8
+%10 = const i64 2
+%11 = mul i64 %5, %10
+%12 = load f16x8 %0[%7]
+%13 = load f16x4 %0[%9]
+%14 = load bf16x8 %1[%7]
+%15 = load bf16x4 %1[%9]
+%16 = load f32x4 %2[%9]
+%17 = load f32x2 %2[%11]
+%18 = load f32x4 %3[%9]
+%19 = mma m16n8k16 f16 %12, %13, %18
+%20 = mma m16n8k16 bf16 %14, %15, %19
+%21 = mma m16n8k8 tf32 %16, %17, %20
+store f32x4 %3[%9], %21
+)";
+
 // c[i] = a[i] + b[i] for 8 f32 elements: the smallest useful kernel.
 inline constexpr std::string_view kAdd8 = R"(%0 = param 0 global f32[8]
 %1 = param 1 global f32[8]

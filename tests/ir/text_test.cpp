@@ -52,11 +52,13 @@ TEST(Text, StandardKernelsRoundTripAtEverySizeAndDtype) {
 
 TEST(Text, SamplesAreTheirOwnCanonicalText) {
   for (std::string_view sample : {samples::kAdd8, samples::kTreeReduce}) EXPECT_EQ(print(parsed(sample)), sample);
-  const Kernel k = parsed(samples::kEveryOpKind);
-  EXPECT_EQ(print(k), samples::kEveryOpKind);
-  EXPECT_TRUE(verify(k).ok()) << verify(k).error().to_string();
   bool seen[KILN_OP_KIND_COUNT] = {};
-  for (const Op& op : k.ops) seen[static_cast<unsigned>(op.kind)] = true;
+  for (std::string_view sample : {samples::kEveryOpKind, samples::kMma}) {
+    const Kernel k = parsed(sample);
+    EXPECT_EQ(print(k), sample);
+    EXPECT_TRUE(verify(k).ok()) << verify(k).error().to_string();
+    for (const Op& op : k.ops) seen[static_cast<unsigned>(op.kind)] = true;
+  }
   for (unsigned kind = 1; kind < KILN_OP_KIND_COUNT; ++kind) EXPECT_TRUE(seen[kind]) << "missing op kind " << kind;
 }
 

@@ -160,8 +160,66 @@ typedef enum kiln_op_kind {
   /* VEC_EXTRACT: src[0] = vector v, attr = lane. Result: that lane (lanes 1). */
   KILN_OP_VEC_EXTRACT = 19,
 
-  KILN_OP_KIND_COUNT = 20
+  /* ---- appended in ABI 1.1: sent only to a device that claims the kind in
+   * kiln_device_info.op_kind_dtypes[kind] (for the result dtype, F32). ---- */
+
+  /* MMA: warp-level matrix multiply-accumulate, D = A * B + C, of one tile
+   * per warp (32 consecutive threads of LOCAL axis 0), as PTX's mma.sync.
+   * code = kiln_mma_shape, attr = the dtype of A and B (kiln_dtype, below),
+   * src[0] = A, src[1] = B, src[2] = C: each thread's fragment of the tile,
+   * a vector. Result: D's fragment, dtype F32, lanes 4 (C's type).
+   *
+   *   shape (code)        attr        A          B          C, D
+   *   KILN_MMA_M16N8K16   F16/BF16    attr x 8   attr x 4   f32 x 4
+   *   KILN_MMA_M16N8K8    F32 (tf32)  f32 x 4    f32 x 2    f32 x 4
+   *
+   * A is M x K (row major), B is K x N, C and D are M x N. The lane layout
+   * (PTX ISA, "Matrix Fragments for mma.m16n8k16 / m16n8k8"): with
+   * lane = thread id on LOCAL axis 0 mod 32, g = lane / 4, t = lane % 4,
+   * element i of each thread's fragment holds
+   *   m16n8k16  A[g + 8*((i/2)%2)][2t + i%2 + 8*(i/4)]   (i < 8)
+   *             B[2t + i%2 + 8*(i/2)][g]                 (i < 4)
+   *   m16n8k8   A[g + 8*(i%2)][t + 4*(i/2)]              (i < 4)
+   *             B[t + 4*i][g]                            (i < 2)
+   *   both      C, D[g + 8*(i/2)][2t + i%2]              (i < 4)
+   *
+   * Numerics: every product and sum is in f32. A and B elements are taken
+   * as their dtype holds them (f16/bf16 values are exact in f32); with attr
+   * F32 (tf32) each A and B element is first rounded to tf32 (10 mantissa
+   * bits) to nearest, ties away from zero, as PTX cvt.rna.tf32.f32 (a device
+   * emits that conversion, so inputs agree exactly). Then
+   *   D[m][n] = (...((C[m][n] + A[m][0]*B[0][n]) + A[m][1]*B[1][n]) ...)
+   * with each product and each sum rounded to f32, k ascending: the
+   * reference interpreter computes exactly this. Hardware sums in another
+   * order and precision (tensor cores add several products at once), so a
+   * device's D may differ in the last bits; compare devices with a
+   * tolerance.
+   *
+   * The op is collective over the warp: every thread of the warp executes
+   * it together (it is never under an IF or LOOP whose condition or trip
+   * count may differ between the threads of a warp), and the kernel's LOCAL
+   * axis 0 has a multiple of 32 threads. Devices claim each shape and dtype
+   * as a feature bit (KILN_FEATURE_MMA_*, below). */
+  KILN_OP_MMA = 20,
+
+  KILN_OP_KIND_COUNT = 21
 } kiln_op_kind;
+
+/* MMA shapes (KILN_OP_MMA code). */
+typedef enum kiln_mma_shape {
+  KILN_MMA_SHAPE_INVALID = 0,
+  KILN_MMA_M16N8K16 = 1, /* A, B: f16 or bf16 */
+  KILN_MMA_M16N8K8 = 2,  /* A, B: f32 read as tf32 */
+  KILN_MMA_SHAPE_COUNT = 3
+} kiln_mma_shape;
+
+/* Feature numbers of the MMA shapes and input dtypes: they index
+ * kiln_device_info.features (KILN_FEATURE_WORD / KILN_FEATURE_MASK in
+ * plugin.h). A device that runs MMA claims op_kind_dtypes[KILN_OP_MMA] for
+ * F32 and the bit of each shape and dtype it runs. */
+#define KILN_FEATURE_MMA_M16N8K16_F16 0u
+#define KILN_FEATURE_MMA_M16N8K16_BF16 1u
+#define KILN_FEATURE_MMA_M16N8K8_TF32 2u
 
 typedef enum kiln_param_kind {
   KILN_PARAM_INVALID = 0,
@@ -247,8 +305,8 @@ typedef struct kiln_op {
   uint8_t kind;     /* kiln_op_kind */
   uint8_t dtype;    /* kiln_dtype: of the result, or of the memory (PARAM, STORAGE) */
   uint8_t lanes;    /* vector width of the result / access; 1 for scalars; max 16 */
-  uint8_t code;     /* kind-specific: kiln_unary_op, kiln_binary_op, kiln_param_kind, kiln_scope */
-  uint32_t attr;    /* kind-specific: PARAM slot, INDEX axis, VEC_INSERT/EXTRACT lane */
+  uint8_t code;     /* kind-specific: kiln_unary_op, kiln_binary_op, kiln_param_kind, kiln_scope, kiln_mma_shape */
+  uint32_t attr;    /* kind-specific: PARAM slot, INDEX axis, VEC_INSERT/EXTRACT lane, MMA input dtype */
   uint32_t src[3];  /* operands: indices of earlier ops */
   uint32_t reserved; /* zero */
   uint64_t imm;     /* kind-specific: CONST bits, PARAM/STORAGE element count */

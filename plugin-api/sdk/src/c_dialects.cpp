@@ -267,6 +267,33 @@ std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
 std::string cuda_group_index(unsigned axis) { return "((long long)blockIdx." + std::string(1, "xyz"[axis]) + ")"; }
 std::string cuda_local_index(unsigned axis) { return "((long long)threadIdx." + std::string(1, "xyz"[axis]) + ")"; }
 
+// MMA as inline PTX mma.sync (sm_80+). Fragments are held as floats: f16
+// and bf16 pairs are packed into .f16x2/.bf16x2 registers with cvt.rn (exact:
+// the values are f16/bf16 already; element 2j in the low half), tf32 inputs
+// are rounded by cvt.rna.tf32.f32, the rounding kernel_ir.h specifies.
+std::string cuda_mma(const Dialect& d, const MmaHelper& h) {
+  const std::string input(mma_input_name(h.shape, h.input));
+  const std::string c_type(h.c_type);
+  std::string out = std::string(d.function_prefix) + " " + c_type + " " + std::string(h.name) + "(const " +
+                    std::string(h.a_type) + " a, const " + std::string(h.b_type) + " b, const " + c_type +
+                    " c) {\n  unsigned int ra[4], rb[2];\n";
+  if (h.shape == KILN_MMA_M16N8K16) {
+    const std::string cvt = "cvt.rn." + input + "x2.f32 %0, %1, %2;";
+    out += "  for (int i = 0; i < 4; ++i) asm(\"" + cvt + "\" : \"=r\"(ra[i]) : \"f\"(a.v[2 * i + 1]), \"f\"(a.v[2 * i]));\n";
+    out += "  for (int i = 0; i < 2; ++i) asm(\"" + cvt + "\" : \"=r\"(rb[i]) : \"f\"(b.v[2 * i + 1]), \"f\"(b.v[2 * i]));\n";
+  } else {
+    out += "  for (int i = 0; i < 4; ++i) asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(ra[i]) : \"f\"(a.v[i]));\n";
+    out += "  for (int i = 0; i < 2; ++i) asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(rb[i]) : \"f\"(b.v[i]));\n";
+  }
+  out += "  " + c_type + " r;\n";
+  out += "  asm volatile(\"mma.sync.aligned." + std::string(mma_shape_name(h.shape)) + ".row.col.f32." + input + "." +
+         input + ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\"\n";
+  out += "      : \"=f\"(r.v[0]), \"=f\"(r.v[1]), \"=f\"(r.v[2]), \"=f\"(r.v[3])\n";
+  out += "      : \"r\"(ra[0]), \"r\"(ra[1]), \"r\"(ra[2]), \"r\"(ra[3]), \"r\"(rb[0]), \"r\"(rb[1]),\n";
+  out += "        \"f\"(c.v[0]), \"f\"(c.v[1]), \"f\"(c.v[2]), \"f\"(c.v[3]));\n  return r;\n}\n";
+  return out;
+}
+
 constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {
   std::uint32_t mask = 0;
   for (unsigned n : lanes) mask |= 1u << n;
@@ -377,6 +404,7 @@ const Dialect& cuda_dialect() {
       .kernel_end = close_brace,
       .group_index = cuda_group_index,
       .local_index = cuda_local_index,
+      .mma = cuda_mma,
   };
   return d;
 }

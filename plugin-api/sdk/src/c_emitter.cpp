@@ -221,9 +221,31 @@ class Emitter {
         define(id, value_type(id, op.dtype, 1), d_.lane(var(op.src[0]), op.attr));
         return;
       }
+      case KILN_OP_MMA: return emit_mma(id, op);
       default:
         reject(id, KILN_STATUS_UNSUPPORTED, "op kind " + std::to_string(op.kind) + " is unknown");
     }
+  }
+
+  // MMA: a call of a helper the dialect defines once per shape and dtype.
+  void emit_mma(std::uint32_t id, const kiln_op& op) {
+    if (d_.mma == nullptr) unsupported(id, "mma (warp matrix multiply-accumulate) is not available");
+    const MmaShapeInfo info = mma_shape_info(op.code);
+    if (info.m == 0 || !mma_input_allowed(op.code, op.attr) || op.dtype != KILN_DTYPE_F32 || op.lanes != info.c_lanes)
+      reject(id, KILN_STATUS_UNSUPPORTED, "mma shape " + std::to_string(op.code) + " with input dtype " +
+                                              std::to_string(op.attr) + " is unknown");
+    const unsigned lanes[3] = {info.a_lanes, info.b_lanes, info.c_lanes};
+    for (unsigned i = 0; i < 3; ++i) {
+      const kiln_op& v = value_operand(id, i);
+      if (v.dtype != (i < 2 ? op.attr : KILN_DTYPE_F32) || v.lanes != lanes[i])
+        reject(id, KILN_STATUS_INVALID_ARGUMENT, "operand " + std::to_string(i) + " is not the fragment type");
+    }
+    const std::string a = value_type(id, op.attr, info.a_lanes), b = value_type(id, op.attr, info.b_lanes);
+    const std::string c = value_type(id, KILN_DTYPE_F32, info.c_lanes);
+    const std::string name = "kiln_mma_" + std::string(mma_shape_name(op.code)) + "_" +
+                             std::string(mma_input_name(op.code, op.attr));
+    if (simd_helpers_.insert(name).second) globals_ += d_.mma(d_, {name, op.code, op.attr, a, b, c});
+    define(id, c, name + "(" + var(op.src[0]) + ", " + var(op.src[1]) + ", " + var(op.src[2]) + ")");
   }
 
   void open(std::uint32_t id) {

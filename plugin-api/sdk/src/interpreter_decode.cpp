@@ -259,6 +259,20 @@ class Decoder {
           in.aux = op.attr;
           in.op_class = OpClass::Move;
           break;
+        case KILN_OP_MMA: {
+          const MmaShapeInfo info = mma_shape_info(op.code);
+          in.exec = Exec::Mma;
+          in.a = slot_of(0);
+          in.b = slot_of(1);
+          in.c = slot_of(2);
+          in.aux = op.code;
+          in.input = static_cast<std::uint8_t>(op.attr);
+          // Statistics count the multiply-adds each thread's share of the
+          // tile stands for (M*N*K / 32), as float ALU work.
+          in.lanes = static_cast<std::uint8_t>(info.m * info.n * info.k / kMmaWarp);
+          in.op_class = OpClass::FloatAlu;
+          break;
+        }
         default:
           continue;
       }

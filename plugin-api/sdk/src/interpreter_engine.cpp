@@ -246,6 +246,7 @@ class Engine {
         case Exec::Loop: pc = enter_loop(in, pc); break;
         case Exec::EndLoop: pc = end_loop(in, pc); break;
         case Exec::Barrier: barrier(in); ++pc; break;
+        case Exec::Mma: mma(in); ++pc; break;
       }
     }
   }
@@ -407,6 +408,36 @@ class Engine {
         s.read_phase = 0;
       }
       phase_ = 2;
+    }
+  }
+
+  // A warp collective: the 32 threads of each warp (consecutive lanes of one
+  // group: validation made LOCAL axis 0 a multiple of 32) hand over their
+  // fragments together. A warp that is only partly active is a kernel bug.
+  void mma(const Instr& in) {
+    const MmaShapeInfo info = mma_shape_info(in.aux);
+    MmaRows rows{};
+    for (unsigned i = 0; i < info.a_lanes; ++i) rows.a[i] = slot(in.a + i);
+    for (unsigned i = 0; i < info.b_lanes; ++i) rows.b[i] = slot(in.b + i);
+    for (unsigned i = 0; i < info.c_lanes; ++i) {
+      rows.c[i] = slot(in.c + i);
+      rows.d[i] = slot(in.dst + i);
+    }
+    const std::uint8_t* m = mask(level_);
+    for (std::size_t first = 0; first < n_lanes_; first += kMmaWarp) {
+      unsigned arrived = 0;
+      for (unsigned t = 0; t < kMmaWarp; ++t) arrived += m[first + t];
+      if (arrived == 0) continue;
+      if (arrived != kMmaWarp) {
+        std::size_t in_lane = first, out_lane = first;
+        while (!m[in_lane]) ++in_lane;
+        while (m[out_lane]) ++out_lane;
+        fault(in, in_lane,
+              "divergent mma at op " + str(in.op) + ": thread " + thread_name(out_lane) +
+                  " of the same warp does not reach it (an MMA inside an IF or LOOP that not all the warp's "
+                  "threads take)");
+      }
+      mma_warp(in.aux, in.input, rows, first);
     }
   }
 

@@ -41,8 +41,19 @@ RowFn cast_row(VClass from, VClass to);
 RowFn mad_row(VClass c);
 
 enum class Exec : std::uint8_t {
-  Load, Store, Loop, EndLoop, If, EndIf, Barrier, Elementwise, Select, Broadcast, Insert, Extract
+  Load, Store, Loop, EndLoop, If, EndIf, Barrier, Elementwise, Select, Broadcast, Insert, Extract, Mma
 };
+
+// One warp's MMA (interpreter_mma.cpp): reads the fragments of the 32
+// threads at lanes [first, first + 32) of the operand rows (a[i]: element i
+// of A's fragment, one u64 per lane; b, c likewise) and writes D's to d.
+struct MmaRows {
+  const u64* a[8];
+  const u64* b[4];
+  const u64* c[4];
+  u64* d[4];
+};
+void mma_warp(unsigned shape, unsigned input, const MmaRows& rows, std::size_t first);
 
 inline constexpr std::uint32_t kNoSlot = UINT32_MAX;
 inline constexpr std::uint32_t kNone = UINT32_MAX;  // no op
@@ -54,6 +65,7 @@ struct Instr {
   OpClass op_class = OpClass::Control;
   std::uint8_t shift = 0;      // Elementwise: result's integer shift
   std::uint8_t operands = 0;   // Elementwise: 1..3
+  std::uint8_t input = 0;      // MMA: the dtype of A and B
   std::uint32_t op = 0;        // index of the wire op (for errors)
   std::uint32_t dst = kNoSlot; // first slot of the result
   std::uint32_t a = kNoSlot;   // first slot of operand 0 (LOAD/STORE: memory index)
@@ -62,7 +74,7 @@ struct Instr {
   std::uint32_t jump = 0;      // LOOP/IF: instruction after the END; END_LOOP: first body instruction
   std::uint32_t depth = 0;     // LOOP/IF/END*: nesting depth of the block (its mask level - 1)
   std::uint32_t aux = 0;       // LOOP/END_LOOP: trip-count slot; INSERT/EXTRACT: lane;
-                               // SELECT: 1 when the condition is a vector
+                               // SELECT: 1 when the condition is a vector; MMA: the shape
   RowFn fn = nullptr;          // Elementwise
 };
 

@@ -219,10 +219,27 @@ class Validator {
           if (op.attr >= v.lanes) op_error(id, "lane " + str(op.attr) + " is not below " + str(v.lanes));
           break;
         }
+        case KILN_OP_MMA: {
+          const MmaShapeInfo info = mma_shape_info(op.code);
+          if (info.m == 0) op_error(id, "unknown mma shape " + str(op.code));
+          if (!mma_input_allowed(op.code, op.attr))
+            op_error(id, std::string(mma_shape_name(op.code)) + " does not take inputs of dtype " + str(op.attr));
+          if (op.dtype != KILN_DTYPE_F32 || op.lanes != info.c_lanes)
+            op_error(id, "the result must be f32x" + str(info.c_lanes) + ", not " + describe_type(op.dtype, op.lanes));
+          value(id, 0, op.attr, info.a_lanes);
+          value(id, 1, op.attr, info.b_lanes);
+          value(id, 2, KILN_DTYPE_F32, info.c_lanes);
+          if (first_mma_ == kNone) first_mma_ = id;
+          break;
+        }
         default:
           break;
       }
     }
+    // The engine gathers a warp from 32 consecutive threads of one group.
+    if (first_mma_ != kNone && s_.local[0] % kMmaWarp != 0)
+      op_error(first_mma_, "mma runs in warps of 32 threads, but LOCAL axis 0 has " + str(s_.local[0]) +
+                               " threads (not a multiple of 32)");
     if (!open_.empty())
       kernel_error("ends inside the " + std::string(op_kind_name(ops_[open_.back()].kind)) + " at op " +
                    str(open_.back()) + " (no matching end)");
@@ -361,6 +378,7 @@ class Validator {
   std::vector<std::uint32_t> open_loops_;
   std::array<std::uint32_t, 3> group_index_op_ = {kNone, kNone, kNone};
   std::array<std::uint32_t, 3> local_index_op_ = {kNone, kNone, kNone};
+  std::uint32_t first_mma_ = kNone;
 };
 
 }  // namespace

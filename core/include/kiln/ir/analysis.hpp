@@ -84,4 +84,11 @@ std::optional<std::pair<std::int64_t, std::int64_t>> atom_range(const Kernel& ke
 // was written with thread-dependent data, index or control flow).
 std::vector<bool> thread_varying(const Kernel& kernel, const Blocks& blocks);
 
+// For every op: whether its value may differ between the threads of one
+// warp (32 consecutive threads of LOCAL axis 0, whose length is a multiple
+// of 32: the MMA op's rule). As thread_varying, except that LOCAL axes 1 and
+// 2 and the warp number (axis-0 index / 32c or >> (5 + c)) are the same in a
+// whole warp. Conservative: other warp-uniform expressions count as varying.
+std::vector<bool> warp_varying(const Kernel& kernel, const Blocks& blocks);
+
 }  // namespace kiln::ir

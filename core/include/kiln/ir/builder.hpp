@@ -121,6 +121,9 @@ class Builder {
   Value broadcast(Value scalar, std::uint8_t lanes);
   Value insert(Value vector, Value scalar, std::uint32_t lane);
   Value extract(Value vector, std::uint32_t lane);
+  // D = A * B + C of one tile per warp (kernel_ir.h, KILN_OP_MMA); the input
+  // dtype (attr) is A's.
+  Value mma(MmaShape shape, Value a, Value b, Value c);
 
   Value neg(Value x) { return unary(UnaryOp::Neg, x); }
   Value bit_not(Value x) { return unary(UnaryOp::BitNot, x); }

@@ -60,6 +60,12 @@ enum class OpKind : std::uint8_t {
   Broadcast = KILN_OP_VEC_BROADCAST,
   Insert = KILN_OP_VEC_INSERT,
   Extract = KILN_OP_VEC_EXTRACT,
+  Mma = KILN_OP_MMA,
+};
+
+enum class MmaShape : std::uint8_t {
+  M16N8K16 = KILN_MMA_M16N8K16,
+  M16N8K8 = KILN_MMA_M16N8K8,
 };
 
 enum class UnaryOp : std::uint8_t {
@@ -120,8 +126,8 @@ struct Op {
   OpKind kind = OpKind::Invalid;
   DType dtype = DType::Invalid;
   std::uint8_t lanes = 1;
-  std::uint8_t code = 0;     // UnaryOp, BinaryOp, ParamKind or Scope, per kind
-  std::uint32_t attr = 0;    // PARAM slot, INDEX axis, INSERT/EXTRACT lane
+  std::uint8_t code = 0;     // UnaryOp, BinaryOp, ParamKind, Scope or MmaShape, per kind
+  std::uint32_t attr = 0;    // PARAM slot, INDEX axis, INSERT/EXTRACT lane, MMA input dtype
   std::array<ValueId, 3> src = {kNoValue, kNoValue, kNoValue};
   std::uint32_t reserved = 0;
   std::uint64_t imm = 0;     // CONST bits, PARAM/STORAGE element count
@@ -130,6 +136,7 @@ struct Op {
   BinaryOp binary() const { return static_cast<BinaryOp>(code); }
   ParamKind param_kind() const { return static_cast<ParamKind>(code); }
   Scope scope() const { return static_cast<Scope>(code); }
+  MmaShape mma_shape() const { return static_cast<MmaShape>(code); }
 
   // Whether other ops may name this op's result as an operand (STORE, IF and
   // the END/BARRIER markers have none).

@@ -71,6 +71,14 @@ struct VectorAccess {
   bool streaming = false;
 };
 
+// What Dialect::mma writes: a helper of this name and these fragment types.
+struct MmaHelper {
+  std::string_view name;
+  unsigned shape = 0;  // kiln_mma_shape
+  unsigned input = 0;  // dtype of A and B
+  std::string_view a_type, b_type, c_type;
+};
+
 struct Dialect {
   std::string_view name;      // "c", "opencl-c", "cuda", "glsl": the program_source language
   // How each dtype is held in a variable, and how its elements lie in memory
@@ -138,6 +146,11 @@ struct Dialect {
   // Reading a GROUP / LOCAL coordinate on an axis, as an i64 expression.
   std::string (*group_index)(unsigned axis);
   std::string (*local_index)(unsigned axis);  // nullptr: LOCAL axes (> 1) unsupported
+  // The file-scope definition of the function `name`(A a, B b, C c) -> C
+  // computing an MMA (kernel_ir.h, KILN_OP_MMA) of `shape` with inputs of
+  // `input` dtype on the fragment types given; nullptr: the dialect has no
+  // MMA (the emitter refuses the op as UNSUPPORTED).
+  std::string (*mma)(const Dialect&, const MmaHelper&) = nullptr;
 };
 
 // The dialects shipped with the SDK.

@@ -57,8 +57,10 @@ constexpr bool dtype_is_signed_int(unsigned dt) { return dtype_is_int(dt) && dty
 inline constexpr std::array<std::string_view, KILN_OP_KIND_COUNT> kOpKindNames = {{
     "invalid", "const", "param", "storage", "load", "store", "index", "loop", "endloop", "if",
     "endif", "barrier", "unary", "binary", "cast", "mad", "select", "broadcast", "insert",
-    "extract",
+    "extract", "mma",
 }};
+
+inline constexpr std::array<std::string_view, KILN_MMA_SHAPE_COUNT> kMmaShapeNames = {{"invalid", "m16n8k16", "m16n8k8"}};
 
 inline constexpr std::array<std::string_view, KILN_UNARY_COUNT> kUnaryNames = {{
     "invalid", "neg", "bitnot", "exp", "exp2", "ln", "log2", "recip", "sqrt", "sin", "cos",
@@ -82,6 +84,62 @@ constexpr std::string_view unary_name(unsigned u) { return name_of(kUnaryNames, 
 constexpr std::string_view binary_name(unsigned b) { return name_of(kBinaryNames, b); }
 constexpr std::string_view param_kind_name(unsigned p) { return name_of(kParamKindNames, p); }
 constexpr std::string_view scope_name(unsigned s) { return name_of(kScopeNames, s); }
+constexpr std::string_view mma_shape_name(unsigned s) { return name_of(kMmaShapeNames, s); }
+
+// --------------------------------------------------------------- MMA ops --
+
+// The fragment sizes of an MMA shape (kernel_ir.h, KILN_OP_MMA): lanes of A,
+// B and C/D per thread, and the tile's M, N, K. All zero for an unknown shape.
+struct MmaShapeInfo {
+  unsigned a_lanes, b_lanes, c_lanes;
+  unsigned m, n, k;
+};
+constexpr MmaShapeInfo mma_shape_info(unsigned shape) {
+  switch (shape) {
+    case KILN_MMA_M16N8K16: return {8, 4, 4, 16, 8, 16};
+    case KILN_MMA_M16N8K8: return {4, 2, 4, 16, 8, 8};
+    default: return {0, 0, 0, 0, 0, 0};
+  }
+}
+// Whether `dtype` is an input dtype of `shape` (f16/bf16 for m16n8k16,
+// f32 read as tf32 for m16n8k8).
+constexpr bool mma_input_allowed(unsigned shape, unsigned dtype) {
+  if (shape == KILN_MMA_M16N8K16) return dtype == KILN_DTYPE_F16 || dtype == KILN_DTYPE_BF16;
+  if (shape == KILN_MMA_M16N8K8) return dtype == KILN_DTYPE_F32;
+  return false;
+}
+// The text name of an MMA input dtype: "f16", "bf16", "tf32".
+constexpr std::string_view mma_input_name(unsigned shape, unsigned dtype) {
+  if (shape == KILN_MMA_M16N8K8 && dtype == KILN_DTYPE_F32) return "tf32";
+  return dtype_name(dtype);
+}
+// The KILN_FEATURE_MMA_* bit a device sets to run (shape, dtype); UINT32_MAX
+// when there is none.
+constexpr unsigned mma_feature(unsigned shape, unsigned dtype) {
+  if (shape == KILN_MMA_M16N8K16 && dtype == KILN_DTYPE_F16) return KILN_FEATURE_MMA_M16N8K16_F16;
+  if (shape == KILN_MMA_M16N8K16 && dtype == KILN_DTYPE_BF16) return KILN_FEATURE_MMA_M16N8K16_BF16;
+  if (shape == KILN_MMA_M16N8K8 && dtype == KILN_DTYPE_F32) return KILN_FEATURE_MMA_M16N8K8_TF32;
+  return UINT32_MAX;
+}
+inline constexpr unsigned kMmaWarp = 32;  // threads that execute one MMA together
+
+// Where element i of the fragment of thread `lane` (0..31) lies in its tile,
+// as kernel_ir.h writes the layout: A at (row m, col k), B at (row k, col n),
+// C and D at (row m, col n).
+struct MmaCoord {
+  unsigned row, col;
+};
+constexpr MmaCoord mma_a_coord(unsigned shape, unsigned lane, unsigned i) {
+  const unsigned g = lane / 4, t = lane % 4;
+  if (shape == KILN_MMA_M16N8K16) return {g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4)};
+  return {g + 8 * (i % 2), t + 4 * (i / 2)};
+}
+constexpr MmaCoord mma_b_coord(unsigned shape, unsigned lane, unsigned i) {
+  const unsigned g = lane / 4, t = lane % 4;
+  if (shape == KILN_MMA_M16N8K16) return {2 * t + i % 2 + 8 * (i / 2), g};
+  return {t + 4 * i, g};
+}
+constexpr MmaCoord mma_c_coord(unsigned lane, unsigned i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
 
 constexpr bool binary_is_comparison(unsigned b) {
   return b == KILN_BINARY_CMPLT || b == KILN_BINARY_CMPGT || b == KILN_BINARY_NOT_EQ ||
@@ -111,7 +169,7 @@ constexpr unsigned operand_count(unsigned kind) {
       return 1;
     case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT:
       return 2;
-    case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT:
+    case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT: case KILN_OP_MMA:
       return 3;
     default:
       return 0;
