@@ -6,7 +6,7 @@
 // is kept when any item selects it; no option, or an empty list, keeps all.
 // It is the same rule as the config-level "devices" of a plugin section
 // (core/runtime/plugin_loader.cpp), applied inside the plugin, so that
-// devices left out are never opened or even fully queried.
+// devices left out are never opened.
 #pragma once
 
 #include "kiln/sdk/plugin_support.hpp"

@@ -62,4 +62,14 @@ template <class Program>
 Program& checked_program(kiln_program* handle, std::string_view function) {
   return checked_handle<Program>(handle, function, "program");
 }
+// A program compiled for `device` (its `device` member): as above, and
+// "<function>: program was compiled for another device".
+template <class Program, class Device>
+Program& checked_program(kiln_program* handle, const Device& device, std::string_view function) {
+  Program& program = checked_program<Program>(handle, function);
+  if (program.device != &device)
+    fail(KILN_STATUS_INVALID_ARGUMENT, handle_message(function, "program was compiled for another device"));
+  return program;
+}
+
 }  // namespace kiln::sdk
