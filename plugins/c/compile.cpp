@@ -7,9 +7,10 @@
 // Objects are never dlclosed (an -fopenmp object crashes the process when
 // unloaded under libgomp's threads, PLATFORM.md); a program_release only
 // frees the Program.
-#include "c_plugin.hpp"
+#include "c.hpp"
 
 #include <kiln/sdk/launch_args.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <boost/uuid/detail/sha1.hpp>
@@ -97,6 +98,8 @@ void* open_object(const fs::path& object) { return ::dlopen(object.c_str(), RTLD
 
 }  // namespace
 
+namespace {
+
 kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
     auto args = sdk::read_args(raw);
@@ -139,25 +142,15 @@ kiln_error* compile(kiln_compile_args* raw) {
 }
 
 kiln_error* program_source(kiln_program_source_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: program_source: program is NULL");
-    const Program* program = reinterpret_cast<const Program*>(args.program);
-    args.language = "c";
-    args.text = program->source.c_str();
-    args.text_len = program->source.size();
-    sdk::write_args(raw, args);
+  return sdk::answer_program_source(raw, "c: program_source", [](kiln_program* program) {
+    return sdk::ProgramText{"c", reinterpret_cast<const Program*>(program)->source};
   });
 }
 
 void program_release(kiln_program* program) { delete reinterpret_cast<Program*>(program); }
 
-kiln_error* cache_key(kiln_cache_key_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    args.key = state().cache_key.c_str();
-    sdk::write_args(raw, args);
-  });
-}
+}  // namespace
+
+const sdk::CompileFunctions kCompileFunctions = {compile, program_source, program_release};
 
 }  // namespace kiln::cplugin

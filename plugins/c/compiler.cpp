@@ -1,5 +1,5 @@
 // The system C compiler: found and probed once at init, run per kernel.
-#include "c_plugin.hpp"
+#include "c.hpp"
 #include "subprocess.hpp"
 
 #include <kiln/sdk/plugin_support.hpp>

@@ -1,10 +1,11 @@
-// c:0's DeviceInfo, from the machine and the compiler's target.
-#include "c_plugin.hpp"
+// c:0, the one device: its DeviceInfo, from the machine and the compiler's target.
+#include "c.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/host_cpu.hpp>
 #include <kiln/sdk/host_memory.hpp>
 #include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/single_device.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -51,5 +52,11 @@ kiln_device_info describe_device(const Settings& settings) {
   info.memory_bandwidth_gbps = settings.memory_bandwidth_gbps;
   return info;
 }
+
+namespace {
+const kiln_device_info& info_of_the_device() { return state().info; }
+}  // namespace
+
+const sdk::DeviceFunctions kDeviceFunctions = sdk::single_host_device<info_of_the_device>();
 
 }  // namespace kiln::cplugin

@@ -1,9 +1,10 @@
 // launch / launch_timed: the entry point runs synchronously on the calling
 // thread (OpenMP spreads the group loops over the configured threads), so
 // events are always NULL and a steady clock around the call times it.
-#include "c_plugin.hpp"
+#include "c.hpp"
 
 #include <kiln/sdk/launch_args.hpp>
+#include <kiln/sdk/handles.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/timing.hpp>
 
@@ -12,19 +13,17 @@ namespace kiln::cplugin {
 namespace {
 
 const Program& checked_program(const kiln_launch_args& launch) {
-  if (launch.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: launch: program is NULL");
+  const Program& program = sdk::checked_program<const Program>(launch.program, "c: launch");
   for (int axis = 0; axis < 3; ++axis)
     if (launch.local[axis] > 1)
       sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: launch: local[" + std::to_string(axis) + "] is " +
                                                   std::to_string(launch.local[axis]) + " (max_local_threads is 1)");
-  return *reinterpret_cast<const Program*>(launch.program);
+  return program;
 }
 
 void run(const Program& program, const sdk::HostArguments& arguments) {
   program.entry(arguments.pointers.data(), arguments.groups.data());
 }
-
-}  // namespace
 
 kiln_error* launch(kiln_launch_args* raw) {
   return sdk::guard([&] {
@@ -52,5 +51,9 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     sdk::write_args(raw, args);
   });
 }
+
+}  // namespace
+
+const sdk::LaunchFunctions kLaunchFunctions = {launch, launch_timed};
 
 }  // namespace kiln::cplugin

@@ -1,4 +1,5 @@
-// The C plugin's ABI table, init and options.
+// The C plugin's ABI table, init, shutdown, cache key and options.
+// No pool.cpp: the pool is the SDK's host-memory pool (sdk::host_memory_pool()).
 //
 // Options (config.json "options" of the "c" backend):
 //   compiler               "cc"     program name (on $PATH) or path; probed once at init
@@ -15,26 +16,22 @@
 // no libm call can vectorise or inline.
 //   memory_bandwidth_gbps  0        reported to the cost model (0: unknown)
 // Unknown keys are warnings.
-#include "c_plugin.hpp"
+#include "c.hpp"
 
 #include <kiln/sdk/host_cpu.hpp>
-#include <kiln/sdk/host_memory.hpp>
 #include <kiln/sdk/plugin_entry.hpp>
+#include <kiln/sdk/plugin_state.hpp>
+#include <kiln/sdk/plugin_table.hpp>
 
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 
 namespace kiln::cplugin {
 
-State& state() {
-  static State s;
-  return s;
-}
-
 namespace {
 
-struct Device {};  // c:0 has no state of its own; its handle is this object's address
-Device the_device;
+sdk::PluginState<State> g_state("c");
 
 std::vector<std::string> split_flags(const std::string& text) {
   std::vector<std::string> out;
@@ -91,72 +88,34 @@ std::string make_cache_key(const Settings& s) {
 
 kiln_error* init(kiln_init_args* raw) {
   return sdk::guard_init(raw, [&](const sdk::Options& options) {
-    State& s = state();
-    s.settings = read_settings(options);
-    s.info = describe_device(s.settings);
-    s.cache_key = make_cache_key(s.settings);
-    sdk::Host::log(KILN_LOG_INFO, "c: " + s.cache_key + "; cache " + s.settings.cache_dir.string());
+    auto s = std::make_unique<State>();
+    s->settings = read_settings(options);
+    s->info = describe_device(s->settings);
+    s->cache_key = make_cache_key(s->settings);
+    sdk::Host::log(KILN_LOG_INFO, "c: " + s->cache_key + "; cache " + s->settings.cache_dir.string());
+    g_state.set(std::move(s));
   });
 }
 
-void shutdown() {}
+void shutdown() { g_state.reset(); }
 
-// One device: the host CPU.
-std::size_t one_device() { return 1; }
-
-kiln_error* device_count(kiln_device_count_args* raw) { return sdk::answer_device_count(raw, one_device); }
-
-kiln_error* device_info(kiln_device_info_args* raw) {
-  return sdk::answer_device_info(raw, one_device, [](std::uint32_t) -> const kiln_device_info& { return state().info; });
+// One cache key for c:0: the compiler and flags are the plugin's, not the device's.
+kiln_error* cache_key(kiln_cache_key_args* raw) {
+  return sdk::answer_cache_key(raw, [](kiln_device*) -> const std::string& { return state().cache_key; });
 }
-
-kiln_error* device_open(kiln_device_open_args* raw) {
-  return sdk::answer_device_open(raw, one_device,
-                                 [](std::uint32_t) { return reinterpret_cast<kiln_device*>(&the_device); });
-}
-
-void device_close(kiln_device*) {}
-
-const kiln_plugin_api kApi = {
-    .struct_size = KILN_PLUGIN_API_STRUCT_SIZE,
-    .abi_major = KILN_ABI_MAJOR,
-    .abi_minor = KILN_ABI_MINOR,
-    .name = "c",
-    .version = kPluginVersion,
-    .description = "CPU: emits C, compiles it with the system compiler, runs it with OpenMP",
-    .init = init,
-    .shutdown = shutdown,
-    .device_count = device_count,
-    .device_info = device_info,
-    .device_open = device_open,
-    .device_close = device_close,
-    .device_synchronize = sdk::host_device_synchronize,
-    .memory_info = sdk::host_memory_info,
-    .buffer_alloc = sdk::host_buffer_alloc,
-    .buffer_free = sdk::host_buffer_free,
-    .buffer_host_pointer = sdk::host_buffer_host_pointer,
-    .copy_to_device = sdk::host_copy_to_device,
-    .copy_to_host = sdk::host_copy_to_host,
-    .copy_device_to_device = sdk::host_copy_device_to_device,
-    .event_wait = sdk::host_event_wait,
-    .event_release = sdk::host_event_release,
-    .compile = compile,
-    .program_source = program_source,
-    .program_release = program_release,
-    .launch = launch,
-    .launch_timed = launch_timed,
-    .cache_key = cache_key,
-    .extensions = nullptr,
-    .shutdown2 = nullptr,      // the 1.0 forms above are used
-    .device_close2 = nullptr,
-    .buffer_free2 = nullptr,
-    .event_query = sdk::host_event_query,
-};
 
 }  // namespace
 
+State& state() { return g_state.get(); }
+
+kiln_plugin_api make_table() {
+  return sdk::plugin_table({.name = "c",
+                            .version = kPluginVersion,
+                            .description = "CPU: emits C, compiles it with the system compiler, runs it with OpenMP"},
+                           {init, shutdown, cache_key}, kDeviceFunctions, sdk::host_memory_pool(), kCompileFunctions,
+                           kLaunchFunctions);
+}
+
 }  // namespace kiln::cplugin
 
-extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_query(std::uint32_t host_major, std::uint32_t) {
-  return host_major == KILN_ABI_MAJOR ? &kiln::cplugin::kApi : nullptr;
-}
+KILN_SDK_PLUGIN_QUERY(kiln::cplugin::make_table)

@@ -1,10 +1,11 @@
 // compile: a matrix-product kernel becomes a planned sgemm/dgemm call; any
 // other kernel is UNSUPPORTED with failed_op (expected: the autotuner and the
 // runtime skip such kernels for this device).
-#include "cblas_plugin.hpp"
+#include "cblas.hpp"
 
 #include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/grid.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/wire.hpp>
 
@@ -30,8 +31,6 @@ void check_trip_count(const GemmPlan& plan) {
   }
 }
 
-}  // namespace
-
 kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
     auto args = sdk::read_args(raw);
@@ -45,25 +44,15 @@ kiln_error* compile(kiln_compile_args* raw) {
 }
 
 kiln_error* program_source(kiln_program_source_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: program_source: program is NULL");
-    const Program* program = reinterpret_cast<const Program*>(args.program);
-    args.language = "blas-call";
-    args.text = program->text.c_str();
-    args.text_len = program->text.size();
-    sdk::write_args(raw, args);
+  return sdk::answer_program_source(raw, "cblas: program_source", [](kiln_program* program) {
+    return sdk::ProgramText{"blas-call", reinterpret_cast<const Program*>(program)->text};
   });
 }
 
 void program_release(kiln_program* program) { delete reinterpret_cast<Program*>(program); }
 
-kiln_error* cache_key(kiln_cache_key_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    args.key = state().cache_key.c_str();
-    sdk::write_args(raw, args);
-  });
-}
+}  // namespace
+
+const sdk::CompileFunctions kCompileFunctions = {compile, program_source, program_release};
 
 }  // namespace kiln::cblas

@@ -1,10 +1,11 @@
-// cblas:0's DeviceInfo: OpenBLAS's version and kernels, the machine's CPU.
-#include "cblas_plugin.hpp"
+// cblas:0, the one device: its DeviceInfo: OpenBLAS's version and kernels, the machine's CPU.
+#include "cblas.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/host_cpu.hpp>
 #include <kiln/sdk/host_memory.hpp>
 #include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/single_device.hpp>
 
 #include <climits>
 
@@ -37,5 +38,11 @@ kiln_device_info describe_device(const OpenBlas& blas, int threads) {
   for (int level = 0; level < 3; ++level) info.cache_bytes[level] = cpu.cache_bytes[level];
   return info;
 }
+
+namespace {
+const kiln_device_info& info_of_the_device() { return state().info; }
+}  // namespace
+
+const sdk::DeviceFunctions kDeviceFunctions = sdk::single_host_device<info_of_the_device>();
 
 }  // namespace kiln::cblas

@@ -1,9 +1,10 @@
 // launch / launch_timed: one sgemm/dgemm on the host pointers, synchronous
 // (events are NULL), timed with a steady clock around the call.
-#include "cblas_plugin.hpp"
+#include "cblas.hpp"
 
 #include <kiln/sdk/grid.hpp>
 #include <kiln/sdk/launch_args.hpp>
+#include <kiln/sdk/handles.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/timing.hpp>
 #include <kiln/sdk/wire.hpp>
@@ -88,11 +89,8 @@ GemmCall plan_call(const Program& program, const kiln_launch_args& launch, const
 }
 
 const Program& checked_program(const kiln_launch_args& launch) {
-  if (launch.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "cblas: launch: program is NULL");
-  return *reinterpret_cast<const Program*>(launch.program);
+  return sdk::checked_program<const Program>(launch.program, "cblas: launch");
 }
-
-}  // namespace
 
 kiln_error* launch(kiln_launch_args* raw) {
   return sdk::guard([&] {
@@ -122,5 +120,9 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     sdk::write_args(raw, args);
   });
 }
+
+}  // namespace
+
+const sdk::LaunchFunctions kLaunchFunctions = {launch, launch_timed};
 
 }  // namespace kiln::cblas

@@ -12,7 +12,9 @@
 #include "staging.hpp"
 
 #include <kiln/plugin.h>
+#include <kiln/sdk/device_filter.hpp>
 #include <kiln/sdk/launch_args.hpp>
+#include <kiln/sdk/plugin_table.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -28,7 +30,7 @@ inline constexpr const char* kPluginVersion = "1.0.0";
 struct Settings {
   std::string driver_library = "libcuda.so.1";
   std::string nvrtc_library;          // empty: the usual places
-  std::vector<std::int64_t> devices;  // ordinals to keep; empty: all
+  sdk::DeviceFilter devices;          // "devices" (docs/config.md); default: all
   NvrtcOptions nvrtc;
 };
 
@@ -98,29 +100,15 @@ kiln_event* wrap_event(SharedEvent done);
 // device.cpp
 void discover_devices(PluginState& state);
 void close_device(Device& device);
-kiln_error* device_count(kiln_device_count_args* args);
-kiln_error* device_info(kiln_device_info_args* args);
-kiln_error* device_open(kiln_device_open_args* args);
-void device_close(kiln_device* device);
-kiln_error* device_synchronize(kiln_device* device);
+extern const sdk::DeviceFunctions kDeviceFunctions;
 
 // pool.cpp
-kiln_error* memory_info(kiln_memory_info_args* args);
-kiln_error* buffer_alloc(kiln_buffer_alloc_args* args);
-void buffer_free(kiln_device* device, kiln_buffer* buffer);
-kiln_error* copy_to_device(kiln_copy_args* args);
-kiln_error* copy_to_host(kiln_copy_args* args);
-kiln_error* copy_device_to_device(kiln_copy_args* args);
-kiln_error* event_wait(kiln_event* event);
-void event_release(kiln_event* event);
+extern const sdk::PoolFunctions kPoolFunctions;
 
 // compile.cpp
-kiln_error* compile(kiln_compile_args* args);
-kiln_error* program_source(kiln_program_source_args* args);
-void program_release(kiln_program* program);
+extern const sdk::CompileFunctions kCompileFunctions;
 
 // launch.cpp
-kiln_error* launch(kiln_launch_args* args);
-kiln_error* launch_timed(kiln_timed_launch_args* args);
+extern const sdk::LaunchFunctions kLaunchFunctions;
 
 }  // namespace kiln::cuda

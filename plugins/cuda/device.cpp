@@ -2,6 +2,8 @@
 // device's primary context and stream.
 #include "cuda.hpp"
 
+#include <kiln/sdk/handles.hpp>
+
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_entry.hpp>
@@ -91,13 +93,12 @@ void discover_devices(PluginState& st) {
   int count = 0;
   check_cu(cu().cuDeviceGetCount(&count), "cuDeviceGetCount", KILN_STATUS_UNAVAILABLE);
   if (count == 0) sdk::fail(KILN_STATUS_UNAVAILABLE, "the CUDA driver reports no device");
-  const auto& wanted = st.settings.devices;
   for (int ordinal = 0; ordinal < count; ++ordinal) {
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), ordinal) == wanted.end()) continue;
     auto device = std::make_unique<Device>();
     device->ordinal = ordinal;
     check_cu(cu().cuDeviceGet(&device->handle, ordinal), "cuDeviceGet", KILN_STATUS_UNAVAILABLE);
-    describe(*device, driver_version);
+    describe(*device, driver_version);  // for the name the filter may ask for; no context is made
+    if (!st.settings.devices.keeps(static_cast<std::size_t>(ordinal), device->info.name)) continue;
     std::string flags;
     try {
       const std::string target = nvrtc_target(st.nvrtc, device->cc_major, device->cc_minor, st.settings.nvrtc.force_ptx);
@@ -113,7 +114,7 @@ void discover_devices(PluginState& st) {
   }
   if (st.devices.empty())
     sdk::fail(KILN_STATUS_UNAVAILABLE, "no CUDA device left: the driver has " + std::to_string(count) +
-                                           ", none is listed in option 'devices'");
+                                           ", none is selected by option 'devices'");
 }
 
 void close_device(Device& d) {
@@ -134,14 +135,7 @@ void close_device(Device& d) {
 }
 
 Device& checked_device(kiln_device* device, const char* function) {
-  if (device == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": device is NULL");
-  Device* d = as_device(device);
-  for (const auto& known : state().devices)
-    if (known.get() == d) {
-      if (!d->open) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": device is closed");
-      return *d;
-    }
-  sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": not a device of this plugin");
+  return sdk::checked_device(device, state().devices, function);
 }
 
 std::size_t device_total() { return state().devices.size(); }
@@ -188,5 +182,8 @@ kiln_error* device_synchronize(kiln_device* device) {
     check_cu(cu().cuStreamSynchronize(d.stream), "cuStreamSynchronize", KILN_STATUS_LAUNCH_FAILED);
   });
 }
+
+const sdk::DeviceFunctions kDeviceFunctions = {device_count, device_info, device_open, device_close,
+                                                device_synchronize};
 
 }  // namespace kiln::cuda

@@ -2,6 +2,8 @@
 // (cuEvent pairs around the kernel alone; optional L2 flush before each run).
 #include "cuda.hpp"
 
+#include <kiln/sdk/handles.hpp>
+
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/timing.hpp>
 
@@ -15,11 +17,7 @@ namespace kiln::cuda {
 namespace {
 
 Program& checked_program(kiln_program* program, const Device& device, const char* function) {
-  if (program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": program is NULL");
-  Program& p = *as_program(program);
-  if (p.device != &device)
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": program was compiled for another device");
-  return p;
+  return sdk::checked_program<Program>(program, device, function);
 }
 
 // The kernel parameters as cuLaunchKernel takes them: one pointer per
@@ -140,5 +138,7 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     sdk::write_args(raw, args);
   });
 }
+
+const sdk::LaunchFunctions kLaunchFunctions = {launch, launch_timed};
 
 }  // namespace kiln::cuda

@@ -2,7 +2,8 @@
 // discovery), shutdown and cache key.
 //
 // Options (config.json "cuda": {"options": {...}}):
-//   "devices":        [0, 2]  keep these device ordinals (default: all)
+//   "devices":        [0, "H200"] device ordinals or name substrings to keep
+//                     (docs/config.md, "The devices option"; default: all)
 //   "driver_library": path or soname of the driver (default "libcuda.so.1")
 //   "nvrtc_library":  path of libnvrtc.so, tried before the usual places
 //   "include_dirs":   folders holding cuda_fp16.h/cuda_bf16.h, searched
@@ -12,16 +13,18 @@
 #include "cuda.hpp"
 
 #include <kiln/sdk/plugin_entry.hpp>
+#include <kiln/sdk/plugin_state.hpp>
+#include <kiln/sdk/plugin_table.hpp>
 
 namespace kiln::cuda {
 
 namespace {
 
-std::unique_ptr<PluginState> g_state;
+sdk::PluginState<PluginState> g_state("cuda");
 
 Settings read_settings(const sdk::Options& options) {
   Settings s;
-  s.devices = options.get_int_list("devices");
+  s.devices = sdk::DeviceFilter::read(options);
   s.driver_library = options.get_string("driver_library", s.driver_library);
   s.nvrtc_library = options.get_string("nvrtc_library", "");
   s.nvrtc.include_dirs = options.get_string_list("include_dirs");
@@ -40,72 +43,37 @@ kiln_error* init(kiln_init_args* raw) {
     st->nvrtc = load_nvrtc(nvrtc_candidates(st->settings.nvrtc_library));
     discover_devices(*st);
     sdk::Host::log(KILN_LOG_DEBUG, "cuda: NVRTC " + st->nvrtc.version() + " from " + st->nvrtc.library);
-    g_state = std::move(st);
+    g_state.set(std::move(st));
   });
 }
 
 void shutdown() {
-  if (!g_state) return;
-  for (auto& device : g_state->devices) close_device(*device);
+  if (!g_state.ready()) return;
+  for (auto& device : g_state.get().devices) close_device(*device);
   g_state.reset();
 }
 
 kiln_error* cache_key(kiln_cache_key_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    Device& d = checked_device(args.device, "cache_key");
-    args.key = d.cache_key.c_str();
-    sdk::write_args(raw, args);
+  return sdk::answer_cache_key(raw, [](kiln_device* device) -> const std::string& {
+    return checked_device(device, "cache_key").cache_key;
   });
 }
 
-constexpr kiln_plugin_api kTable = {
-    .struct_size = KILN_PLUGIN_API_STRUCT_SIZE,
-    .abi_major = KILN_ABI_MAJOR,
-    .abi_minor = KILN_ABI_MINOR,
-    .name = "cuda",
-    .version = kPluginVersion,
-    .description = "NVIDIA GPUs through the CUDA driver API and NVRTC (both loaded at run time)",
-    .init = init,
-    .shutdown = shutdown,
-    .device_count = device_count,
-    .device_info = device_info,
-    .device_open = device_open,
-    .device_close = device_close,
-    .device_synchronize = device_synchronize,
-    .memory_info = memory_info,
-    .buffer_alloc = buffer_alloc,
-    .buffer_free = buffer_free,
-    .buffer_host_pointer = nullptr,  // device memory is not host memory
-    .copy_to_device = copy_to_device,
-    .copy_to_host = copy_to_host,
-    .copy_device_to_device = copy_device_to_device,
-    .event_wait = event_wait,
-    .event_release = event_release,
-    .compile = compile,
-    .program_source = program_source,
-    .program_release = program_release,
-    .launch = launch,
-    .launch_timed = launch_timed,
-    .cache_key = cache_key,
-    .extensions = nullptr,
-    .shutdown2 = nullptr,      // the 1.0 forms above are used
-    .device_close2 = nullptr,
-    .buffer_free2 = nullptr,
-    .event_query = nullptr,  // not yet: waiting is the only way to learn of completion
-};
 
 }  // namespace
 
-bool state_ready() { return g_state != nullptr; }
+bool state_ready() { return g_state.ready(); }
 
-PluginState& state() {
-  if (!g_state) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "the cuda plugin is not initialised");
-  return *g_state;
+PluginState& state() { return g_state.get(); }
+
+kiln_plugin_api make_table() {
+  return sdk::plugin_table({.name = "cuda",
+                            .version = kPluginVersion,
+                            .description = "NVIDIA GPUs through the CUDA driver API and NVRTC (both loaded at run time)"},
+                           {init, shutdown, cache_key}, kDeviceFunctions, kPoolFunctions, kCompileFunctions,
+                           kLaunchFunctions);
 }
 
 }  // namespace kiln::cuda
 
-extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_query(uint32_t host_major, uint32_t) {
-  return host_major == KILN_ABI_MAJOR ? &kiln::cuda::kTable : nullptr;
-}
+KILN_SDK_PLUGIN_QUERY(kiln::cuda::make_table)

@@ -8,6 +8,7 @@
 //     event completes nothing touches it.
 #include "cuda.hpp"
 
+#include <kiln/sdk/handles.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <cstring>
@@ -17,11 +18,7 @@ namespace kiln::cuda {
 namespace {
 
 Buffer& checked_buffer(kiln_buffer* buffer, const Device& device, const char* function, const char* role) {
-  if (buffer == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + role + " buffer is NULL");
-  Buffer& b = *as_buffer(buffer);
-  if (b.device != &device)
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + role + " buffer belongs to another device");
-  return b;
+  return sdk::checked_buffer<Buffer>(buffer, device, function, role);
 }
 
 void check_range(const Buffer& b, std::uint64_t offset, std::uint64_t bytes, const char* function, const char* role) {
@@ -184,5 +181,18 @@ kiln_error* event_wait(kiln_event* event) {
 }
 
 void event_release(kiln_event* event) { delete as_event(event); }
+
+const sdk::PoolFunctions kPoolFunctions = {
+    .memory_info = memory_info,
+    .buffer_alloc = buffer_alloc,
+    .buffer_free = buffer_free,
+    .buffer_host_pointer = nullptr,  // device memory is not host memory
+    .copy_to_device = copy_to_device,
+    .copy_to_host = copy_to_host,
+    .copy_device_to_device = copy_device_to_device,
+    .event_wait = event_wait,
+    .event_release = event_release,
+    .event_query = nullptr /* not yet: waiting is the only way to learn of completion */,
+};
 
 }  // namespace kiln::cuda

@@ -2,6 +2,7 @@
 // device's limits (dtypes and ops it supports, vector widths, LOCAL sizes and
 // LOCAL memory); the program is the pre-decoded kernel.
 #include "dummy.hpp"
+#include "kiln/sdk/plugin_entry.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include "kiln/sdk/launch_args.hpp"
@@ -78,12 +79,6 @@ void check_device_limits(const Device& device, std::span<const kiln_op> ops) {
   }
 }
 
-Program& program_of(kiln_program* handle) {
-  if (handle == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "program is NULL");
-  return *reinterpret_cast<Program*>(handle);
-}
-
-}  // namespace
 
 kiln_error* compile(kiln_compile_args* raw) {
   return sdk::guard_compile(raw, [&] {
@@ -101,24 +96,15 @@ kiln_error* compile(kiln_compile_args* raw) {
 }
 
 kiln_error* program_source(kiln_program_source_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    const Program& program = program_of(args.program);
-    args.language = "kiln-ir";
-    args.text = program.listing.c_str();
-    args.text_len = program.listing.size();
-    sdk::write_args(raw, args);
+  return sdk::answer_program_source(raw, "program_source", [](kiln_program* program) {
+    return sdk::ProgramText{"kiln-ir", reinterpret_cast<const Program*>(program)->listing};
   });
 }
 
 void program_release(kiln_program* program) { delete reinterpret_cast<Program*>(program); }
 
-kiln_error* cache_key(kiln_cache_key_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    args.key = device_of(args.device).cache_key.c_str();
-    sdk::write_args(raw, args);
-  });
-}
+}  // namespace
+
+const sdk::CompileFunctions kCompileFunctions = {compile, program_source, program_release};
 
 }  // namespace kiln::dummy

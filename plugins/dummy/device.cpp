@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "dummy.hpp"
+#include "kiln/sdk/host_memory.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include "kiln/sdk/op_rules.hpp"
@@ -201,6 +202,8 @@ std::unique_ptr<PluginState> parse_options(const sdk::Options& options) {
   return result;
 }
 
+namespace {
+
 std::size_t device_total() { return state().devices.size(); }
 
 kiln_error* device_count(kiln_device_count_args* raw) { return sdk::answer_device_count(raw, device_total); }
@@ -219,5 +222,10 @@ kiln_error* device_open(kiln_device_open_args* raw) {
 
 // Nothing to release: a device is its configuration.
 void device_close(kiln_device*) {}
+
+}  // namespace
+
+const sdk::DeviceFunctions kDeviceFunctions = {device_count, device_info, device_open, device_close,
+                                                sdk::host_device_synchronize};
 
 }  // namespace kiln::dummy

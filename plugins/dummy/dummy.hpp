@@ -15,6 +15,7 @@
 
 #include "kiln/sdk/interpreter.hpp"
 #include "kiln/sdk/plugin_support.hpp"
+#include "kiln/sdk/plugin_table.hpp"
 
 namespace kiln::dummy {
 
@@ -53,9 +54,8 @@ struct PluginState {
   std::uint64_t max_ops = 0;   // interpreter op budget per launch
 };
 
-// Set by init, cleared by shutdown; every other call happens in between.
+// Set by init, cleared by shutdown; throws INVALID_ARGUMENT outside.
 PluginState& state();
-void set_state(std::unique_ptr<PluginState> state);
 
 // The device behind a handle; throws INVALID_ARGUMENT for NULL or unknown ones.
 Device& device_of(kiln_device* handle);
@@ -76,23 +76,11 @@ std::uint64_t hash_bytes(const void* data, std::size_t size, std::uint64_t h = 1
 // Parses the plugin options (init); throws PluginError naming the key.
 std::unique_ptr<PluginState> parse_options(const sdk::Options& options);
 
-// --------------------------------------------------- ABI entry points --
+// ------------------------------------- the table's parts, by role file --
 
-kiln_error* device_count(kiln_device_count_args* args);
-kiln_error* device_info(kiln_device_info_args* args);
-kiln_error* device_open(kiln_device_open_args* args);
-void device_close(kiln_device* device);
-
-kiln_error* memory_info(kiln_memory_info_args* args);
-kiln_error* buffer_alloc(kiln_buffer_alloc_args* args);
-void buffer_free(kiln_device* device, kiln_buffer* buffer);
-
-kiln_error* compile(kiln_compile_args* args);
-kiln_error* program_source(kiln_program_source_args* args);
-void program_release(kiln_program* program);
-kiln_error* cache_key(kiln_cache_key_args* args);
-
-kiln_error* launch(kiln_launch_args* args);
-kiln_error* launch_timed(kiln_timed_launch_args* args);
+extern const sdk::DeviceFunctions kDeviceFunctions;    // device.cpp
+extern const sdk::PoolFunctions kPoolFunctions;        // pool.cpp
+extern const sdk::CompileFunctions kCompileFunctions;  // compile.cpp
+extern const sdk::LaunchFunctions kLaunchFunctions;    // launch.cpp
 
 }  // namespace kiln::dummy

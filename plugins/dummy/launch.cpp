@@ -49,7 +49,6 @@ Ran run_launch(const kiln_launch_args& args) {
   return {&program, program.interpreted.run(bound, grid, options)};
 }
 
-}  // namespace
 
 kiln_error* launch(kiln_launch_args* raw) {
   return sdk::guard([&] {
@@ -77,5 +76,9 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     sdk::write_args(raw, args);
   });
 }
+
+}  // namespace
+
+const sdk::LaunchFunctions kLaunchFunctions = {launch, launch_timed};
 
 }  // namespace kiln::dummy

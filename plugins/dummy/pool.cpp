@@ -8,6 +8,8 @@
 
 namespace kiln::dummy {
 
+namespace {
+
 kiln_error* memory_info(kiln_memory_info_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
@@ -52,5 +54,17 @@ void buffer_free(kiln_device* handle, kiln_buffer* buffer) {
   }
   sdk::host_buffer_free(handle, buffer);
 }
+
+}  // namespace
+
+// Buffers are SDK host-memory buffers, counted against the device's
+// memory_bytes; copies and events are the SDK's.
+const sdk::PoolFunctions kPoolFunctions = [] {
+  sdk::PoolFunctions pool = sdk::host_memory_pool();
+  pool.memory_info = memory_info;
+  pool.buffer_alloc = buffer_alloc;
+  pool.buffer_free = buffer_free;
+  return pool;
+}();
 
 }  // namespace kiln::dummy

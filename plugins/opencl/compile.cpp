@@ -4,6 +4,8 @@
 // the build log and the path where the source was kept.
 #include "opencl.hpp"
 
+#include <kiln/sdk/plugin_entry.hpp>
+
 #include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
@@ -87,17 +89,13 @@ kiln_error* compile(kiln_compile_args* raw) {
 }
 
 kiln_error* program_source(kiln_program_source_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "program_source: program is NULL");
-    const Program& p = *as_program(args.program);
-    args.language = "opencl-c";
-    args.text = p.source.c_str();
-    args.text_len = p.source.size();
-    sdk::write_args(raw, args);
+  return sdk::answer_program_source(raw, "program_source", [](kiln_program* program) {
+    return sdk::ProgramText{"opencl-c", as_program(program)->source};
   });
 }
 
 void program_release(kiln_program* program) { release(as_program(program)); }
+
+const sdk::CompileFunctions kCompileFunctions = {compile, program_source, program_release};
 
 }  // namespace kiln::opencl

@@ -2,6 +2,8 @@
 // "platforms"/"devices" filters), described as kiln_device_info; open/close.
 #include "opencl.hpp"
 
+#include <kiln/sdk/handles.hpp>
+
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_entry.hpp>
@@ -228,6 +230,7 @@ void discover_devices(PluginState& st) {
   check_cl(cl().clGetPlatformIDs(n_platforms, platforms.data(), nullptr), "clGetPlatformIDs", KILN_STATUS_UNAVAILABLE);
 
   std::vector<std::string> skipped;
+  std::size_t ordinal = 0;  // among the devices of the platforms kept, for option 'devices'
   for (cl_platform_id platform : platforms) {
     const std::string name = platform_string(platform, CL_PLATFORM_NAME);
     const std::string vendor = platform_string(platform, CL_PLATFORM_VENDOR);
@@ -249,7 +252,7 @@ void discover_devices(PluginState& st) {
       device->id = id;
       device->platform_name = name;
       describe(*device);
-      if (!passes(st.settings.devices, {device->info.name})) {
+      if (!st.settings.devices.keeps(ordinal++, device->info.name)) {
         skipped.push_back("device '" + std::string(device->info.name) + "' (not in option 'devices')");
         continue;
       }
@@ -281,14 +284,7 @@ void close_device(Device& d) {
 }
 
 Device& checked_device(kiln_device* device, const char* function) {
-  if (device == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": device is NULL");
-  Device* d = as_device(device);
-  for (const auto& known : state().devices)
-    if (known.get() == d) {
-      if (!d->open) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": device is closed");
-      return *d;
-    }
-  sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": not a device of this plugin");
+  return sdk::checked_device(device, state().devices, function);
 }
 
 std::size_t device_total() { return state().devices.size(); }
@@ -334,5 +330,8 @@ kiln_error* device_synchronize(kiln_device* device) {
     check_cl(cl().clFinish(d.queue), "clFinish", KILN_STATUS_LAUNCH_FAILED);
   });
 }
+
+const sdk::DeviceFunctions kDeviceFunctions = {device_count, device_info, device_open, device_close,
+                                                device_synchronize};
 
 }  // namespace kiln::opencl

@@ -2,6 +2,8 @@
 // work-groups: global = groups * local on each axis (zyx got this wrong).
 #include "opencl.hpp"
 
+#include <kiln/sdk/handles.hpp>
+
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/timing.hpp>
 
@@ -15,11 +17,7 @@ namespace kiln::opencl {
 namespace {
 
 Program& checked_program(kiln_program* program, const Device& device, const char* function) {
-  if (program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": program is NULL");
-  Program& p = *as_program(program);
-  if (p.device != &device)
-    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": program was compiled for another device");
-  return p;
+  return sdk::checked_program<Program>(program, device, function);
 }
 
 // Sets every kernel argument. Arguments are copied by clSetKernelArg, so the
@@ -161,5 +159,7 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     sdk::write_args(raw, args);
   });
 }
+
+const sdk::LaunchFunctions kLaunchFunctions = {launch, launch_timed};
 
 }  // namespace kiln::opencl

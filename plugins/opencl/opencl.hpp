@@ -10,7 +10,9 @@
 #include "cl_api.hpp"
 
 #include <kiln/plugin.h>
+#include <kiln/sdk/device_filter.hpp>
 #include <kiln/sdk/launch_args.hpp>
+#include <kiln/sdk/plugin_table.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -28,7 +30,7 @@ inline constexpr const char* kPluginVersion = "1.0.0";
 struct Settings {
   std::string library = "libOpenCL.so.1";  // "library": the ICD loader to dlopen
   std::vector<std::string> platforms;      // "platforms": keep platforms whose name or vendor contains one
-  std::vector<std::string> devices;        // "devices": keep devices whose name contains one
+  sdk::DeviceFilter devices;               // "devices" (docs/config.md); default: all
   std::string build_options;               // "build_options": appended to clBuildProgram's options
   std::optional<std::string> pocl_cache_dir;  // "pocl_cache_dir": POCL_CACHE_DIR when unset ("" : leave it)
 };
@@ -102,30 +104,15 @@ void wait_for_command(cl_event event, const char* what);
 // device.cpp
 void discover_devices(PluginState& state);
 void close_device(Device& device);
-kiln_error* device_count(kiln_device_count_args* args);
-kiln_error* device_info(kiln_device_info_args* args);
-kiln_error* device_open(kiln_device_open_args* args);
-void device_close(kiln_device* device);
-kiln_error* device_synchronize(kiln_device* device);
+extern const sdk::DeviceFunctions kDeviceFunctions;
 
 // pool.cpp
-kiln_error* memory_info(kiln_memory_info_args* args);
-kiln_error* buffer_alloc(kiln_buffer_alloc_args* args);
-void buffer_free(kiln_device* device, kiln_buffer* buffer);
-kiln_error* copy_to_device(kiln_copy_args* args);
-kiln_error* copy_to_host(kiln_copy_args* args);
-kiln_error* copy_device_to_device(kiln_copy_args* args);
-kiln_error* event_wait(kiln_event* event);
-kiln_error* event_query(kiln_event_query_args* args);
-void event_release(kiln_event* event);
+extern const sdk::PoolFunctions kPoolFunctions;
 
 // compile.cpp
-kiln_error* compile(kiln_compile_args* args);
-kiln_error* program_source(kiln_program_source_args* args);
-void program_release(kiln_program* program);
+extern const sdk::CompileFunctions kCompileFunctions;
 
 // launch.cpp
-kiln_error* launch(kiln_launch_args* args);
-kiln_error* launch_timed(kiln_timed_launch_args* args);
+extern const sdk::LaunchFunctions kLaunchFunctions;
 
 }  // namespace kiln::opencl

@@ -4,7 +4,9 @@
 // Options (config.json "opencl": {"options": {...}}):
 //   "library":       ICD loader to dlopen (default "libOpenCL.so.1")
 //   "platforms":     ["NVIDIA", ...] keep platforms whose name or vendor contains one
-//   "devices":       ["H200", ...]   keep devices whose name contains one
+//   "devices":       [0, "H200"] device ordinals (among the devices of the
+//                    platforms kept) or name substrings to keep
+//                    (docs/config.md, "The devices option"; default: all)
 //   "build_options": "-cl-mad-enable" extra clBuildProgram options
 //   "pocl_cache_dir": folder for PoCL's kernel cache, set as POCL_CACHE_DIR
 //                    only when that is unset (default ~/.cache/kiln/pocl);
@@ -12,6 +14,8 @@
 #include "opencl.hpp"
 
 #include <kiln/sdk/plugin_entry.hpp>
+#include <kiln/sdk/plugin_state.hpp>
+#include <kiln/sdk/plugin_table.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -22,7 +26,7 @@ namespace kiln::opencl {
 
 namespace {
 
-std::unique_ptr<PluginState> g_state;
+sdk::PluginState<PluginState> g_state("opencl");
 
 // PoCL fails device enumeration (CL_DEVICE_NOT_FOUND, no reason) when it
 // cannot write its kernel cache, and it reads POCL_CACHE_DIR only from the
@@ -61,7 +65,7 @@ Settings read_settings(const sdk::Options& options) {
   Settings s;
   s.library = options.get_string("library", s.library);
   s.platforms = options.get_string_list("platforms");
-  s.devices = options.get_string_list("devices");
+  s.devices = sdk::DeviceFilter::read(options);
   s.build_options = options.get_string("build_options", "");
   if (options.has("pocl_cache_dir")) s.pocl_cache_dir = options.get_string("pocl_cache_dir", "");
   options.warn_unknown_keys("opencl");
@@ -75,72 +79,37 @@ kiln_error* init(kiln_init_args* raw) {
     ensure_pocl_cache_dir(st->settings.pocl_cache_dir);
     load_cl_api(cl_mutable(), st->settings.library);
     discover_devices(*st);
-    g_state = std::move(st);
+    g_state.set(std::move(st));
   });
 }
 
 void shutdown() {
-  if (!g_state) return;
-  for (auto& device : g_state->devices) close_device(*device);
+  if (!g_state.ready()) return;
+  for (auto& device : g_state.get().devices) close_device(*device);
   g_state.reset();
 }
 
 kiln_error* cache_key(kiln_cache_key_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    Device& d = checked_device(args.device, "cache_key");
-    args.key = d.cache_key.c_str();
-    sdk::write_args(raw, args);
+  return sdk::answer_cache_key(raw, [](kiln_device* device) -> const std::string& {
+    return checked_device(device, "cache_key").cache_key;
   });
 }
 
-constexpr kiln_plugin_api kTable = {
-    .struct_size = KILN_PLUGIN_API_STRUCT_SIZE,
-    .abi_major = KILN_ABI_MAJOR,
-    .abi_minor = KILN_ABI_MINOR,
-    .name = "opencl",
-    .version = kPluginVersion,
-    .description = "OpenCL devices through the ICD loader (PoCL on CPUs, vendor drivers on GPUs)",
-    .init = init,
-    .shutdown = shutdown,
-    .device_count = device_count,
-    .device_info = device_info,
-    .device_open = device_open,
-    .device_close = device_close,
-    .device_synchronize = device_synchronize,
-    .memory_info = memory_info,
-    .buffer_alloc = buffer_alloc,
-    .buffer_free = buffer_free,
-    .buffer_host_pointer = nullptr,  // device memory is not host memory
-    .copy_to_device = copy_to_device,
-    .copy_to_host = copy_to_host,
-    .copy_device_to_device = copy_device_to_device,
-    .event_wait = event_wait,
-    .event_release = event_release,
-    .compile = compile,
-    .program_source = program_source,
-    .program_release = program_release,
-    .launch = launch,
-    .launch_timed = launch_timed,
-    .cache_key = cache_key,
-    .extensions = nullptr,
-    .shutdown2 = nullptr,      // the 1.0 forms above are used
-    .device_close2 = nullptr,
-    .buffer_free2 = nullptr,
-    .event_query = event_query,
-};
 
 }  // namespace
 
-bool state_ready() { return g_state != nullptr; }
+bool state_ready() { return g_state.ready(); }
 
-PluginState& state() {
-  if (!g_state) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "the opencl plugin is not initialised");
-  return *g_state;
+PluginState& state() { return g_state.get(); }
+
+kiln_plugin_api make_table() {
+  return sdk::plugin_table({.name = "opencl",
+                            .version = kPluginVersion,
+                            .description = "OpenCL devices through the ICD loader (PoCL on CPUs, vendor drivers on GPUs)"},
+                           {init, shutdown, cache_key}, kDeviceFunctions, kPoolFunctions, kCompileFunctions,
+                           kLaunchFunctions);
 }
 
 }  // namespace kiln::opencl
 
-extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_api* kiln_plugin_query(uint32_t host_major, uint32_t) {
-  return host_major == KILN_ABI_MAJOR ? &kiln::opencl::kTable : nullptr;
-}
+KILN_SDK_PLUGIN_QUERY(kiln::opencl::make_table)

@@ -5,10 +5,11 @@
 
 #include "glsl_compiler.hpp"
 #include "pipeline.hpp"
-#include "plugin_state.hpp"
+#include "vulkan.hpp"
 
 #include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/launch_args.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <span>
@@ -33,26 +34,13 @@ kiln_error* compile(kiln_compile_args* raw) {
 }
 
 kiln_error* program_source(kiln_program_source_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    if (args.program == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "program_source: program is NULL");
-    const Program& program = *reinterpret_cast<Program*>(args.program);
-    args.language = "glsl";
-    args.text = program.glsl().c_str();
-    args.text_len = program.glsl().size();
-    sdk::write_args(raw, args);
+  return sdk::answer_program_source(raw, "program_source", [](kiln_program* program) {
+    return sdk::ProgramText{"glsl", reinterpret_cast<const Program*>(program)->glsl()};
   });
 }
 
 void program_release(kiln_program* program) { delete reinterpret_cast<Program*>(program); }
 
-kiln_error* cache_key(kiln_cache_key_args* raw) {
-  return sdk::guard([&] {
-    auto args = sdk::read_args(raw);
-    Device& device = to_device(args.device, "cache_key: device");
-    args.key = device.cache_key().c_str();
-    sdk::write_args(raw, args);
-  });
-}
+const sdk::CompileFunctions kCompileFunctions = {compile, program_source, program_release};
 
 }  // namespace kiln::vulkan

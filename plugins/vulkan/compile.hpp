@@ -9,6 +9,5 @@ namespace kiln::vulkan {
 kiln_error* compile(kiln_compile_args* args);
 kiln_error* program_source(kiln_program_source_args* args);
 void program_release(kiln_program* program);
-kiln_error* cache_key(kiln_cache_key_args* args);
 
 }  // namespace kiln::vulkan

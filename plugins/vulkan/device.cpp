@@ -1,12 +1,17 @@
 // Discovery: physical devices with a compute queue, their capabilities and
-// the kiln_device_info the core sees.
+// the kiln_device_info the core sees; the ABI's device functions (count,
+// info, open, close) over the discovered devices.
 #include "device.hpp"
+
+#include "pool.hpp"
+#include "vulkan.hpp"
 
 #include "vk_check.hpp"
 #include "vk_struct.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/plugin_entry.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <algorithm>
@@ -94,11 +99,6 @@ bool pick_queue_family(const Instance& instance, VkPhysicalDevice device, Device
   return true;
 }
 
-bool name_contains(std::string_view haystack, std::string_view needle) {
-  auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); };
-  return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
-                     [&](char a, char b) { return lower(a) == lower(b); }) != haystack.end();
-}
 
 void fill_info(const VkPhysicalDeviceProperties& p, const VkPhysicalDeviceSubgroupProperties& subgroup,
                const VkPhysicalDeviceDriverProperties* driver, const VkPhysicalDevicePCIBusInfoPropertiesEXT* pci,
@@ -140,14 +140,6 @@ void fill_info(const VkPhysicalDeviceProperties& p, const VkPhysicalDeviceSubgro
 
 }  // namespace
 
-bool DeviceFilter::keeps(std::uint32_t index, std::string_view name) const {
-  if (indices.empty() && names.empty()) return true;
-  for (auto i : indices)
-    if (i == static_cast<std::int64_t>(index)) return true;
-  for (const auto& n : names)
-    if (name_contains(name, n)) return true;
-  return false;
-}
 
 bool dtype_supported(const DeviceCaps& caps, unsigned dtype) {
   switch (dtype) {
@@ -174,7 +166,7 @@ std::uint32_t supported_ops(const DeviceCaps& caps, unsigned dtype) {
   return dtype_supported(caps, dtype) ? sdk::c_family_dtype_ops(sdk::glsl_dialect(), dtype) : 0;
 }
 
-std::vector<PhysicalDevice> discover_devices(const Instance& instance, const DeviceFilter& filter) {
+std::vector<PhysicalDevice> discover_devices(const Instance& instance, const sdk::DeviceFilter& filter) {
   const InstanceFunctions& vk = instance.functions();
   std::uint32_t count = 0;
   vk_check(vk.vkEnumeratePhysicalDevices(instance.handle(), &count, nullptr), "vkEnumeratePhysicalDevices",
@@ -255,5 +247,47 @@ std::vector<PhysicalDevice> discover_devices(const Instance& instance, const Dev
   }
   return devices;
 }
+
+namespace {
+
+// Microseconds a wait spins on a GPU when option "wait_spin_us" is absent.
+constexpr std::uint32_t kGpuWaitSpinUs = 100;
+
+std::size_t device_total() { return plugin_state().devices.size(); }
+
+kiln_error* device_count(kiln_device_count_args* raw) { return sdk::answer_device_count(raw, device_total); }
+
+kiln_error* device_info(kiln_device_info_args* raw) {
+  return sdk::answer_device_info(raw, device_total, [](std::uint32_t index) -> const kiln_device_info& {
+    return plugin_state().devices[index].info;
+  });
+}
+
+kiln_error* device_open(kiln_device_open_args* raw) {
+  return sdk::answer_device_open(raw, device_total, [](std::uint32_t index) {
+    PluginState& state = plugin_state();
+    const PhysicalDevice& physical = state.devices[index];
+    std::lock_guard lock(state.open_mutex);
+    auto& slot = state.opened[index];
+    if (slot == nullptr) slot = std::make_unique<Device>(
+          *state.instance, physical,
+          state.wait_spin_us >= 0 ? static_cast<std::uint32_t>(state.wait_spin_us)
+                                  : (physical.info.kind == KILN_DEVICE_KIND_GPU ? kGpuWaitSpinUs : 0));
+    return to_handle(slot.get());
+  });
+}
+
+void device_close(kiln_device* handle) {
+  if (handle == nullptr || !plugin_ready()) return;
+  PluginState& state = plugin_state();
+  std::lock_guard lock(state.open_mutex);
+  for (auto& slot : state.opened)
+    if (to_handle(slot.get()) == handle) slot.reset();
+}
+
+}  // namespace
+
+const sdk::DeviceFunctions kDeviceFunctions = {device_count, device_info, device_open, device_close,
+                                                device_synchronize};
 
 }  // namespace kiln::vulkan

@@ -4,6 +4,8 @@
 // and what kiln is told about them (kiln_device_info).
 #pragma once
 
+#include <kiln/sdk/device_filter.hpp>
+
 #include "instance.hpp"
 
 #include <kiln/plugin.h>
@@ -38,17 +40,9 @@ struct PhysicalDevice {
   kiln_device_info info{};  // struct_size = KILN_DEVICE_INFO_STRUCT_SIZE
 };
 
-// Which devices the `devices` option keeps: indices (into the list of
-// compute-capable devices) or name substrings; empty keeps all.
-struct DeviceFilter {
-  std::vector<std::int64_t> indices;
-  std::vector<std::string> names;
-  bool keeps(std::uint32_t index, std::string_view name) const;
-};
-
 // Every physical device with a compute queue family that passes the filter.
 // Devices older than Vulkan 1.1 are skipped with a log line saying why.
-std::vector<PhysicalDevice> discover_devices(const Instance& instance, const DeviceFilter& filter);
+std::vector<PhysicalDevice> discover_devices(const Instance& instance, const sdk::DeviceFilter& filter);
 
 // Whether the device can hold and compute values of `dtype` (kiln_dtype).
 bool dtype_supported(const DeviceCaps& caps, unsigned dtype);

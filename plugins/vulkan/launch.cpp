@@ -7,7 +7,7 @@
 #include "launch.hpp"
 
 #include "pipeline.hpp"
-#include "plugin_state.hpp"
+#include "vulkan.hpp"
 #include "vk_check.hpp"
 #include "vk_struct.hpp"
 
@@ -247,5 +247,7 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     sdk::write_args(raw, args);
   });
 }
+
+const sdk::LaunchFunctions kLaunchFunctions = {launch, launch_timed};
 
 }  // namespace kiln::vulkan

@@ -5,7 +5,7 @@
 // complete (event_wait, device_synchronize, or a later call).
 #include "pool.hpp"
 
-#include "plugin_state.hpp"
+#include "vulkan.hpp"
 
 #include <kiln/sdk/plugin_support.hpp>
 
@@ -179,5 +179,18 @@ void event_release(kiln_event* handle) { delete to_event(handle); }
 kiln_error* device_synchronize(kiln_device* handle) {
   return sdk::guard([&] { to_device(handle, "device_synchronize: device").synchronize(); });
 }
+
+const sdk::PoolFunctions kPoolFunctions = {
+    .memory_info = memory_info,
+    .buffer_alloc = buffer_alloc,
+    .buffer_free = buffer_free,
+    .buffer_host_pointer = nullptr,  // device memory is not host memory
+    .copy_to_device = copy_to_device,
+    .copy_to_host = copy_to_host,
+    .copy_device_to_device = copy_device_to_device,
+    .event_wait = event_wait,
+    .event_release = event_release,
+    .event_query = nullptr,  // not yet: waiting is the only way to learn of completion
+};
 
 }  // namespace kiln::vulkan

@@ -61,7 +61,7 @@ TEST(CudaInit, AMissingDriverNamesTheLibrary) {
 
 TEST(CudaInit, BadOptionsNameTheKey) {
   try {
-    AbiPlugin plugin(plugin_path("cuda"), R"({"devices": ["zero"]})");
+    AbiPlugin plugin(plugin_path("cuda"), R"({"devices": [true]})");
     FAIL() << "init succeeded";
   } catch (const AbiError& e) {
     EXPECT_EQ(e.status, KILN_STATUS_INVALID_ARGUMENT);

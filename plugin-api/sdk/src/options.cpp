@@ -118,6 +118,25 @@ std::vector<std::int64_t> Options::get_int_list(std::string_view key) const {
   return out;
 }
 
+std::vector<std::variant<std::int64_t, std::string>> Options::get_int_or_string_list(std::string_view key,
+                                                                                     std::string_view item) const {
+  std::vector<std::variant<std::int64_t, std::string>> out;
+  const json::value* v = impl_->object.if_contains(key);
+  if (v == nullptr) return out;
+  impl_->read.emplace(key);
+  if (!v->is_array()) type_error(impl_->path, key, "an array, each item " + std::string(item), *v);
+  const json::array& items = v->as_array();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].is_int64())
+      out.emplace_back(items[i].as_int64());
+    else if (items[i].is_string())
+      out.emplace_back(std::string(items[i].as_string()));
+    else
+      type_error(impl_->path, std::string(key) + "[" + std::to_string(i) + "]", item, items[i]);
+  }
+  return out;
+}
+
 Options Options::get_object(std::string_view key) const {
   Options nested;
   nested.impl_->path = impl_->path + std::string(key) + ".";

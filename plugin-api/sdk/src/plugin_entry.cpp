@@ -68,4 +68,27 @@ kiln_error* answer_device_open(kiln_device_open_args* raw, const DeviceCountFn& 
   });
 }
 
+kiln_error* answer_program_source(kiln_program_source_args* raw, std::string_view function,
+                                  const std::function<ProgramText(kiln_program*)>& text) noexcept {
+  return guard([&] {
+    auto args = read_args(raw);
+    if (args.program == nullptr)
+      fail(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": program is NULL");
+    const ProgramText answer = text(args.program);
+    args.language = answer.language;
+    args.text = answer.text.data();
+    args.text_len = answer.text.size();
+    write_args(raw, args);
+  });
+}
+
+kiln_error* answer_cache_key(kiln_cache_key_args* raw,
+                             const std::function<const std::string&(kiln_device*)>& key) noexcept {
+  return guard([&] {
+    auto args = read_args(raw);
+    args.key = key(args.device).c_str();
+    write_args(raw, args);
+  });
+}
+
 }  // namespace kiln::sdk

@@ -15,12 +15,20 @@
 //   kiln_error* device_open(kiln_device_open_args* raw) {
 //     return sdk::answer_device_open(raw, count, [](std::uint32_t i) { return handle_of_opened(i); });
 //   }
+//   kiln_error* program_source(kiln_program_source_args* raw) {
+//     return sdk::answer_program_source(raw, "program_source", [](kiln_program* p) { return text_of(p); });
+//   }
+//   kiln_error* cache_key(kiln_cache_key_args* raw) {
+//     return sdk::answer_cache_key(raw, [](kiln_device* d) -> const std::string& { return key_of(d); });
+//   }
 #pragma once
 
 #include "kiln/sdk/plugin_support.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <string_view>
 
 namespace kiln::sdk {
 
@@ -46,5 +54,22 @@ kiln_error* answer_device_info(kiln_device_info_args* raw, const DeviceCountFn& 
 // after checking index < count().
 kiln_error* answer_device_open(kiln_device_open_args* raw, const DeviceCountFn& count,
                                const std::function<kiln_device*(std::uint32_t)>& open) noexcept;
+
+// What program_source reports: the program's language and text (owned by
+// the program, so valid until program_release).
+struct ProgramText {
+  const char* language;
+  std::string_view text;
+};
+
+// program_source: `text(program)` after checking the program is not NULL
+// ("<function>: program is NULL"; a plugin may prefix its name).
+kiln_error* answer_program_source(kiln_program_source_args* raw, std::string_view function,
+                                  const std::function<ProgramText(kiln_program*)>& text) noexcept;
+
+// cache_key: `key(device)`, a string the plugin owns until shutdown. `key`
+// does its own device check (the host passes the device of the compile).
+kiln_error* answer_cache_key(kiln_cache_key_args* raw,
+                             const std::function<const std::string&(kiln_device*)>& key) noexcept;
 
 }  // namespace kiln::sdk

@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace kiln::sdk {
@@ -214,6 +215,11 @@ class Options {
   std::string get_string(std::string_view key, std::string_view fallback) const;
   std::vector<std::string> get_string_list(std::string_view key) const;
   std::vector<std::int64_t> get_int_list(std::string_view key) const;
+  // An array whose items are each an integer or a string (in order);
+  // `item` says what one item must be, for the message of a wrong one
+  // ("option 'key[i]' must be <item>, got ...").
+  std::vector<std::variant<std::int64_t, std::string>> get_int_or_string_list(std::string_view key,
+                                                                              std::string_view item) const;
   // A nested object, as options of its own.
   Options get_object(std::string_view key) const;
   // An array of objects, each as options of its own (named "key[i]." in

@@ -2,16 +2,18 @@
 // emitter, compiles it with the system compiler into a shared object, dlopens
 // it and calls it on host memory. One device, "c:0": the host's CPU.
 //
-// Files: plugin.cpp (ABI table, init, options), device.cpp (DeviceInfo from
-// the machine), compiler.cpp (the system compiler), compile.cpp (emit, disk
-// cache, dlopen), launch.cpp (launch and timed launch), subprocess.cpp.
-// The pool is the SDK's host-memory pool (kiln/sdk/host_memory.hpp): buffers
+// Files (the plugin shape, docs/plugin-guide.md): plugin.cpp (ABI table,
+// init, options, cache key), device.cpp (DeviceInfo from the machine, the one
+// device), compile.cpp (emit, disk cache, dlopen), launch.cpp (launch and
+// timed launch); helpers: compiler.cpp (the system compiler), subprocess.cpp.
+// No pool.cpp: the pool is the SDK's host-memory pool (kiln/sdk/host_memory.hpp): buffers
 // are 64-byte aligned host allocations, so a buffer of c:0 works on any other
 // host-memory device (cblas:0...) by its host pointer, without a copy.
 #pragma once
 
 #include <kiln/plugin.h>
 #include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/plugin_table.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -50,13 +52,13 @@ struct Settings {
   double memory_bandwidth_gbps = 0;
 };
 
-// Process-wide state: written by init, read-only afterwards.
+// Process-wide state: built by init, read-only until shutdown.
 struct State {
   Settings settings;
   kiln_device_info info{};
   std::string cache_key;  // plugin version + compiler identity + flags; in every program's hash
 };
-State& state();
+State& state();  // throws INVALID_ARGUMENT outside init..shutdown
 
 // A compiled kernel: the loaded entry point of a cached shared object.
 struct Program {
@@ -78,15 +80,12 @@ void compile_shared_object(const Compiler& compiler, bool vector_math, const std
 
 // device.cpp
 kiln_device_info describe_device(const Settings& settings);
+extern const sdk::DeviceFunctions kDeviceFunctions;
 
 // compile.cpp
-kiln_error* compile(kiln_compile_args* args);
-kiln_error* program_source(kiln_program_source_args* args);
-void program_release(kiln_program* program);
-kiln_error* cache_key(kiln_cache_key_args* args);
+extern const sdk::CompileFunctions kCompileFunctions;
 
 // launch.cpp
-kiln_error* launch(kiln_launch_args* args);
-kiln_error* launch_timed(kiln_timed_launch_args* args);
+extern const sdk::LaunchFunctions kLaunchFunctions;
 
 }  // namespace kiln::cplugin

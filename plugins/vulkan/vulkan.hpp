@@ -1,12 +1,15 @@
-// plugin_state.hpp - what init builds and every ABI function reads: the
-// instance, the discovered devices, the opened ones; and the casts between
-// opaque ABI handles and the plugin's objects.
+// vulkan.hpp - the plugin's internal header: what init builds and every ABI
+// function reads (the instance, the discovered devices, the opened ones), the
+// casts between opaque ABI handles and the plugin's objects, and the parts of
+// the table each role file owns (device.cpp, pool.cpp, compile.cpp,
+// launch.cpp; plugin.cpp puts them together).
 #pragma once
 
 #include "logical_device.hpp"
 #include "memory.hpp"
 
 #include <kiln/plugin.h>
+#include <kiln/sdk/plugin_table.hpp>
 
 #include <memory>
 #include <mutex>
@@ -25,6 +28,7 @@ struct PluginState {
 // The state between init and shutdown. Throws PluginError(INVALID_ARGUMENT)
 // when called outside that window.
 PluginState& plugin_state();
+bool plugin_ready();  // between init and shutdown
 
 // kiln_event: one submission on one device.
 struct Event {
@@ -46,5 +50,10 @@ inline Event* to_event(kiln_event* event) { return reinterpret_cast<Event*>(even
 inline kiln_event* make_event(Device& device, std::shared_ptr<Submission> submission) {
   return to_handle(new Event{&device, std::move(submission)});
 }
+
+extern const sdk::DeviceFunctions kDeviceFunctions;    // device.cpp
+extern const sdk::PoolFunctions kPoolFunctions;        // pool.cpp
+extern const sdk::CompileFunctions kCompileFunctions;  // compile.cpp
+extern const sdk::LaunchFunctions kLaunchFunctions;    // launch.cpp
 
 }  // namespace kiln::vulkan

@@ -3,9 +3,11 @@
 // (openblas.hpp) and refuses every other kernel with UNSUPPORTED. One device,
 // "cblas:0": OpenBLAS on the host's CPU.
 //
-// Files: plugin.cpp (ABI table, init, options), device.cpp (DeviceInfo),
-// compile.cpp (recognise, program_source), launch.cpp (the call, timed).
-// The pool is the SDK's host-memory pool (kiln/sdk/host_memory.hpp), as in
+// Files (the plugin shape, docs/plugin-guide.md): plugin.cpp (ABI table,
+// init, options, cache key), device.cpp (DeviceInfo, the one device),
+// compile.cpp (recognise, program_source), launch.cpp (the call, timed);
+// helpers: gemm_match.cpp (the pattern), openblas.cpp (the library).
+// No pool.cpp: the pool is the SDK's host-memory pool (kiln/sdk/host_memory.hpp), as in
 // the C plugin: buffers are 64-byte aligned host memory, and launches use
 // kiln_arg.host_pointer, so a buffer of c:0 runs on cblas:0 (and back)
 // without a copy.
@@ -15,6 +17,7 @@
 #include "openblas.hpp"
 
 #include <kiln/plugin.h>
+#include <kiln/sdk/plugin_table.hpp>
 
 #include <string>
 
@@ -28,20 +31,21 @@ struct State {
   kiln_device_info info{};
   std::string cache_key;
 };
-State& state();
+State& state();  // throws INVALID_ARGUMENT outside init..shutdown
 
 struct Program {
   GemmPlan plan;
   std::string text;  // program_source
 };
 
+// device.cpp
 kiln_device_info describe_device(const OpenBlas& blas, int threads);
+extern const sdk::DeviceFunctions kDeviceFunctions;
 
-kiln_error* compile(kiln_compile_args* args);
-kiln_error* program_source(kiln_program_source_args* args);
-void program_release(kiln_program* program);
-kiln_error* cache_key(kiln_cache_key_args* args);
-kiln_error* launch(kiln_launch_args* args);
-kiln_error* launch_timed(kiln_timed_launch_args* args);
+// compile.cpp
+extern const sdk::CompileFunctions kCompileFunctions;
+
+// launch.cpp
+extern const sdk::LaunchFunctions kLaunchFunctions;
 
 }  // namespace kiln::cblas
