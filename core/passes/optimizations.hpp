@@ -21,7 +21,7 @@ const Optimization& pad();
 const Optimization& reassociate();
 // end of structural
 
-// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax)
+// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile)
 const Optimization& register_block();
 const Optimization& tiled_reduce();
 const Optimization& local_tile();
@@ -29,6 +29,7 @@ const Optimization& vectorize();
 const Optimization& lane_reduce();
 const Optimization& row_cache();
 const Optimization& online_softmax();
+const Optimization& mma_tile();
 // end of performance
 
 }  // namespace kiln::passes::opts

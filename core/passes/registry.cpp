@@ -31,6 +31,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::lane_reduce());
     all.push_back(&opts::row_cache());
     all.push_back(&opts::online_softmax());
+    all.push_back(&opts::mma_tile());
     // end of performance
 
     return all;

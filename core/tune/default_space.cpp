@@ -26,6 +26,9 @@ const SearchSpace& default_search_space() {
              "split_local(axis=0,factor=256)",
              // GPU matrix product: 128x128 LOCAL tiles, 8x8 per thread, float4 copies.
              "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
+             // GPU matrix product of f16/bf16 on devices that claim the MMA op (sm_80+):
+             // 4 warps per group, each a 32 x 32 block of C in 2 x 4 m16n8k16 tiles.
+             "mma_tile(warps=4,tm=2,tn=4)",
              // CPU (AVX-512) elementwise: 16 consecutive elements per iteration as one
              // vector (libmvec calls, streaming stores into large outputs).
              "coarsen(axis=0,factor=16,mode=0); unroll(loop=0,factor=0); vectorize(lanes=16)",
