@@ -16,9 +16,9 @@
 # cuda:0), KILN_GPU_TUNE_BUDGET (seconds
 # of `kiln tune` per kernel, default 45), KILN_GPU_PREFIX (where carried
 # packages are unpacked, default /tmp/kiln-prefix), KILN_GPU_STEPS (which of
-# tests,perf,run,tune,rows to do, comma-separated; default tests,perf,run,tune;
+# tests,perf,run,tune,rows,mma to do, comma-separated; default tests,perf,run,tune;
 # `rows` (the row kernels against kiln's add and torch, KILN_GPU_ROWS_* below)
-# is asked for by name: a device call of
+# and `mma` (f16/bf16 matmul on the tensor cores, KILN_GPU_MMA_*) are asked for by name: a device call of
 # at most 10 minutes may split them, `--prebuilt` on the second).
 #
 # What the GPU machine lacks (sqlite3.h, the Vulkan loader and headers,
@@ -322,6 +322,65 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
       echo "$again" >>"$LOGS/kiln-tune.log"
       row "tune $kernel again" "$(json_field from_cache "$again" | sed 's/true/cached/')" \
         "$(json_field candidates_measured "$again") candidates measured, $(json_field tune_seconds "$again" | cut -c1-6) s"
+    done
+  fi
+
+  # ---------------------------------------------------------- mma --
+  # Issue 12: half-precision matrix products on the tensor cores (the MMA op
+  # and mma_tile), tuned on the tune device beside torch's matmul in the same
+  # run: f16 and bf16 at 4096^3 and 1024^3, then the odd and skinny shapes,
+  # each checked against the reference by `kiln run --tuned`.
+  # KILN_GPU_MMA_BUDGET (seconds per tune, default 20), KILN_GPU_MMA_DTYPES.
+  if want mma && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
+    MMA_DB=$LOGS/tuning-mma.sqlite
+    rm -f "$MMA_DB"
+    MMA_BUDGET=${KILN_GPU_MMA_BUDGET:-20}
+    MMA_DTYPES=${KILN_GPU_MMA_DTYPES:-f16 bf16}
+    if [ "${KILN_GPU_SKIP_TORCH:-0}" != 1 ]; then
+      python3 - "$MMA_DTYPES" >"$LOGS/torch-mma.log" 2>&1 <<'PY' || true
+import sys, torch
+dev = "cuda"
+def median_ms(fn, repeats=20, warmups=3):
+    for _ in range(warmups): fn()
+    times = []
+    for _ in range(repeats):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[(len(times) - 1) // 2]
+for name in sys.argv[1].split():
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[name]
+    for n in (4096, 1024):
+        a = torch.rand(n, n, device=dev, dtype=dt); b = torch.rand(n, n, device=dev, dtype=dt)
+        print("PERF matmul_%d_%s" % (n, name), 2 * n ** 3 / median_ms(lambda: a @ b) / 1e9, "TFLOP/s")
+PY
+    fi
+    for dt in $MMA_DTYPES; do
+      for spec in "4096|--size 4096" "1024|--size 1024" "1000x999x1001|--m 1000 --n 999 --k 1001" \
+                  "16x4096x4096|--m 16 --n 4096 --k 4096"; do
+        IFS='|' read -r shape sizes <<<"$spec"
+        # shellcheck disable=SC2086
+        out=$(timeout 200 "$KILN" tune matmul $sizes --dtype "$dt" --device "$TUNE_DEVICE" --budget "$MMA_BUDGET" \
+                --db "$MMA_DB" --json 2>"$LOGS/tune-mma-$shape-$dt.log")
+        echo "$out" >>"$LOGS/kiln-tune-mma.log"
+        best=$(json_field best_ns "$out")
+        if [ -z "$best" ]; then
+          FAILED=1
+          row "mma: matmul $shape $dt" "FAILED" "$(tail -1 "$LOGS/tune-mma-$shape-$dt.log" | cut -c1-80)"
+          continue
+        fi
+        IFS=x read -r mm nn kk <<<"$shape"
+        [ -z "${nn:-}" ] && nn=$mm && kk=$mm
+        rate=$(awk -v t="$best" -v m="$mm" -v n="$nn" -v k="$kk" 'BEGIN { printf "%.1f", 2 * m * n * k / t / 1000 }')
+        torch=$(perf "matmul_${shape}_$dt" "$LOGS/torch-mma.log")
+        ratio=""
+        [ -n "$torch" ] && ratio=$(awk -v a="$rate" -v b="$torch" 'BEGIN { printf "%.2fx", a / b }')
+        # shellcheck disable=SC2086
+        checked=$(timeout 200 "$KILN" run matmul $sizes --dtype "$dt" --device "$TUNE_DEVICE" --tuned --db "$MMA_DB" \
+                    --json 2>"$LOGS/run-mma-$shape-$dt.log" | grep -o '"ok":[a-z]*' | head -1)
+        row "mma: matmul $shape $dt" "$rate TFLOP/s" "${ratio:+$ratio torch ${torch} TFLOP/s; }run --tuned ${checked:-?}; $(json_field tune_seconds "$out" | cut -c1-5) s"
+        row "" "" "seq: $(json_field sequence "$out" | cut -c1-76)"
+      done
     done
   fi
 

@@ -9,6 +9,7 @@
 #include "kiln/sdk/host_memory.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
+#include <kiln/sdk/device_filter.hpp>
 #include "kiln/sdk/op_rules.hpp"
 #include "kiln/sdk/plugin_entry.hpp"
 #include "kiln/sdk/wire.hpp"
@@ -187,17 +188,22 @@ std::unique_ptr<PluginState> parse_options(const sdk::Options& options) {
   if (!(result->noise >= 0 && result->noise <= 10)) bad_option("noise", "must be between 0 and 10");
   result->seed = static_cast<std::uint64_t>(options.get_int("seed", 0));
   result->max_ops = ranged(options, "", "max_ops", sdk::RunOptions{}.max_ops, 0, 1ull << 62);
-  std::vector<sdk::Options> devices = options.get_object_list("devices");
-  if (options.has("devices") && devices.empty()) bad_option("devices", "lists no device");
+  std::vector<sdk::Options> devices = options.get_object_list("simulate");
+  if (options.has("simulate") && devices.empty()) bad_option("simulate", "lists no device");
   if (devices.empty()) devices.push_back(sdk::Options::parse("{}"));
+  // "devices" is the filter every plugin reads (docs/config.md), here over
+  // the simulated devices "simulate" makes.
+  const sdk::DeviceFilter filter = sdk::DeviceFilter::read(options);
   for (std::size_t i = 0; i < devices.size(); ++i) {
     auto device = std::make_unique<Device>();
-    device->config = parse_device(devices[i], options.has("devices") ? "devices[" + std::to_string(i) + "]." : "", i);
+    device->config = parse_device(devices[i], options.has("simulate") ? "simulate[" + std::to_string(i) + "]." : "", i);
+    if (!filter.keeps(i, device->config.info.name)) continue;
     char hex[17];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(device->config.options_hash));
     device->cache_key = std::string(kPluginName) + " " + kPluginVersion + " device-options " + hex;
     result->devices.push_back(std::move(device));
   }
+  if (result->devices.empty()) sdk::fail(KILN_STATUS_UNAVAILABLE, "dummy: option 'devices' keeps none of the simulated devices");
   options.warn_unknown_keys(kPluginName);
   return result;
 }

@@ -30,7 +30,7 @@ class KilnRun : public ::testing::Test {
     std::ofstream(config_) << R"({"plugins": {
       "c": {"enabled": false}, "cblas": {"enabled": false}, "cuda": {"enabled": false},
       "opencl": {"enabled": false}, "vulkan": {"enabled": false},
-      "dummy": {"enabled": true, "options": {"devices": [
+      "dummy": {"enabled": true, "options": {"simulate": [
         {"name": "cli-gpu"},
         {"name": "cli-narrow", "dtypes": ["f32"], "unsupported_ops": {"f32": ["exp", "exp2"]}}]}}}})";
   }

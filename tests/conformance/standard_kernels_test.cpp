@@ -38,7 +38,7 @@ using kernels::StandardKernel;
 
 const char* const kPlugins[] = {"c", "cblas", "opencl", "vulkan", "cuda", "dummy"};
 
-constexpr const char* kDummyOptions = R"({"devices": [
+constexpr const char* kDummyOptions = R"({"simulate": [
     {"name": "conformance-gpu"},
     {"name": "conformance-narrow", "kind": "cpu", "warp_size": 1, "dtypes": ["f32"],
      "unsupported_ops": {"f32": ["exp", "exp2"]}}]})";

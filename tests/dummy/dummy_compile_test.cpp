@@ -45,7 +45,7 @@ TEST(DummyCompile, StructuralErrorsAreInvalidArgumentsNamingTheOp) {
 }
 
 TEST(DummyCompile, RejectsWhatTheDeviceLacksWithFailedOp) {
-  auto plugin = load_dummy(R"({"devices": [{"dtypes": ["f32", "f16"], "unsupported_ops": {"f16": ["exp"]},
+  auto plugin = load_dummy(R"({"simulate": [{"dtypes": ["f32", "f16"], "unsupported_ops": {"f16": ["exp"]},
       "vector_widths": [2], "max_local_dims": [64, 64, 64], "max_local_threads": 128, "local_memory_bytes": 1024}]})");
   // f64 is not among the dtypes: the first op of that dtype is named.
   expect_compile_error(*plugin, unary_kernel(KILN_DTYPE_F64, KILN_UNARY_NEG), KILN_STATUS_UNSUPPORTED,
@@ -100,10 +100,10 @@ TEST(DummyCompile, CacheKeyFollowsTheDeviceOptions) {
     check(plugin->api().cache_key(&a));
     return std::string(a.key);
   };
-  const std::string two = R"({"devices": [{"warp_size": 32}, {"warp_size": 64}]})";
+  const std::string two = R"({"simulate": [{"warp_size": 32}, {"warp_size": 64}]})";
   EXPECT_EQ(key(two, 0), key(two, 0));                    // stable across inits
   EXPECT_NE(key(two, 0), key(two, 1));                    // options differ
-  EXPECT_EQ(key("{}", 0), key(R"({"devices": [{}]})", 0));  // defaults are defaults
-  EXPECT_NE(key("{}", 0), key(R"({"devices": [{"launch_overhead_ns": 1}]})", 0));  // model parameters count
+  EXPECT_EQ(key("{}", 0), key(R"({"simulate": [{}]})", 0));  // defaults are defaults
+  EXPECT_NE(key("{}", 0), key(R"({"simulate": [{"launch_overhead_ns": 1}]})", 0));  // model parameters count
   EXPECT_EQ(key("{}", 0).rfind("dummy 0.1.0 ", 0), 0u);
 }

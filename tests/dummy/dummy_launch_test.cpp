@@ -91,7 +91,7 @@ TEST(DummyLaunch, BufferHandlesWithoutHostPointersWork) {
 }
 
 TEST(DummyLaunch, KernelFaultsAndBadLaunchesAreErrors) {
-  auto plugin = load_dummy(R"({"devices": [{"max_grid_dims": [4, 1, 1]}]})");
+  auto plugin = load_dummy(R"({"simulate": [{"max_grid_dims": [4, 1, 1]}]})");
   kiln_device* device = plugin->open(0);
   const auto ops = wire_add_f32(4);
   DeviceBuffer da(*plugin, device, std::vector<float>(4)), db(*plugin, device, std::vector<float>(3)),

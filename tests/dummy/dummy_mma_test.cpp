@@ -47,7 +47,7 @@ TEST(DummyMma, OffByDefault) {
 }
 
 TEST(DummyMma, TheOptionClaimsItAndItRuns) {
-  auto plugin = load_dummy(R"({"devices": [{"mma": true}]})");
+  auto plugin = load_dummy(R"({"simulate": [{"mma": true}]})");
   const kiln_device_info info = plugin->info(0);
   EXPECT_TRUE(sdk::has_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA));
   for (unsigned f : {KILN_FEATURE_MMA_M16N8K16_F16, KILN_FEATURE_MMA_M16N8K16_BF16, KILN_FEATURE_MMA_M16N8K8_TF32})

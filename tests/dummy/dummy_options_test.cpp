@@ -28,7 +28,7 @@ TEST(DummyOptions, DefaultIsOneGpuShapedDevice) {
 
 TEST(DummyOptions, EveryInfoFieldComesFromTheOptions) {
   auto plugin = load_dummy(R"({
-    "devices": [
+    "simulate": [
       {"name": "sim-a", "vendor": "acme", "driver_version": "9.9", "pci_bus_id": "0000:01:00.0",
        "kind": "gpu", "warp_size": 64, "max_local_threads": 512, "max_local_dims": [512, 256, 8],
        "max_grid_dims": [1000, 2000, 3000], "local_memory_bytes": 65536, "register_bytes": 2048,
@@ -82,7 +82,7 @@ TEST(DummyOptions, EveryInfoFieldComesFromTheOptions) {
 }
 
 TEST(DummyOptions, InfoHonoursAnOlderHostsStructSize) {
-  auto plugin = load_dummy(R"({"devices": [{"name": "short", "warp_size": 16}]})");
+  auto plugin = load_dummy(R"({"simulate": [{"name": "short", "warp_size": 16}]})");
   kiln_device_info info;
   std::memset(&info, 0xab, sizeof(info));
   info.struct_size = offsetof(kiln_device_info, kind);  // an imaginary minor that ended at pci_bus_id
@@ -97,20 +97,20 @@ TEST(DummyOptions, InfoHonoursAnOlderHostsStructSize) {
 
 TEST(DummyOptions, WrongTypesFailInitNamingTheKey) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"devices": [{"warp_size": "wide"}]})", "option 'devices[0].warp_size' must be an integer, got a string"},
-      {R"({"devices": [{}, {"native_exp2": 1}]})", "option 'devices[1].native_exp2' must be true or false"},
-      {R"({"devices": {"name": "x"}})", "option 'devices' must be an array of objects, got an object"},
-      {R"({"devices": [3]})", "option 'devices[0]' must be an object"},
+      {R"({"simulate": [{"warp_size": "wide"}]})", "option 'simulate[0].warp_size' must be an integer, got a string"},
+      {R"({"simulate": [{}, {"native_exp2": 1}]})", "option 'simulate[1].native_exp2' must be true or false"},
+      {R"({"simulate": {"name": "x"}})", "option 'simulate' must be an array of objects, got an object"},
+      {R"({"simulate": [3]})", "option 'simulate[0]' must be an object"},
       {R"({"noise": "loud"})", "option 'noise' must be a number"},
-      {R"({"devices": [{"max_local_dims": [64, 64]}]})", "option 'devices[0].max_local_dims' must list 3 values"},
-      {R"({"devices": [{"warp_size": 0}]})", "option 'devices[0].warp_size' must be between 1 and 1024, got 0"},
-      {R"({"devices": [{"vector_widths": [4, 32]}]})", "option 'devices[0].vector_widths' lane counts must be 1..16, got 32"},
-      {R"({"devices": [{"kind": "toaster"}]})", "option 'devices[0].kind' must be cpu, gpu, accelerator, virtual or unknown"},
-      {R"({"devices": [{"dtypes": ["f32", "f128"]}]})", "option 'devices[0].dtypes' names an unknown dtype 'f128'"},
-      {R"({"devices": [{"unsupported_ops": {"f32": ["frobnicate"]}}]})",
-       "option 'devices[0].unsupported_ops.f32' names an unknown op 'frobnicate'"},
-      {R"({"devices": [{"sector_bytes": 48}]})", "option 'devices[0].sector_bytes' must be a power of two"},
-      {R"({"devices": []})", "option 'devices' lists no device"},
+      {R"({"simulate": [{"max_local_dims": [64, 64]}]})", "option 'simulate[0].max_local_dims' must list 3 values"},
+      {R"({"simulate": [{"warp_size": 0}]})", "option 'simulate[0].warp_size' must be between 1 and 1024, got 0"},
+      {R"({"simulate": [{"vector_widths": [4, 32]}]})", "option 'simulate[0].vector_widths' lane counts must be 1..16, got 32"},
+      {R"({"simulate": [{"kind": "toaster"}]})", "option 'simulate[0].kind' must be cpu, gpu, accelerator, virtual or unknown"},
+      {R"({"simulate": [{"dtypes": ["f32", "f128"]}]})", "option 'simulate[0].dtypes' names an unknown dtype 'f128'"},
+      {R"({"simulate": [{"unsupported_ops": {"f32": ["frobnicate"]}}]})",
+       "option 'simulate[0].unsupported_ops.f32' names an unknown op 'frobnicate'"},
+      {R"({"simulate": [{"sector_bytes": 48}]})", "option 'simulate[0].sector_bytes' must be a power of two"},
+      {R"({"simulate": []})", "option 'simulate' lists no device"},
       {R"({"noise": -1})", "option 'noise' must be between 0 and 10"},
       {R"({not json)", "options are not valid JSON"},
   };
@@ -118,9 +118,20 @@ TEST(DummyOptions, WrongTypesFailInitNamingTheKey) {
     expect_abi_error([&] { load_dummy(json); }, KILN_STATUS_INVALID_ARGUMENT, fragment);
 }
 
+// "devices" is the filter every plugin reads, here over what "simulate" makes.
+TEST(DummyOptions, DevicesFiltersTheSimulatedDevicesAsInEveryPlugin) {
+  auto plugin = load_dummy(R"({"simulate": [{"name": "sim-a"}, {"name": "sim-b"}, {"name": "sim-c"}], "devices": ["b", 2]})");
+  ASSERT_EQ(plugin->device_count(), 2u);
+  EXPECT_STREQ(plugin->info(0).name, "sim-b");
+  EXPECT_STREQ(plugin->info(1).name, "sim-c");
+  expect_abi_error([&] { load_dummy(R"({"simulate": [{"name": "sim-a"}], "devices": [5]})"); },
+                   KILN_STATUS_UNAVAILABLE, "option 'devices' keeps none of the simulated devices");
+  expect_abi_error([&] { load_dummy(R"({"devices": [true]})"); }, KILN_STATUS_INVALID_ARGUMENT, "option 'devices[0]'");
+}
+
 TEST(DummyOptions, UnknownKeysAreWarnings) {
   test_log_lines().clear();
-  auto plugin = load_dummy(R"({"colour": "red", "devices": [{"name": "x", "speed": 3,
+  auto plugin = load_dummy(R"({"colour": "red", "simulate": [{"name": "x", "speed": 3,
                                  "unsupported_ops": {"f33": ["exp"]}}]})");
   EXPECT_EQ(plugin->device_count(), 1u);
   auto logged = [](const std::string& fragment) {
@@ -129,12 +140,12 @@ TEST(DummyOptions, UnknownKeysAreWarnings) {
     return false;
   };
   EXPECT_TRUE(logged("dummy: unknown option 'colour' ignored"));
-  EXPECT_TRUE(logged("dummy: unknown option 'devices[0].speed' ignored"));
-  EXPECT_TRUE(logged("dummy: unknown option 'devices[0].unsupported_ops.f33' ignored"));
+  EXPECT_TRUE(logged("dummy: unknown option 'simulate[0].speed' ignored"));
+  EXPECT_TRUE(logged("dummy: unknown option 'simulate[0].unsupported_ops.f33' ignored"));
 }
 
 TEST(DummyOptions, MemoryBytesIsTheDevicesBudget) {
-  auto plugin = load_dummy(R"({"devices": [{"memory_bytes": 1000000}]})");
+  auto plugin = load_dummy(R"({"simulate": [{"memory_bytes": 1000000}]})");
   kiln_device* device = plugin->open(0);
   EXPECT_EQ(plugin->open(0), device);  // opening again gives the same handle
   auto memory = [&] {

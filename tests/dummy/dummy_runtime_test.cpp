@@ -20,7 +20,7 @@ using namespace kiln;
 namespace {
 
 constexpr const char* kEnabled =
-    R"({"enabled": true, "options": {"devices": [{"name": "sim", "warp_size": 16}, {"unsupported_ops": {"f32": ["sin"]}}]}})";
+    R"({"enabled": true, "options": {"simulate": [{"name": "sim", "warp_size": 16}, {"unsupported_ops": {"f32": ["sin"]}}]}})";
 
 Runtime runtime_with(const std::string& dummy_entry) {
   const std::string text = R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},

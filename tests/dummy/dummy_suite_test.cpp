@@ -13,7 +13,7 @@ using namespace kiln;
 using namespace kiln::test;
 
 TEST(DummySuite, EveryKernelOfTheSuiteMatchesTheInterpreter) {
-  auto plugin = load_dummy(R"({"devices": [{"vector_widths": [2, 4, 8, 16]}]})");
+  auto plugin = load_dummy(R"({"simulate": [{"vector_widths": [2, 4, 8, 16]}]})");
   kiln_device* device = plugin->open(0);
   for (std::size_t n : {std::size_t{17}, std::size_t{257}, std::size_t{1000}}) {  // n / 8 >= 1: the 8-lane vector kernels
     const auto suite = kernel_suite(plugin->info(0), n, static_cast<unsigned>(n));
@@ -26,7 +26,7 @@ TEST(DummySuite, EveryKernelOfTheSuiteMatchesTheInterpreter) {
 }
 
 TEST(DummySuite, WorkloadProbesMatchTheInterpreter) {
-  auto plugin = load_dummy(R"({"devices": [{"vector_widths": [2, 4, 8, 16]}]})");
+  auto plugin = load_dummy(R"({"simulate": [{"vector_widths": [2, 4, 8, 16]}]})");
   kiln_device* device = plugin->open(0);
   for (const SuiteKernel& kernel : probe_suite(4096, 5, 128)) {
     SCOPED_TRACE(kernel.name);

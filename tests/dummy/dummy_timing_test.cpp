@@ -114,7 +114,7 @@ TEST(DummyTiming, NoiseIsSeededAndDeterministic) {
 }
 
 // Ranking tests leave out the launch overhead, which would blur small kernels.
-constexpr const char* kNoOverhead = R"({"devices": [{"launch_overhead_ns": 0}]})";
+constexpr const char* kNoOverhead = R"({"simulate": [{"launch_overhead_ns": 0}]})";
 
 TEST(DummyTiming, CoalescedAccessBeatsStridedAccess) {
   auto plugin = load_dummy(kNoOverhead);
@@ -136,7 +136,7 @@ TEST(DummyTiming, ManyThreadsPerGroupBeatOneThreadPerGroup) {
 TEST(DummyTiming, VectorAccessesIssueFewerInstructions) {
   // A compute-bound device (little issue rate, ample bandwidth): the 4-lane
   // version issues a quarter of the load/store instructions.
-  auto plugin = load_dummy(R"({"devices": [{"launch_overhead_ns": 0, "peak_gflops": 50,
+  auto plugin = load_dummy(R"({"simulate": [{"launch_overhead_ns": 0, "peak_gflops": 50,
                                             "memory_bandwidth_gbps": 100000}]})");
   const std::int64_t n = 1 << 18;
   const std::uint64_t scalar = time_of(*plugin, wire_add_grouped(n, 64, 1));
@@ -146,7 +146,7 @@ TEST(DummyTiming, VectorAccessesIssueFewerInstructions) {
 }
 
 TEST(DummyTiming, TinyLaunchesCostTheLaunchOverhead) {
-  auto plugin = load_dummy(R"({"devices": [{"launch_overhead_ns": 4000}]})");
+  auto plugin = load_dummy(R"({"simulate": [{"launch_overhead_ns": 4000}]})");
   const std::uint64_t tiny = time_of(*plugin, wire_add_grouped(64, 64));
   EXPECT_GE(tiny, 4000u);
   EXPECT_LT(tiny, 4000u + 1000u);
@@ -164,10 +164,10 @@ TEST(DummyTiming, LocalMemoryLimitsOccupancy) {
   // The same tree reduction, with a device whose LOCAL memory per unit fits
   // one group at a time, is slower than with room for many.
   const auto ops = wire_tree_sum(512, 64);
-  auto roomy = load_dummy(R"({"devices": [{"local_memory_per_unit": 65536}]})");
+  auto roomy = load_dummy(R"({"simulate": [{"local_memory_per_unit": 65536}]})");
   const std::uint64_t many_groups = time_of(*roomy, ops);
   roomy.reset();
-  auto tight = load_dummy(R"({"devices": [{"local_memory_per_unit": 256}]})");
+  auto tight = load_dummy(R"({"simulate": [{"local_memory_per_unit": 256}]})");
   const std::uint64_t one_group = time_of(*tight, ops);
   show("LOCAL memory for many groups per unit vs one", many_groups, one_group);
   EXPECT_LT(many_groups, one_group) << many_groups << " vs " << one_group;

@@ -24,7 +24,7 @@ const Optimization& mma_tile() { return *find_optimization("mma_tile"); }
 const Runtime* mma_runtime() {
   static const std::unique_ptr<Runtime> runtime = []() -> std::unique_ptr<Runtime> {
     Result<Config> config = parse_config(
-        R"({"plugins": {"dummy": {"enabled": true, "options": {"devices": [{"mma": true}]}},
+        R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"mma": true}]}},
                         "c": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
                         "cuda": {"enabled": false}}})",
         "mma-tile-test-config.json");

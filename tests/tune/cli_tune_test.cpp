@@ -28,7 +28,7 @@ struct CliFixture {
     db = dir / "tuning.sqlite";
     std::ofstream(config) << R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
         "cuda": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
-        "dummy": {"enabled": true, "options": {"devices": [{"name": "sim"}]}}},
+        "dummy": {"enabled": true, "options": {"simulate": [{"name": "sim"}]}}},
       "autotune": {"budget_s": 20, "repeats": 2},
       "tuning_db": "tuning.sqlite"})";
   }

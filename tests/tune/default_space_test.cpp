@@ -167,7 +167,7 @@ TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
 // that does not claim it, it never appears.
 TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   const SearchSpace& space = default_search_space();
-  const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {256, 256, 256}, ir::DType::F16).value();
+  const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {64, 64, 64}, ir::DType::F16).value();
   AutotuneSettings settings;
   settings.n_total_opts = 30;
   settings.n_removed_per_step = 4;

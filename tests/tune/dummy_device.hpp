@@ -17,7 +17,7 @@ inline const Runtime& dummy_runtime() {
   static const Runtime runtime = [] {
     const std::string text = R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
         "cuda": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
-        "dummy": {"enabled": true, "options": {"devices": [{"name": "sim-gpu", "launch_overhead_ns": 0, "memory_bandwidth_gbps": 20000}], "noise": 0}}}})";
+        "dummy": {"enabled": true, "options": {"simulate": [{"name": "sim-gpu", "launch_overhead_ns": 0, "memory_bandwidth_gbps": 20000}], "noise": 0}}}})";
     Result<Config> config = parse_config(text, "tune-test-config.json");
     if (!config) throw ErrorException(config.error());
     Result<Runtime> runtime = Runtime::create(std::move(config).value());
