@@ -237,7 +237,7 @@ class Emitter {
     const unsigned lanes[3] = {info.a_lanes, info.b_lanes, info.c_lanes};
     for (unsigned i = 0; i < 3; ++i) {
       const kiln_op& v = value_operand(id, i);
-      if (v.dtype != (i < 2 ? op.attr : KILN_DTYPE_F32) || v.lanes != lanes[i])
+      if (v.dtype != (i < 2 ? op.attr : std::uint32_t{KILN_DTYPE_F32}) || v.lanes != lanes[i])
         reject(id, KILN_STATUS_INVALID_ARGUMENT, "operand " + std::to_string(i) + " is not the fragment type");
     }
     const std::string a = value_type(id, op.attr, info.a_lanes), b = value_type(id, op.attr, info.b_lanes);
