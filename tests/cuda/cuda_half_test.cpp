@@ -3,7 +3,7 @@
 // keep the software form), where the C, OpenCL and GLSL dialects keep the
 // shared software conversions. Needs NVRTC, not a GPU; that the instructions
 // give kiln/sdk/half.hpp's bits for every non-NaN value is checked on a
-// device (the suite against the interpreter, cuda_device_test.cpp).
+// device: CudaDevice.HalfConversionsMatchTheInterpreterBitForBit.
 #include <gtest/gtest.h>
 
 #include "cuda_source.hpp"
