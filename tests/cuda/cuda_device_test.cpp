@@ -119,6 +119,55 @@ TEST_F(CudaDevice, MemoryInfoIsTheDevices) {
   EXPECT_LE(m.free_bytes, m.total_bytes);
 }
 
+// The dialect's f16/bf16 conversions are PTX cvt instructions: on the device
+// they give the interpreter's (kiln/sdk/half.hpp's) bits for every non-NaN
+// value (a NaN only needs to stay a NaN). Every f16 pattern to f32, and f32
+// patterns to f16 and bf16: the edges (overflow to inf, the subnormal and
+// underflow bounds, f32 subnormals, NaN, inf) and random ones, most with the
+// bits below the f16 / bf16 precision at or beside the halfway point.
+TEST_F(CudaDevice, HalfConversionsMatchTheInterpreterBitForBit) {
+  constexpr std::int64_t n = std::int64_t{1} << 20;
+  kiln::test::WireBuilder w;
+  const auto h = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F16, 0, n);
+  const auto f = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 1, n);
+  const auto from16 = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 2, n);
+  const auto to16 = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F16, 3, n);
+  const auto tob16 = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_BF16, 4, n);
+  const auto g = w.group_index(0, w.const_i64(n));
+  w.store(KILN_DTYPE_F32, from16, g, w.cast(KILN_DTYPE_F32, w.load(KILN_DTYPE_F16, h, g)));
+  const auto x = w.load(KILN_DTYPE_F32, f, g);
+  w.store(KILN_DTYPE_F16, to16, g, w.cast(KILN_DTYPE_F16, x));
+  w.store(KILN_DTYPE_BF16, tob16, g, w.cast(KILN_DTYPE_BF16, x));
+
+  std::vector<std::uint16_t> halves(n);
+  for (std::int64_t i = 0; i < n; ++i) halves[i] = static_cast<std::uint16_t>(i);
+  std::vector<std::uint32_t> floats = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                                       0x7f800001u, 0x00000001u, 0x807fffffu, 0x477fe000u, 0x477fefffu, 0x477ff000u,
+                                       0xc77ff000u, 0x38800000u, 0x387fffffu, 0x33800000u, 0x33000000u, 0x33000001u,
+                                       0xb3000000u, 0x32ffffffu, 0x7f7fffffu, 0x7f7f8000u, 0x7f7f7fffu};
+  std::mt19937 rng(29);
+  constexpr std::uint32_t kLow16[] = {0x0fffu, 0x1000u, 0x1001u, 0x3000u, 0x0000u};
+  constexpr std::uint32_t kLowBf16[] = {0x7fffu, 0x8000u, 0x8001u, 0x18000u};
+  while (floats.size() < static_cast<std::size_t>(n)) {
+    std::uint32_t bits = static_cast<std::uint32_t>(rng());
+    switch (floats.size() % 4) {
+      case 0: break;
+      case 1: bits = (bits & ~0x1fffu) | kLow16[rng() % 5]; break;
+      case 2: bits = (bits & ~0x1ffffu) | kLowBf16[rng() % 4]; break;
+      default: bits = (bits & 0x807fe000u) | ((102u + static_cast<std::uint32_t>(rng() % 42)) << 23) | kLow16[rng() % 5];  // 2^-25..2^16
+    }
+    floats.push_back(bits);
+  }
+  kiln::test::SuiteKernel kernel;
+  kernel.name = "half conversions";
+  kernel.ops = w.ops;
+  kernel.args = {kiln::test::HostArg::of(KILN_DTYPE_F16, halves), kiln::test::HostArg::of(KILN_DTYPE_F32, floats),
+                 kiln::test::HostArg::buffer(KILN_DTYPE_F32, n), kiln::test::HostArg::buffer(KILN_DTYPE_F16, n),
+                 kiln::test::HostArg::buffer(KILN_DTYPE_BF16, n)};
+  kernel.checks = {{2, "f16 -> f32", {}}, {3, "f32 -> f16", {}}, {4, "f32 -> bf16", {}}};
+  for (const std::string& problem : kiln::test::run_suite_kernel(*plugin, device, kernel)) ADD_FAILURE() << problem;
+}
+
 TEST_F(CudaDevice, SuiteMatchesTheInterpreter) {
   for (std::size_t n : {std::size_t{1237}, (std::size_t{1} << 20) + 3}) {
     const auto suite = kiln::test::kernel_suite(plugin->info(0), n, 17);

@@ -294,6 +294,27 @@ std::string cuda_mma(const Dialect& d, const MmaHelper& h) {
   return out;
 }
 
+// f16/bf16 conversions as single PTX cvt instructions: cvt.f32.f16 and
+// cvt.rn.f16.f32 (every arch), cvt.rn.bf16.f32 (sm_80+; older archs keep the
+// software form, chosen by __CUDA_ARCH__: NVRTC compiles for the device's
+// arch, --gpu-architecture=sm_XX or compute_XX). No .ftz: f16 subnormals
+// convert exactly. They give half.hpp's bits for every non-NaN value (checked
+// over all 2^32 f32 and 2^16 f16 patterns on an H200); a NaN gives the
+// canonical NaN (0x7fff, 0x7fffffff) where half.hpp keeps sign and payload.
+// bf16 -> f32 is a shift already.
+std::string cuda_half_conversion(const Dialect& d, std::string_view name, std::string_view software) {
+  const std::string fn(d.function_prefix);
+  if (name == "kiln_f16_to_f32")
+    return fn + " float kiln_f16_to_f32(unsigned short h) {\n  float r;\n  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(r) : \"h\"(h));\n  return r;\n}\n";
+  if (name == "kiln_f32_to_f16")
+    return fn + " unsigned short kiln_f32_to_f16(float v) {\n  unsigned short r;\n  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(r) : \"f\"(v));\n  return r;\n}\n";
+  if (name == "kiln_f32_to_bf16")
+    return "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n" + fn +
+           " unsigned short kiln_f32_to_bf16(float v) {\n  unsigned short r;\n  asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(r) : \"f\"(v));\n  return r;\n}\n#else\n" +
+           std::string(software) + "#endif\n";
+  return std::string(software);
+}
+
 constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {
   std::uint32_t mask = 0;
   for (unsigned n : lanes) mask |= 1u << n;
@@ -405,6 +426,7 @@ const Dialect& cuda_dialect() {
       .group_index = cuda_group_index,
       .local_index = cuda_local_index,
       .mma = cuda_mma,
+      .half_conversion = cuda_half_conversion,
   };
   return d;
 }

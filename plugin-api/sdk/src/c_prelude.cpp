@@ -1,8 +1,10 @@
 // The prelude helpers shared by every C-family dialect. They are written in
 // the C subset that C, OpenCL C, CUDA and GLSL all accept, with placeholders
 // for the few words that differ ($fn: function qualifiers; $f32, $u16, $u32,
-// $u64...: type names; $abs64: fabs) and casts written @TYPE(x). The f16/bf16 conversions mirror kiln/sdk/half.hpp bit
-// for bit (round to nearest even, NaN kept quiet).
+// $u64...: type names; $abs64: fabs) and casts written @TYPE(x). The f16/bf16
+// conversions mirror kiln/sdk/half.hpp bit for bit (round to nearest even, NaN
+// kept quiet with its payload); a dialect may replace them with its own
+// (Dialect::half_conversion: CUDA's cvt instructions).
 #include "c_emitter_detail.hpp"
 
 #include "kiln/sdk/wire.hpp"
@@ -11,14 +13,22 @@ namespace kiln::sdk::detail {
 
 namespace {
 
-constexpr std::string_view kHalfHelpers = R"(
+// The f16/bf16 conversions, each on its own (a dialect may write any of them
+// its own way: Dialect::half_conversion), then the rounding built on them.
+struct HalfConversion {
+  std::string_view name, text;
+};
+constexpr HalfConversion kHalfConversions[] = {
+    {"kiln_bf16_to_f32", R"(
 $fn $f32 kiln_bf16_to_f32($u16 h) { return kiln_bits_f32(@$u32(h) << 16); }
-$fn $u16 kiln_f32_to_bf16($f32 v) {
+)"},
+    {"kiln_f32_to_bf16", R"($fn $u16 kiln_f32_to_bf16($f32 v) {
   const $u32 x = kiln_f32_bits(v);
   if ((x & 0x7fffffffu) > 0x7f800000u) return @$u16((x >> 16) | 0x40u);
   return @$u16((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
-$fn $f32 kiln_f16_to_f32($u16 h) {
+)"},
+    {"kiln_f16_to_f32", R"($fn $f32 kiln_f16_to_f32($u16 h) {
   const $u32 sign = @$u32(h & 0x8000u) << 16;
   const $u32 e = @$u32(h >> 10) & 0x1fu;
   const $u32 m = @$u32(h) & 0x3ffu;
@@ -28,7 +38,8 @@ $fn $f32 kiln_f16_to_f32($u16 h) {
   const $f32 r = @$f32(m) * 5.9604644775390625e-8f;
   return sign != 0u ? -r : r;
 }
-$fn $u16 kiln_f32_to_f16($f32 v) {
+)"},
+    {"kiln_f32_to_f16", R"($fn $u16 kiln_f32_to_f16($f32 v) {
   const $u32 x = kiln_f32_bits(v);
   const $u32 sign = (x >> 16) & 0x8000u;
   const $u32 a = x & 0x7fffffffu;
@@ -44,7 +55,9 @@ $fn $u16 kiln_f32_to_f16($f32 v) {
   if (rest > halfway || (rest == halfway && (r & 1u) != 0u)) r += 1u;
   return @$u16(sign | r);
 }
-$fn $f32 kiln_round_f16($f32 v) { return kiln_f16_to_f32(kiln_f32_to_f16(v)); }
+)"},
+};
+constexpr std::string_view kHalfRounding = R"($fn $f32 kiln_round_f16($f32 v) { return kiln_f16_to_f32(kiln_f32_to_f16(v)); }
 $fn $f32 kiln_round_bf16($f32 v) { return kiln_bf16_to_f32(kiln_f32_to_bf16(v)); }
 )";
 
@@ -148,7 +161,13 @@ std::string shared_helpers(const Dialect& d, const std::set<std::string>& helper
   std::string out;
   for (const std::string& name : helpers)
     if (name.starts_with("kiln_") && d.helper != nullptr) out += d.helper(d, name);
-  if (helpers.contains("half")) out += with_types(d, std::string(kHalfHelpers));
+  if (helpers.contains("half")) {
+    for (const auto& [name, text] : kHalfConversions) {
+      const std::string software = with_types(d, std::string(text));
+      out += d.half_conversion != nullptr ? d.half_conversion(d, name, software) : software;
+    }
+    out += with_types(d, std::string(kHalfRounding));
+  }
   if (helpers.contains("odd_f64")) out += with_types(d, std::string(kOddFromF64));
   for (const unsigned bits : {32u, 64u}) {
     if (!helpers.contains("odd_" + std::to_string(bits))) continue;

@@ -10,7 +10,10 @@
 // Semantics follow kernel_ir.h exactly, whatever the target compiler's flags:
 //   - f16/bf16 are stored as 16-bit patterns and computed in float, rounded to
 //     nearest even after every op (software conversion in the prelude, so every
-//     dialect rounds bit-identically to kiln/sdk/half.hpp);
+//     dialect rounds bit-identically to kiln/sdk/half.hpp; a dialect may use
+//     its hardware's conversions instead, Dialect::half_conversion, which
+//     must agree on every value but NaN: a NaN stays a NaN, its payload and
+//     sign may differ, as CUDA's canonical NaN does);
 //   - BOOL is one byte holding 0 or 1 in memory, and in values too unless the
 //     dialect has a native bool (GLSL);
 //   - integer ADD/SUB/MUL/NEG/ABS/SHL are computed in an unsigned type of at
@@ -151,6 +154,13 @@ struct Dialect {
   // `input` dtype on the fragment types given; nullptr: the dialect has no
   // MMA (the emitter refuses the op as UNSUPPORTED).
   std::string (*mma)(const Dialect&, const MmaHelper&) = nullptr;
+  // The definition of the f16/bf16 conversion `name` (kiln_bf16_to_f32,
+  // kiln_f32_to_bf16, kiln_f16_to_f32 or kiln_f32_to_f16: $u16 bits <-> $f32
+  // value), given `software`, the shared definition in the dialect's
+  // spelling, bit-identical to kiln/sdk/half.hpp; nullptr: that one. A
+  // dialect's own must give half.hpp's bits for every non-NaN value (round to
+  // nearest even, subnormals, overflow to infinity) and a NaN for a NaN.
+  std::string (*half_conversion)(const Dialect&, std::string_view name, std::string_view software) = nullptr;
 };
 
 // The dialects shipped with the SDK.
