@@ -161,10 +161,19 @@ kiln_error* event_query(kiln_event_query_args* raw) {
   return sdk::guard([&] {
     auto args = sdk::read_args(raw);
     if (args.event == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "event_query: event is NULL");
+    const cl_event event = as_event(args.event)->event;
     cl_int status = CL_COMPLETE;
-    check_cl(cl().clGetEventInfo(as_event(args.event)->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-                                 &status, nullptr),
+    check_cl(cl().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
              "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)");
+    if (status > CL_COMPLETE) {
+      // Still queued: without a flush an OpenCL queue need never start the
+      // command (clWaitForEvents flushes; a query does not), so polling
+      // alone could wait forever.
+      cl_command_queue queue = nullptr;
+      check_cl(cl().clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof(queue), &queue, nullptr),
+               "clGetEventInfo(CL_EVENT_COMMAND_QUEUE)");
+      if (queue != nullptr) check_cl(cl().clFlush(queue), "clFlush");
+    }
     // A negative status is the failed command's own error code.
     if (status < 0) check_cl(status, "event_query", KILN_STATUS_LAUNCH_FAILED);
     args.complete = status == CL_COMPLETE ? 1 : 0;

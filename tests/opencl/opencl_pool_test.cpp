@@ -3,6 +3,7 @@
 
 #include "support/abi_host.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -86,6 +87,36 @@ TEST_F(OpenclPool, CopiesAtOffsetsReturnEventsThatComplete) {
   EXPECT_TRUE(std::equal(back.begin(), back.end(), data.begin() + 100));
   plugin.api().buffer_free(d, b);
   plugin.api().buffer_free(d, c);
+}
+
+// ABI 1.1's event_query: a copy's event reports completion without
+// blocking, and once complete keeps saying so (and the bytes are there).
+TEST_F(OpenclPool, EventQueryReportsCompletionWithoutBlocking) {
+  ASSERT_NE(plugin.api().event_query, nullptr);
+  kiln_device* d = plugin.open(0);
+  const std::size_t n = 1u << 20;
+  const auto data = random_bytes(n, 11);
+  kiln_buffer* b = plugin.alloc(d, n);
+  auto up = copy_args(d, b, 0, const_cast<std::uint8_t*>(data.data()), n);
+  check(plugin.api().copy_to_device(&up));
+  ASSERT_NE(up.event, nullptr);
+  kiln_event_query_args q{};
+  q.struct_size = KILN_EVENT_QUERY_ARGS_STRUCT_SIZE;
+  q.event = up.event;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (q.complete == 0 && std::chrono::steady_clock::now() < give_up) check(plugin.api().event_query(&q));
+  EXPECT_EQ(q.complete, 1u);
+  q.complete = 0;
+  check(plugin.api().event_query(&q));
+  EXPECT_EQ(q.complete, 1u);
+  plugin.api().event_release(up.event);
+  std::vector<std::uint8_t> back(n, 0);
+  plugin.read(d, b, back.data(), n);
+  EXPECT_EQ(back, data);
+  kiln_event_query_args none{};
+  none.struct_size = KILN_EVENT_QUERY_ARGS_STRUCT_SIZE;
+  EXPECT_THROW(check(plugin.api().event_query(&none)), AbiError);  // a NULL event is a caller's error
+  plugin.api().buffer_free(d, b);
 }
 
 TEST_F(OpenclPool, OutOfRangeCopiesAreInvalidArguments) {
