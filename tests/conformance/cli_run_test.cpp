@@ -68,6 +68,22 @@ TEST_F(KilnRun, EveryStandardKernelPassesOnTheDummyWithJson) {
   }
 }
 
+// Numbers a user types are checked, never silently defaulted or unbounded.
+TEST_F(KilnRun, OutOfRangeBudgetsAndRepeatsAreErrorsNamingTheOption) {
+  for (const char* bad : {"--tuned --budget 0", "--tuned --budget -1", "--tuned --budget nan", "--tuned --budget inf",
+                          "--tuned --budget 10s", "--repeats 0", "--repeats 100000000", "--warmups 100000"}) {
+    SCOPED_TRACE(bad);
+    const CliOutput run = kiln(std::string("run add --device dummy:0 --n 64 ") + bad);
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.err.find(std::string(bad).find("budget") != std::string::npos ? "--budget"
+                           : std::string(bad).find("warmups") != std::string::npos ? "--warmups"
+                                                                                   : "--repeats"),
+              std::string::npos)
+        << run.err;
+  }
+  EXPECT_EQ(kiln("run add --device dummy:0 --n 64 --repeats 3").exit_code, 0);
+}
+
 TEST_F(KilnRun, SummaryNamesTheKernelResultTimeAndSpeed) {
   const CliOutput run = kiln("run matmul --device dummy:0 --size 9 --dtype f16 --seed 7 --repeats 2");
   ASSERT_EQ(run.exit_code, 0) << run.err;

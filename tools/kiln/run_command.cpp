@@ -1,6 +1,7 @@
 // kiln run KERNEL: one standard kernel on one device, checked against its
 // C++ reference and timed (kiln/kernels/run.hpp does the work).
 #include "commands.hpp"
+#include "option_limits.hpp"
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/kernels/run.hpp>
@@ -179,9 +180,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--dtype", settings->dtype, "Element type: f32, f16, bf16, f64, i32, i64 (as the kernel allows)")
       ->capture_default_str();
   command->add_option("--seed", settings->seed, "Seed of the random inputs")->capture_default_str();
-  command->add_option("--warmups", settings->warmups, "Untimed runs before the timed ones")->capture_default_str();
+  command->add_option("--warmups", settings->warmups, "Untimed runs before the timed ones")
+      ->check(CLI::Range(0u, kMaxRepeats))
+      ->capture_default_str();
   command->add_option("--repeats", settings->repeats, "Timed runs (the median is reported)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1u, kMaxRepeats))
       ->capture_default_str();
   command->add_flag("--json", settings->json,
                     "Print one JSON object: kernel, device, ok, max_rel_err, time_ns, gflops, gbps, then details "
@@ -190,7 +193,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "Run the tuned program: from the tuning database, or tuned first (within the config's autotune "
                     "budget) when the database lacks it and autotune.mode is tune");
   command->add_option("--db", settings->db, "Tuning database file for --tuned (default: the config's tuning_db)");
-  command->add_option("--budget", settings->budget_s, "Tuning budget in seconds for --tuned (default: the config's)");
+  command->add_option("--budget", settings->budget_s, "Tuning budget in seconds for --tuned (default: the config's)")
+      ->check(kBudgetSeconds);
   command->callback([&global, settings] { run(global, *settings); });
 }
 

@@ -4,6 +4,7 @@
 // finds it in the tuning database, and says what it chose and how fast it is.
 // Progress goes to stderr while it works.
 #include "commands.hpp"
+#include "option_limits.hpp"
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/ir/text.hpp>
@@ -202,7 +203,8 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--k", o->k, "Inner dimension (matmul)");
   command->add_option("--dtype", o->dtype, "Element type of a standard kernel (default f32)");
   command->add_option("--scalar", o->scalars, "Values of an IR file's var params, in slot order");
-  command->add_option("--budget", o->budget_s, "Seconds for tuning (default: the config's autotune.budget_s)");
+  command->add_option("--budget", o->budget_s, "Seconds for tuning (default: the config's autotune.budget_s)")
+      ->check(kBudgetSeconds);
   command->add_option("--seed", o->seed, "Seed of the search (default: the config's autotune.seed)");
   command->add_option("--db", o->db, "Tuning database file (default: the config's tuning_db)");
   command->add_option("--reference", o->reference, "Also time the untuned kernel on this device (e.g. cblas:0)");
