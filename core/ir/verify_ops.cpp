@@ -86,6 +86,26 @@ bool Verifier::check_const(ValueId id, const Op& op) {
   return true;
 }
 
+namespace {
+
+// The most bytes one PARAM or STORAGE may declare (256 TiB): far past any
+// device, and small enough that elements * dtype size, and every offset a
+// plugin computes from it, fits in 64 bits (a count near 2^62 used to wrap
+// the host's byte count and overflow its buffers).
+constexpr std::uint64_t kMaxMemoryBytes = std::uint64_t{1} << 48;
+
+std::string too_large(const Op& op) {
+  return std::to_string(op.imm) + " " + std::string(sdk::dtype_name(static_cast<unsigned>(op.dtype))) +
+         " elements exceed the " + std::to_string(kMaxMemoryBytes) + "-byte limit of one memory";
+}
+
+bool exceeds_memory_limit(const Op& op) {
+  const unsigned bytes = sdk::dtype_bytes(static_cast<unsigned>(op.dtype));
+  return bytes != 0 && op.imm > kMaxMemoryBytes / bytes;
+}
+
+}  // namespace
+
 bool Verifier::check_param(ValueId id, const Op& op) {
   const auto kind = op.param_kind();
   if (kind != ParamKind::Global && kind != ParamKind::GlobalMut && kind != ParamKind::Variable)
@@ -93,6 +113,7 @@ bool Verifier::check_param(ValueId id, const Op& op) {
   if (op.lanes != 1) return fail(id, "param-type", "a param's element type is a scalar");
   if (kind == ParamKind::Variable && op.imm != 0)
     return fail(id, "param-kind", "a var param has no element count (imm must be 0)");
+  if (exceeds_memory_limit(op)) return fail(id, "param-size", too_large(op));
   return true;
 }
 
@@ -102,6 +123,7 @@ bool Verifier::check_storage(ValueId id, const Op& op) {
                                          std::string(sdk::scope_name(op.code)));
   if (op.lanes != 1) return fail(id, "storage-type", "a storage's element type is a scalar");
   if (op.imm == 0) return fail(id, "storage-size", "storage needs at least one element");
+  if (exceeds_memory_limit(op)) return fail(id, "storage-size", too_large(op));
   return true;
 }
 

@@ -151,6 +151,16 @@ TEST(Verify, RuleParamKindAndType) {
   expect_violation("raw kind=2 dtype=3 lanes=4 code=1 attr=0 src=_,_,_ reserved=0 imm=0x4\n", 0, "param-type");
 }
 
+// A byte count that would wrap 64 bits (4611686018427387904 f32 is 2^64
+// bytes) is refused, with the limit named; the largest allowed one passes.
+TEST(Verify, RuleMemorySizeFitsTheLimit) {
+  expect_violation("%0 = param 0 global_mut f32[4611686018427387904]\n", 0, "param-size",
+                   "4611686018427387904 f32 elements exceed the 281474976710656-byte limit of one memory");
+  expect_violation("%0 = param 0 global f64[35184372088833]\n", 0, "param-size");
+  expect_violation("%0 = storage local i32[70368744177665]\n", 0, "storage-size");
+  expect_valid("%0 = param 0 global f64[35184372088832]\n");
+}
+
 TEST(Verify, RuleConst) {
   expect_violation("raw kind=1 dtype=9 lanes=1 code=0 attr=0 src=_,_,_ reserved=0 imm=0x1ff\n", 0, "const-bits",
                    "bits beyond the i8 value");
