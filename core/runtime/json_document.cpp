@@ -177,6 +177,10 @@ std::string_view json_kind_name(const json::value& value) {
 Result<JsonDocument> JsonDocument::parse(std::string_view text, const std::filesystem::path& file) {
   JsonDocument doc;
   doc.file_ = file;
+  // Editors on some systems start UTF-8 files with a byte-order mark, which
+  // JSON does not allow; it carries no meaning, so it is skipped (lines and
+  // columns are then those an editor shows).
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
 
   json::stream_parser parser({}, lenient_options());
   json::error_code ec;

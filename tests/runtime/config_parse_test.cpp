@@ -75,6 +75,14 @@ TEST_F(ConfigParse, CommentsAndTrailingCommasAreAllowed) {
   EXPECT_FALSE(config.plugin("opencl")->enabled);
 }
 
+// A UTF-8 byte-order mark, as some editors write, is not a syntax error;
+// positions after it are the ones an editor shows.
+TEST_F(ConfigParse, AByteOrderMarkIsSkipped) {
+  const kiln::Config config = parse_ok("\xEF\xBB\xBF{\"plugins\": {\"opencl\": {\"enabled\": false}}}");
+  EXPECT_FALSE(config.plugin("opencl")->enabled);
+  EXPECT_EQ(error_of("\xEF\xBB\xBF{\n  \"plugins\": flase\n}\n"), "F:2:14: malformed JSON: syntax error");
+}
+
 TEST_F(ConfigParse, MalformedJsonNamesFileLineAndColumn) {
   EXPECT_EQ(error_of("{\n  \"plugins\": {\n    \"c\": {\"enabled\": flase}\n  }\n}\n"),
             "F:3:22: malformed JSON: syntax error");
