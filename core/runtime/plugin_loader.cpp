@@ -81,6 +81,12 @@ LoadedLibrary* load_plugin(const PluginConfig& plugin, const std::vector<fs::pat
   count.struct_size = KILN_DEVICE_COUNT_ARGS_STRUCT_SIZE;
   if (kiln_error* err = api.device_count(&count)) return skip(record, describe(take_error(err, plugin.name, "device_count")));
 
+  // A count past any machine's is a plugin bug; believing it would loop
+  // (and allocate) billions of times.
+  constexpr std::uint32_t kMaxDevices = 4096;
+  if (count.count > kMaxDevices)
+    return skip(record, "device_count reports " + std::to_string(count.count) + " devices, more than the " +
+                            std::to_string(kMaxDevices) + " kiln accepts from one plugin (a plugin bug)");
   std::vector<DeviceInfo> devices;
   for (std::uint32_t index = 0; index < count.count; ++index) {
     kiln_device_info info{};

@@ -139,6 +139,14 @@ TEST(Loader, TableSmallerThanAbi10IsRejected) {
   EXPECT_THAT(plugin.reason, HasSubstr("plugin table struct_size is 72 bytes, smaller than ABI 1.0's 216"));
 }
 
+TEST(Loader, AnAbsurdDeviceCountIsRefusedNotLoopedOver) {
+  ScratchDir dir;
+  const kiln::Runtime runtime = load(dir, entry("many", test_plugin("huge-count")));
+  const kiln::PluginRecord& plugin = record(runtime, "many");
+  EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
+  EXPECT_THAT(plugin.reason, HasSubstr("device_count reports 4294967295 devices, more than the 4096 kiln accepts"));
+}
+
 TEST(Loader, InitFailsWithAMessage) {
   ScratchDir dir;
   const kiln::Runtime runtime = load(dir, entry("frob", test_plugin("init-fails")));
