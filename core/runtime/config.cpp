@@ -84,6 +84,15 @@ Result<std::optional<fs::path>> find_config_file(const std::optional<fs::path>& 
 }
 
 Result<Config> load_config_file(const fs::path& file) {
+  // A config is a small regular file: a device or a pipe named by mistake
+  // would otherwise be read until memory runs out.
+  constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+  std::error_code ec;
+  if (fs::exists(file, ec) && !fs::is_regular_file(file, ec))
+    return make_error(ErrorCode::Io, "config file " + file.string() + " is not a regular file");
+  if (const std::uintmax_t size = fs::file_size(file, ec); !ec && size > kMaxConfigBytes)
+    return make_error(ErrorCode::Io, "config file " + file.string() + " is " + std::to_string(size) +
+                                         " bytes, more than the 16 MiB a config may be");
   std::ifstream in(file, std::ios::binary);
   if (!in) return make_error(ErrorCode::Io, "cannot read config file " + file.string());
   std::ostringstream text;

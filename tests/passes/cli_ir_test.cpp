@@ -97,6 +97,15 @@ TEST(CliIr, ParseAndVerifyErrorsNameFileLineAndColumn) {
   EXPECT_THAT(kiln_ir(write("missing.kir", "") + "-not-there").err, HasSubstr("cannot read"));
 }
 
+// Only regular files are read, and only up to a size: /dev/zero used to be
+// read forever.
+TEST(CliIr, ADeviceOrFolderIsRefusedNotReadForever) {
+  const Output zero = kiln_ir("/dev/zero");
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_THAT(zero.err, HasSubstr("'/dev/zero': not a regular file"));
+  EXPECT_THAT(kiln_ir(scratch().string()).err, HasSubstr("not a regular file"));
+}
+
 TEST(CliIr, OptimizePrintsWhatTheLibraryGives) {
   const std::string file = write("sum.kir", kRowSum);
   for (const char* device : {"preset:gpu", "preset:cpu", "preset:small"}) {

@@ -83,6 +83,12 @@ TEST_F(ConfigParse, AByteOrderMarkIsSkipped) {
   EXPECT_EQ(error_of("\xEF\xBB\xBF{\n  \"plugins\": flase\n}\n"), "F:2:14: malformed JSON: syntax error");
 }
 
+TEST_F(ConfigParse, OnlyARegularFileIsReadAsAConfig) {
+  kiln::Result<kiln::Config> device = kiln::load_config_file("/dev/zero");
+  ASSERT_FALSE(device.ok());
+  EXPECT_THAT(device.error().message, HasSubstr("config file /dev/zero is not a regular file"));
+}
+
 TEST_F(ConfigParse, MalformedJsonNamesFileLineAndColumn) {
   EXPECT_EQ(error_of("{\n  \"plugins\": {\n    \"c\": {\"enabled\": flase}\n  }\n}\n"),
             "F:3:22: malformed JSON: syntax error");

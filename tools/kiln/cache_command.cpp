@@ -2,6 +2,7 @@
 // The database is the config's `tuning_db` (else the default under
 // $XDG_CACHE_HOME), or --db.
 #include "commands.hpp"
+#include "input_file.hpp"
 
 #include <kiln/tune/autotune_config.hpp>
 #include <kiln/tune/tuning_db.hpp>
@@ -127,16 +128,7 @@ void export_entries(const GlobalOptions& global, const CacheOptions& options) {
 }
 
 void import_entries(const GlobalOptions& global, const CacheOptions& options) {
-  std::string text;
-  if (options.file == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(options.file, std::ios::binary);
-    if (!in) throw CommandFailed("cannot read " + options.file);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
-  }
+  const std::string text = read_input_file(options.file, kMaxExportFileBytes);
   const std::vector<kiln::tune::TuningEntry> entries = check(kiln::tune::entries_from_json(text, options.file));
   kiln::tune::TuningDb db = open_db(global, options);
   for (const kiln::tune::TuningEntry& e : entries) check(db.store(e));

@@ -6,6 +6,7 @@
 // preset:small, preset:cpu; default preset:gpu, so that no plugin is
 // needed). --json prints one JSON object instead of text.
 #include "commands.hpp"
+#include "input_file.hpp"
 #include "ir_run.hpp"
 
 #include <kiln/ir/hash.hpp>
@@ -49,12 +50,7 @@ struct IrOptions {
   bool json = false;
 };
 
-std::string read_text(const std::string& file) {
-  if (file == "-") return std::string(std::istreambuf_iterator<char>(std::cin), {});
-  std::ifstream in(file);
-  if (!in) fail(make_error(ErrorCode::NotFound, "cannot read '" + file + "'"));
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::string read_text(const std::string& file) { return read_input_file(file, kMaxIrFileBytes); }
 
 // Parses and verifies; errors name FILE:LINE:COL (parse) or FILE:LINE (verify).
 // A standard kernel's name (matmul, exp-chain, ...) that is not a file gives

@@ -4,6 +4,7 @@
 // finds it in the tuning database, and says what it chose and how fast it is.
 // Progress goes to stderr while it works.
 #include "commands.hpp"
+#include "input_file.hpp"
 #include "option_limits.hpp"
 
 #include <kiln/ir/dtype.hpp>
@@ -15,6 +16,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -75,16 +77,15 @@ Subject load_subject(const TuneCommandOptions& o) {
     s.tolerance = 2 * standard.tolerance;
     return s;
   }
-  std::ifstream in(o.kernel, std::ios::binary);
-  if (!in)
+  std::error_code ec;
+  if (!std::filesystem::exists(o.kernel, ec))
     throw CommandFailed("'" + o.kernel + "' is neither a standard kernel (" + [] {
       std::string names;
       for (std::string_view n : kiln::kernels::standard_kernel_names()) names += (names.empty() ? "" : ", ") + std::string(n);
       return names;
     }() + ") nor a readable IR file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  kiln::Result<kiln::ir::Kernel> kernel = kiln::ir::parse(text.str());
+  const std::string text = read_input_file(o.kernel, kMaxIrFileBytes);
+  kiln::Result<kiln::ir::Kernel> kernel = kiln::ir::parse(text);
   if (!kernel) {
     kiln::Error e = std::move(kernel).error();
     e.message = o.kernel + ":" + e.message;  // the parser's message starts with LINE:COL
