@@ -142,12 +142,18 @@ kiln_error* copy_device_to_device(kiln_copy_args* raw) {
   });
 }
 
-void wait_for_command(cl_event event, const char* what) {
-  const cl_int err = cl().clWaitForEvents(1, &event);
+// The command's execution status: CL_COMPLETE, a positive stage (queued,
+// submitted, running), or the failed command's own (negative) error code.
+cl_int command_status(cl_event event) {
   cl_int status = CL_COMPLETE;
   check_cl(cl().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
            "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)");
-  // A negative status is the failed command's own error code.
+  return status;
+}
+
+void wait_for_command(cl_event event, const char* what) {
+  const cl_int err = cl().clWaitForEvents(1, &event);
+  const cl_int status = command_status(event);
   check_cl(status < 0 ? status : err, what, KILN_STATUS_LAUNCH_FAILED);
 }
 
@@ -162,9 +168,7 @@ kiln_error* event_query(kiln_event_query_args* raw) {
     auto args = sdk::read_args(raw);
     if (args.event == nullptr) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "event_query: event is NULL");
     const cl_event event = as_event(args.event)->event;
-    cl_int status = CL_COMPLETE;
-    check_cl(cl().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
-             "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)");
+    const cl_int status = command_status(event);
     if (status > CL_COMPLETE) {
       // Still queued: without a flush an OpenCL queue need never start the
       // command (clWaitForEvents flushes; a query does not), so polling
@@ -174,7 +178,6 @@ kiln_error* event_query(kiln_event_query_args* raw) {
                "clGetEventInfo(CL_EVENT_COMMAND_QUEUE)");
       if (queue != nullptr) check_cl(cl().clFlush(queue), "clFlush");
     }
-    // A negative status is the failed command's own error code.
     if (status < 0) check_cl(status, "event_query", KILN_STATUS_LAUNCH_FAILED);
     args.complete = status == CL_COMPLETE ? 1 : 0;
     sdk::write_args(raw, args);
