@@ -21,6 +21,7 @@ KILN_PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-tools vulkan-validationlayers
   glslang-tools glslang-dev libshaderc-dev glslc spirv-tools
   libopenblas-dev libsqlite3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy python3-pytest
 )
 
 kiln_log() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -8,7 +8,13 @@
 #   STEP=conformance  the installed `kiln conformance --library` on the example
 #                  plugin (no config names it): device info and buffers pass,
 #                  its kernels are unsupported (it does not compile), exit 0
-# Arguments: BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER STEP
+#   STEP=capi      build tests/capi/capi_test.c (C99, pedantic, -Werror) in a
+#                  C-only project with find_package(kiln), run it
+#   STEP=python    the Python package's tests (python/tests) with the package
+#                  cmake --install put under the prefix, which must find the
+#                  installed libkiln by itself (no KILN_LIBRARY)
+# Arguments: BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER C_COMPILER STEP
+#            [PYTHON] (an interpreter to try before /usr/bin/python3)
 cmake_minimum_required(VERSION 3.25)
 
 set(prefix ${WORK_DIR}/prefix)
@@ -39,6 +45,8 @@ if(STEP STREQUAL "install")
   file(REMOVE_RECURSE ${WORK_DIR})
   run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
   foreach(file bin/kiln lib/libkiln.so include/kiln/plugin.h include/kiln/kernel_ir.h include/kiln/runtime.hpp
+               include/kiln/kiln.h lib/python3/dist-packages/kiln/__init__.py
+               lib/python3/dist-packages/kiln/_installed.py
                share/kiln/config.example.json lib/cmake/kiln/kilnConfig.cmake lib/cmake/kiln/kilnTargets.cmake)
     if(NOT EXISTS ${prefix}/${file})
       message(FATAL_ERROR "not installed: ${prefix}/${file}")
@@ -134,6 +142,53 @@ elseif(STEP STREQUAL "conformance")
   expect_equal("device info" "${status}" "passed")
   message(STATUS "the installed kiln conformance on the example plugin: passed ${passed}, unsupported ${unsupported}")
 
+elseif(STEP STREQUAL "capi")
+  # A C host as a user writes one: a C-only project, the CMake package.
+  set(project ${WORK_DIR}/capi-project)
+  file(MAKE_DIRECTORY ${project})
+  file(WRITE ${project}/CMakeLists.txt "cmake_minimum_required(VERSION 3.20)
+project(kiln_capi_test LANGUAGES C)
+find_package(kiln 0.1 REQUIRED)
+add_executable(kiln_capi_test ${SOURCE_DIR}/tests/capi/capi_test.c)
+target_link_libraries(kiln_capi_test PRIVATE kiln::kiln m)
+set_target_properties(kiln_capi_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(kiln_capi_test PRIVATE -Wall -Wextra -pedantic -Werror)
+")
+  run(${CMAKE_COMMAND} -S ${project} -B ${WORK_DIR}/capi -G ${GENERATOR} -DCMAKE_C_COMPILER=${C_COMPILER}
+      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/capi)
+  run(${WORK_DIR}/capi/kiln_capi_test ${WORK_DIR}/capi)
+  if(NOT output MATCHES "all C API checks passed")
+    message(FATAL_ERROR "unexpected C API test output:\n${output}")
+  endif()
+  message(STATUS "${output}")
+
+elseif(STEP STREQUAL "python")
+  # Debian's python3-numpy and python3-pytest live with /usr/bin/python3,
+  # which need not be the python3 first on PATH.
+  set(python "")
+  foreach(candidate ${PYTHON} /usr/bin/python3 python3)
+    execute_process(COMMAND ${candidate} -c "import numpy, pytest" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(python ${candidate})
+      break()
+    endif()
+  endforeach()
+  if(python STREQUAL "")
+    message("KILN_SKIP: no python3 with numpy and pytest (Debian: apt-get install python3-numpy python3-pytest; "
+            "scripts/setup.sh installs them)")
+    return()
+  endif()
+  set(package_dir ${prefix}/lib/python3/dist-packages)
+  set(ENV{PYTHONPATH} ${package_dir})
+  set(ENV{KILN_TEST_PACKAGE_DIR} ${package_dir}/kiln)
+  set(ENV{KILN_TEST_WORK_DIR} ${WORK_DIR}/python)
+  set(ENV{PYTHONDONTWRITEBYTECODE} 1)  # nothing written into the source tree
+  unset(ENV{KILN_LIBRARY})
+  file(MAKE_DIRECTORY ${WORK_DIR}/python)
+  run(${python} -m pytest -q -p no:cacheprovider --rootdir=${WORK_DIR}/python ${SOURCE_DIR}/python/tests)
+  message(STATUS "${output}")
+
 else()
-  message(FATAL_ERROR "STEP must be install, plugin, host_app or conformance")
+  message(FATAL_ERROR "STEP must be install, plugin, host_app, conformance, capi or python")
 endif()
