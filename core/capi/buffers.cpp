@@ -23,12 +23,9 @@ kiln_status_t* kiln_buffer_alloc(kiln_device_t* device, uint64_t bytes, kiln_buf
   });
 }
 
-void kiln_buffer_free(kiln_buffer_t* buffer) {
-  try {
-    delete buffer;
-  } catch (...) {  // a destructor that throws is a bug; still nothing crosses the boundary
-  }
-}
+// Destructors are noexcept: they wait for pending work and send a plugin's
+// failure to its log, never up.
+void kiln_buffer_free(kiln_buffer_t* buffer) { delete buffer; }
 
 kiln_status_t* kiln_buffer_write(kiln_buffer_t* buffer, uint64_t offset, const void* data, uint64_t bytes) {
   return guard("kiln_buffer_write", [&]() -> kiln_status_t* {

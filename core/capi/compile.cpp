@@ -76,12 +76,9 @@ kiln_status_t* kiln_program_compile(const kiln_device_t* device, const kiln_kern
   });
 }
 
-void kiln_program_free(kiln_program_t* program) {
-  try {
-    delete program;
-  } catch (...) {
-  }
-}
+// Destructors are noexcept: they wait for pending work and send a plugin's
+// failure to its log, never up.
+void kiln_program_free(kiln_program_t* program) { delete program; }
 
 const char* kiln_program_sequence(const kiln_program_t* program) { return program ? program->sequence.c_str() : nullptr; }
 int kiln_program_from_database(const kiln_program_t* program) { return program && program->from_database ? 1 : 0; }

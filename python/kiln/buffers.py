@@ -81,9 +81,10 @@ def buffer_of(array):
 
 
 def empty(shape, dtype="f32", device=None):
-    """An uninitialised array whose memory is a buffer of `device` (a
-    host-memory device: c:0 by default is the first one of the default
-    runtime). Programs launched on it use it in place."""
+    """An uninitialised array whose memory is a buffer of `device` (None:
+    kiln.device(), the default device), which must be a host-memory device
+    (DeviceInfo.host_memory: c, dummy). Programs launched on it use it in
+    place."""
     from .runtime import device as open_device
     if device is None:
         device = open_device()

@@ -36,6 +36,29 @@ def test_outputs_are_the_buffers_on_host_devices(runtime, rng):
     np.testing.assert_allclose(plain, x * x + 1, rtol=1e-6)
 
 
+def test_kiln_arrays_are_not_copied_in(runtime, rng, monkeypatch):
+    device = runtime.device("c:0")
+    program = square_plus_one(128).compile(device)
+    writes = []
+    original = kiln.Buffer.write
+    monkeypatch.setattr(kiln.Buffer, "write", lambda self, a, offset=0: (writes.append(a.nbytes),
+                                                                          original(self, a, offset))[1])
+    x = kiln.empty(128, "f32", device)
+    x[...] = random_nonzero(rng, 128)
+    program(x)
+    assert writes == [], "an array of kiln memory was copied"
+    program(np.array(x))
+    assert writes == [512], "a plain numpy array is copied once"
+
+
+def test_empty_needs_a_host_memory_device(runtime):
+    device = runtime.device("opencl:0") if "opencl:0" in [d.id for d in runtime.devices()] else None
+    if device is None or device.info.host_memory:
+        pytest.skip("no device without host memory here (opencl:0 absent)")
+    with pytest.raises(ValueError, match="not a host-memory device"):
+        kiln.empty(16, "f32", device)
+
+
 def test_buffers(runtime, rng):
     device = runtime.device("dummy:0")
     data = random_nonzero(rng, 100)
