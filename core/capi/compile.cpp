@@ -2,6 +2,7 @@
 // (see compile.hpp), and kiln_program_compile / kiln_program_* accessors.
 #include "capi/compile.hpp"
 
+#include <kiln/ir/verify.hpp>
 #include <kiln/kernels/library.hpp>
 #include <kiln/kernels/run.hpp>
 #include <kiln/passes/optimization.hpp>
@@ -18,6 +19,11 @@ Result<kiln_program_t*> compile_kernel(const kiln_device_t& device, const ir::Ke
                                        const CompileRequest& request) {
   auto handle = std::make_unique<kiln_program_t>();
   handle->device = device.device;
+  if (request.mode == CompileMode::Frozen) {
+    KILN_TRY(ir::verify(kernel));
+    KILN_TRY_ASSIGN(handle->program, device.device.compile(kernel));
+    return handle.release();
+  }
   if (request.mode == CompileMode::Heuristic) {
     KILN_TRY_ASSIGN(handle->program, kernels::compile_for_device(device.device, kernel));
     return handle.release();
@@ -63,6 +69,7 @@ kiln_status_t* kiln_program_compile(const kiln_device_t* device, const kiln_kern
       switch (options->mode) {
         case KILN_COMPILE_HEURISTIC: request.mode = kiln::capi::CompileMode::Heuristic; break;
         case KILN_COMPILE_TUNED: request.mode = kiln::capi::CompileMode::FromDatabase; break;
+        case KILN_COMPILE_FROZEN: request.mode = kiln::capi::CompileMode::Frozen; break;
         default:
           return make_status(KILN_CODE_INVALID_ARGUMENT,
                              std::string(f) + ": mode " + std::to_string(options->mode) + " is not a kiln_compile_mode_t");

@@ -14,9 +14,10 @@
 namespace kiln::capi {
 
 enum class CompileMode {
-  Heuristic,   // kernels::compile_for_device
+  Heuristic,     // the always-on passes for the device
   FromDatabase,  // the database's entry, else Heuristic's program
-  TuneNow,     // the database's entry, else tune within the budget and store
+  TuneNow,       // the database's entry, else tune within the budget and store
+  Frozen,        // the kernel as given, verified
 };
 
 struct CompileRequest {

@@ -14,6 +14,7 @@ _L = _lib.lib
 GLOBAL, GLOBAL_MUT, VARIABLE = 1, 2, 3
 _INVALID_ARGUMENT = 1
 TIMER_NAMES = {0: "host", 1: "device", 2: "model"}
+COMPILE_MODES = {"heuristic": 0, "tuned": 1, "frozen": 2}  # kiln_compile_mode_t
 
 
 @dataclass(frozen=True)
@@ -111,12 +112,15 @@ class Kernel:
     def outputs(self):
         return [p for p in self.params if p.kind == "output"]
 
-    def compile(self, device, tuned=False, tuning_db=None):
-        """A program for `device`: the heuristic one, or with tuned=True the
-        tuning database's (from kernel.tune), falling back to the heuristic
-        one when the database lacks it (Program.from_database says which)."""
+    def compile(self, device, mode="heuristic", tuning_db=None):
+        """A program for `device`. mode: "heuristic" (the always-on passes for
+        the device), "tuned" (the tuning database's program, from
+        kernel.tune; the heuristic one when the database lacks it:
+        Program.from_database says which), "frozen" (the kernel as given)."""
         options = _lib.sized(_lib.CompileOptionsStruct)
-        options.mode = 1 if tuned else 0
+        if mode not in COMPILE_MODES:
+            raise ValueError(f"compile mode {mode!r}: one of {', '.join(COMPILE_MODES)}")
+        options.mode = COMPILE_MODES[mode]
         options.tuning_db = None if tuning_db is None else str(tuning_db).encode()
         handle = _lib.c_handle()
         check(_L.kiln_program_compile(device._handle, self._handle, ctypes.byref(options), ctypes.byref(handle)))

@@ -86,6 +86,15 @@ def test_source(runtime):
     assert language == "c" and text
 
 
+def test_compile_modes(device, rng):
+    kernel = square_plus_one(300)
+    x = random_nonzero(rng, 300)
+    for mode in ("heuristic", "frozen", "tuned"):
+        np.testing.assert_allclose(kernel.compile(device, mode=mode)(x), x * x + 1, rtol=1e-6)
+    with pytest.raises(ValueError, match="compile mode"):
+        kernel.compile(device, mode="fast")
+
+
 def test_tune_then_compile_tuned(runtime, rng):
     device = runtime.device("c:0")
     x = kiln.input("x", (64, 256))
@@ -96,7 +105,7 @@ def test_tune_then_compile_tuned(runtime, rng):
     x64 = xs.astype(np.float64)
     expected = np.exp(x64 - x64.max(axis=1, keepdims=True)).sum(axis=1)
     np.testing.assert_allclose(tuned(xs), expected, rtol=1e-5)
-    again = kernel.compile(device, tuned=True)
+    again = kernel.compile(device, mode="tuned")
     assert again.from_database and again.sequence == tuned.sequence
     np.testing.assert_allclose(again(xs), expected, rtol=1e-5)
     # The database lists it, and an export imports into another database.

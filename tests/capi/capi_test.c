@@ -553,7 +553,7 @@ static void test_host_memory(const kiln_runtime_t* runtime, const kiln_kernel_t*
 
 static void test_tuning(const kiln_runtime_t* runtime, const kiln_kernel_t* kernel, const char* work_dir) {
   kiln_device_t* device = NULL;
-  kiln_program_t *tuned = NULL, *again = NULL, *from_db = NULL;
+  kiln_program_t *tuned = NULL, *again = NULL, *from_db = NULL, *frozen = NULL;
   kiln_tuning_db_t *db = NULL, *copy = NULL;
   kiln_tune_options_t options;
   kiln_compile_options_t compile;
@@ -592,6 +592,16 @@ static void test_tuning(const kiln_runtime_t* runtime, const kiln_kernel_t* kern
     launch_elementwise(device, "c:0 (tuned)", from_db, buffers);
     for (i = 0; i < 3; ++i) kiln_buffer_free(buffers[i]);
   }
+  /* FROZEN compiles the kernel as given: the same results, untuned. */
+  compile.mode = KILN_COMPILE_FROZEN;
+  CHECK(kiln_program_compile(device, kernel, &compile, &frozen));
+  EXPECT(!kiln_program_from_database(frozen) && strcmp(kiln_program_sequence(frozen), "") == 0, "frozen is untuned");
+  {
+    kiln_buffer_t* buffers[3] = {NULL, NULL, NULL};
+    launch_elementwise(device, "c:0 (frozen)", frozen, buffers);
+    for (i = 0; i < 3; ++i) kiln_buffer_free(buffers[i]);
+  }
+  kiln_program_free(frozen);
   compile.mode = 9;
   EXPECT_ERROR(kiln_program_compile(device, kernel, &compile, &again), KILN_CODE_INVALID_ARGUMENT, "mode 9");
   options.budget_s = NAN;

@@ -410,7 +410,10 @@ typedef enum kiln_compile_mode_t {
   /* The tuning database's entry for this kernel and device when it has a
    * valid one (launches nothing), else as HEURISTIC; never tunes (that is
    * kiln_kernel_tune). kiln_program_from_database says which it was. */
-  KILN_COMPILE_TUNED = 1
+  KILN_COMPILE_TUNED = 1,
+  /* The kernel exactly as given: verified, no pass runs (for kernels that
+   * are already lowered, and for tests). */
+  KILN_COMPILE_FROZEN = 2
 } kiln_compile_mode_t;
 
 typedef struct kiln_compile_options_t {
