@@ -59,3 +59,16 @@ def test_missing_library_is_a_clear_error():
     result = subprocess.run([sys.executable, "-c", "import kiln"], env=env, capture_output=True, text=True)
     assert result.returncode != 0
     assert "LibraryNotFoundError" in result.stderr and "KILN_LIBRARY=/nonexistent/libkiln.so" in result.stderr
+
+
+def test_struct_layouts_match_kiln_h():
+    """The sizes kiln.h pins for LP64 (its KILN_*_T_SIZE static asserts)."""
+    import ctypes
+    from kiln import _lib
+    assert ctypes.sizeof(_lib.DeviceInfoStruct) == 104
+    assert ctypes.sizeof(_lib.ParamInfoStruct) == 24
+    assert ctypes.sizeof(_lib.CompileOptionsStruct) == 24
+    assert ctypes.sizeof(_lib.LaunchArgStruct) == 24
+    assert ctypes.sizeof(_lib.TimingStruct) == 32
+    assert ctypes.sizeof(_lib.TuneOptionsStruct) == 64
+    assert ctypes.sizeof(_lib.TuningEntryStruct) == 80

@@ -80,6 +80,16 @@
 extern "C" {
 #endif
 
+#ifndef KILN_STATIC_ASSERT /* as kiln/plugin.h defines it */
+#if defined(__cplusplus)
+#define KILN_STATIC_ASSERT(cond, name) static_assert(cond, #name)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define KILN_STATIC_ASSERT(cond, name) _Static_assert(cond, #name)
+#else
+#define KILN_STATIC_ASSERT(cond, name) typedef char kiln_static_assert_##name[(cond) ? 1 : -1]
+#endif
+#endif
+
 #define KILN_C_API_MAJOR 1u
 #define KILN_C_API_MINOR 0u
 
@@ -592,6 +602,20 @@ KILN_API kiln_status_t* kiln_tuning_db_export(kiln_tuning_db_t* db, char** json)
  * message names the entry and field).                          [per handle] */
 KILN_API kiln_status_t* kiln_tuning_db_import(kiln_tuning_db_t* db, const char* json, size_t len,
                                               size_t* imported);
+
+/* ============================================================= size pins == */
+
+/* Layouts are part of the API (bindings such as python/kiln/_lib.py mirror
+ * them): pinned for LP64, as kiln/plugin.h pins its own. */
+#if UINTPTR_MAX == UINT64_MAX
+KILN_STATIC_ASSERT(KILN_DEVICE_INFO_T_SIZE == 104, kiln_device_info_t_size);
+KILN_STATIC_ASSERT(KILN_PARAM_INFO_T_SIZE == 24, kiln_param_info_t_size);
+KILN_STATIC_ASSERT(KILN_COMPILE_OPTIONS_T_SIZE == 24, kiln_compile_options_t_size);
+KILN_STATIC_ASSERT(sizeof(kiln_launch_arg_t) == 24, kiln_launch_arg_t_size);
+KILN_STATIC_ASSERT(KILN_TIMING_T_SIZE == 32, kiln_timing_t_size);
+KILN_STATIC_ASSERT(KILN_TUNE_OPTIONS_T_SIZE == 64, kiln_tune_options_t_size);
+KILN_STATIC_ASSERT(KILN_TUNING_ENTRY_T_SIZE == 80, kiln_tuning_entry_t_size);
+#endif
 
 #ifdef __cplusplus
 } /* extern "C" */
