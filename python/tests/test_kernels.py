@@ -136,3 +136,19 @@ def test_math_op_codes_are_bound():
     assert (UNARY["tanh"], UNARY["erf"], UNARY["sigmoid"], UNARY["rsqrt"], UNARY["log1p"], UNARY["expm1"]) == \
         (14, 15, 16, 17, 18, 19)
     assert kiln.tanh(kiln.input("x", 4)).op == "tanh"
+
+
+def test_gelu_with_tanh(device, rng):
+    """The issue's formula, as written. Needs the ABI 1.1 math ops (tanh = 14)."""
+    if not device.supports_unary(kiln.expr.UNARY["tanh"]):
+        pytest.skip(f"{device.id} does not claim tanh (the ABI 1.1 math ops are not in this libkiln)")
+    x = kiln.input("x", 10000)
+    y = 0.5 * x * (1 + kiln.tanh(0.79788456 * (x + 0.044715 * x**3)))
+    xs = random_nonzero(rng, 10000, -6, 6)
+    xs[:100] = random_nonzero(rng, 100, -1e-3, 1e-3)  # near 0, where a tanh from exp loses precision
+    x64 = xs.astype(np.float64)
+    expected = 0.5 * x64 * (1 + np.tanh(0.79788456 * (x64 + 0.044715 * x64**3)))
+    out = kiln.Kernel.build(y).compile(device)(xs)
+    close(out, expected, 4e-6)
+    # Relative near 0 too.
+    np.testing.assert_allclose(out[:100], expected[:100], rtol=1e-5)

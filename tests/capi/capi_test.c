@@ -518,6 +518,57 @@ static void run_rows(kiln_device_t* device, const char* id, const kiln_kernel_t*
   kiln_program_free(program);
 }
 
+/* y = tanh(x) (op code 14, the ABI 1.1 math ops) on a device that claims
+ * it, against libm, near 0 and at large magnitudes. */
+static void run_tanh(kiln_device_t* device, const char* id) {
+  enum { TANH = 14, M = 512 };
+  static float x[M], y[M];
+  static double expected[M];
+  kiln_builder_t* b = NULL;
+  kiln_kernel_t* kernel = NULL;
+  kiln_program_t* program = NULL;
+  kiln_buffer_t *bx = NULL, *by = NULL;
+  kiln_value_t px, py, n, i, v, t;
+  kiln_launch_arg_t args[2];
+  size_t k;
+  double err;
+  if (!kiln_device_supports_unary(device, TANH, KILN_DTYPE_F32)) {
+    printf("%s: tanh skipped: the device does not claim it (the ABI 1.1 math ops)\n", id);
+    return;
+  }
+  CHECK(kiln_builder_new(&b));
+  CHECK(kiln_builder_param(b, KILN_PARAM_GLOBAL, KILN_DTYPE_F32, M, &px));
+  CHECK(kiln_builder_param(b, KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, M, &py));
+  CHECK(kiln_builder_const_i64(b, KILN_DTYPE_I64, M, &n));
+  CHECK(kiln_builder_index(b, 0, n, &i));
+  CHECK(kiln_builder_load(b, px, i, &v));
+  CHECK(kiln_builder_unary(b, TANH, v, &t));
+  CHECK(kiln_builder_store(b, py, i, t));
+  CHECK(kiln_builder_finish(b, &kernel));
+  CHECK(kiln_program_compile(device, kernel, NULL, &program));
+  fill_random(x, M, -8.0f, 8.0f);
+  for (k = 0; k < 64; ++k) x[k] = random_float(-1e-3f, 1e-3f) + 1e-6f;
+  for (k = 0; k < M; ++k) expected[k] = tanh((double)x[k]);
+  upload(device, x, M, &bx);
+  CHECK(kiln_buffer_alloc(device, sizeof y, &by));
+  args[0] = kiln_arg_buffer(bx);
+  args[1] = kiln_arg_buffer(by);
+  CHECK(kiln_program_launch(program, args, 2));
+  CHECK(kiln_buffer_read(by, 0, y, sizeof y));
+  err = 0;
+  for (k = 0; k < M; ++k) { /* relative everywhere, near 0 included */
+    const double e = fabs((double)y[k] - expected[k]) / fabs(expected[k]);
+    if (!(e <= err)) err = e;
+  }
+  EXPECT(err < 1e-5, "%s: tanh max relative error %g", id, err);
+  printf("%s: tanh ok (max relative error %.3g)\n", id, err);
+  kiln_buffer_free(bx);
+  kiln_buffer_free(by);
+  kiln_program_free(program);
+  kiln_kernel_free(kernel);
+  kiln_builder_free(b);
+}
+
 /* Host memory: the buffer's bytes are the caller's to use directly. */
 static void test_host_memory(const kiln_runtime_t* runtime, const kiln_kernel_t* kernel) {
   kiln_device_t* device = NULL;
@@ -683,6 +734,7 @@ int main(int argc, char** argv) {
     CHECK(kiln_device_open(runtime, info.id, &device));
     run_elementwise(device, info.id, elementwise);
     run_rows(device, info.id, rows);
+    run_tanh(device, info.id);
     kiln_device_free(device);
     ++devices_run;
   }
