@@ -11,9 +11,11 @@
  * against an installed kiln (tests/loader/install_test.cmake, step capi).
  * Exit status 0 when every check passed.
  */
+#define _POSIX_C_SOURCE 200809L /* pthreads under -std=c99 */
 #include <kiln/kiln.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -569,6 +571,81 @@ static void run_tanh(kiln_device_t* device, const char* id) {
   kiln_builder_free(b);
 }
 
+/* [any thread]: several threads compile and launch one kernel on one
+ * device handle at once, each with its own buffers and inputs. */
+enum { THREADS = 4 };
+struct thread_job {
+  kiln_device_t* device;
+  const kiln_kernel_t* kernel;
+  float scale;
+  double error;
+  int failed;
+};
+
+static void* thread_main(void* arg) {
+  struct thread_job* job = (struct thread_job*)arg;
+  float a[N], b[N], y[N];
+  kiln_program_t* program = NULL;
+  kiln_buffer_t *ba = NULL, *bb = NULL, *by = NULL;
+  kiln_launch_arg_t args[3];
+  kiln_status_t* s;
+  size_t i;
+  for (i = 0; i < N; ++i) {
+    a[i] = job->scale * (float)((int)(i % 97) - 48) / 64.0f + 0.01f;
+    b[i] = job->scale;
+  }
+  s = kiln_program_compile(job->device, job->kernel, NULL, &program);
+  if (s == NULL) s = kiln_buffer_alloc(job->device, sizeof a, &ba);
+  if (s == NULL) s = kiln_buffer_alloc(job->device, sizeof b, &bb);
+  if (s == NULL) s = kiln_buffer_alloc(job->device, sizeof y, &by);
+  if (s == NULL) s = kiln_buffer_write(ba, 0, a, sizeof a);
+  if (s == NULL) s = kiln_buffer_write(bb, 0, b, sizeof b);
+  args[0] = kiln_arg_buffer(ba);
+  args[1] = kiln_arg_buffer(bb);
+  args[2] = kiln_arg_buffer(by);
+  if (s == NULL) s = kiln_program_launch(program, args, 3);
+  if (s == NULL) s = kiln_buffer_read(by, 0, y, sizeof y);
+  if (s != NULL) {
+    fprintf(stderr, "thread: %s\n", kiln_status_message(s));
+    kiln_status_free(s);
+    job->failed = 1;
+  } else {
+    for (i = 0; i < N; ++i) {
+      const double e = exp((double)a[i]) * b[i] + sqrt(fabs((double)a[i]));
+      const double err = fabs(y[i] - e) / (fabs(e) > 1 ? fabs(e) : 1);
+      if (!(err <= job->error)) job->error = err;
+    }
+  }
+  kiln_buffer_free(ba);
+  kiln_buffer_free(bb);
+  kiln_buffer_free(by);
+  kiln_program_free(program);
+  return NULL;
+}
+
+static void test_threads(const kiln_runtime_t* runtime, const kiln_kernel_t* kernel, const char* id) {
+  struct thread_job jobs[THREADS];
+  pthread_t threads[THREADS];
+  kiln_device_t* device = NULL;
+  int t;
+  CHECK(kiln_device_open(runtime, id, &device));
+  for (t = 0; t < THREADS; ++t) {
+    jobs[t].device = device;
+    jobs[t].kernel = kernel;
+    jobs[t].scale = 0.5f + 0.25f * (float)t;
+    jobs[t].error = 0;
+    jobs[t].failed = 0;
+    EXPECT(pthread_create(&threads[t], NULL, thread_main, &jobs[t]) == 0, "pthread_create");
+  }
+  for (t = 0; t < THREADS; ++t) {
+    pthread_join(threads[t], NULL);
+    EXPECT(!jobs[t].failed && jobs[t].error < 1e-5, "%s: thread %d: failed %d, max error %g", id, t, jobs[t].failed,
+           jobs[t].error);
+  }
+  printf("%s: %d threads compiled and launched at once: ok\n", id, THREADS);
+  kiln_device_free(device);
+}
+
 /* Host memory: the buffer's bytes are the caller's to use directly. */
 static void test_host_memory(const kiln_runtime_t* runtime, const kiln_kernel_t* kernel) {
   kiln_device_t* device = NULL;
@@ -739,6 +816,8 @@ int main(int argc, char** argv) {
     ++devices_run;
   }
   EXPECT(devices_run >= 2, "%d devices run", devices_run);
+  test_threads(runtime, elementwise, "c:0");
+  test_threads(runtime, elementwise, "dummy:0");
   test_host_memory(runtime, elementwise);
   test_tuning(runtime, elementwise, work_dir);
 
