@@ -2,6 +2,8 @@
 
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/dtype.hpp"
+#include "kiln/sdk/interpreter.hpp"
+#include "kiln/sdk/plugin_support.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -59,6 +61,7 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
   bench.reference_.resize(slots);
   bench.actual_.resize(slots);
   bench.tolerance_.assign(slots, 0);
+  bench.seed_ = seed;
 
   const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(bench.args_, seed);
   std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
@@ -117,6 +120,106 @@ Result<void> CandidateBench::record_reference(const Program& untuned, const std:
   return {};
 }
 
+namespace {
+
+// `count` of `total` groups (count < total): the first, the last, and
+// evenly spaced ones between, ascending and distinct.
+std::vector<std::uint64_t> spread_groups(std::uint64_t count, std::uint64_t total) {
+  std::vector<std::uint64_t> groups;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t g =
+        count == 1 ? 0 : static_cast<std::uint64_t>(static_cast<long double>(i) * (total - 1) / (count - 1));
+    if (groups.empty() || g != groups.back()) groups.push_back(g);
+  }
+  return groups;
+}
+
+// The elements of `after` whose bits differ from `before`'s.
+std::vector<std::uint64_t> changed_elements(const kernels::HostBuffer& before, const kernels::HostBuffer& after) {
+  std::vector<std::uint64_t> changed;
+  const std::size_t width = ir::dtype_bytes(after.dtype());
+  const std::byte* a = before.data().data();
+  const std::byte* b = after.data().data();
+  for (std::size_t i = 0; i < after.size(); ++i)
+    if (std::memcmp(a + i * width, b + i * width, width) != 0) changed.push_back(i);
+  return changed;
+}
+
+kernels::HostBuffer gather(const kernels::HostBuffer& from, const std::vector<std::uint64_t>& elements) {
+  kernels::HostBuffer out(from.dtype(), elements.size());
+  const std::size_t width = ir::dtype_bytes(from.dtype());
+  for (std::size_t i = 0; i < elements.size(); ++i)
+    std::memcpy(out.data().data() + i * width, from.data().data() + elements[i] * width, width);
+  return out;
+}
+
+}  // namespace
+
+bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops) {
+  const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(args_, seed_);
+  std::vector<kernels::HostBuffer> outputs(args_.size());
+  std::vector<kiln_arg> wire_args(args_.size());
+  // Fresh outputs (the candidates' starting contents) bound to wire_args.
+  const auto bind = [&] {
+    std::size_t next_input = 0;
+    for (std::size_t slot = 0; slot < args_.size(); ++slot) {
+      const kernels::ArgSpec& arg = args_[slot];
+      if (arg.role == kernels::ArgRole::Scalar) {
+        wire_args[slot] = sdk::scalar_arg(static_cast<kiln_dtype>(arg.dtype), arg.scalar_bits);
+        continue;
+      }
+      std::span<std::byte> bytes;
+      if (arg.role == kernels::ArgRole::Input) {
+        bytes = std::span(const_cast<std::byte*>(inputs[next_input].data().data()), inputs[next_input].bytes());
+        ++next_input;
+      } else {
+        outputs[slot] = initial_[slot];
+        bytes = outputs[slot].data();
+      }
+      wire_args[slot] = sdk::host_buffer_arg(bytes.data(), bytes.size());
+    }
+  };
+  bool sampled = false;
+  try {
+    const std::vector<kiln_op> wire = untuned.to_wire();
+    const sdk::InterpretedProgram program(wire);
+    sdk::RunOptions options;
+    options.max_ops = max_ops;
+    options.check_storage = false;
+    const std::uint64_t first_group[] = {0};
+    options.only_groups = first_group;
+    bind();
+    const sdk::ExecStats probe = program.run(wire_args, options);
+    if (probe.executed_ops > max_ops) return false;  // straight-line code is not stopped by the budget
+    const std::uint64_t per_group = std::max<std::uint64_t>(1, probe.executed_ops);
+    const std::uint64_t count = std::min({probe.groups, kSampledGroups, std::max<std::uint64_t>(1, max_ops / per_group)});
+    std::vector<std::uint64_t> groups;
+    sampled = count < probe.groups;
+    if (sampled) groups = spread_groups(count, probe.groups);
+    options.only_groups = groups;  // empty: every group
+    options.max_ops = max_ops * 2;  // groups differ in cost (ragged edges)
+    bind();
+    program.run(wire_args, options);
+  } catch (const sdk::PluginError&) {
+    return false;  // past the budget, or a fault the device run will report in its own words
+  }
+  std::vector<std::vector<std::uint64_t>> elements(args_.size());
+  bool any = !sampled;
+  if (sampled)
+    for (std::size_t slot = 0; slot < args_.size(); ++slot)
+      if (args_[slot].role == kernels::ArgRole::Output) {
+        elements[slot] = changed_elements(initial_[slot], outputs[slot]);
+        any = any || !elements[slot].empty();
+      }
+  if (!any) return false;
+  for (std::size_t slot = 0; slot < args_.size(); ++slot)
+    if (args_[slot].role == kernels::ArgRole::Output) reference_[slot] = std::move(outputs[slot]);
+  sampled_elements_ = std::move(elements);
+  sampled_ = sampled;
+  interpreted_ = true;
+  return true;
+}
+
 Result<double> CandidateBench::compare_outputs(std::string& problem) {
   double worst = 0;
   for (std::size_t slot = 0; slot < args_.size(); ++slot) {
@@ -124,9 +227,15 @@ Result<double> CandidateBench::compare_outputs(std::string& problem) {
     kernels::HostBuffer& actual = actual_[slot];
     if (actual.size() != args_[slot].elements) actual = kernels::HostBuffer(args_[slot].dtype, args_[slot].elements);
     KILN_TRY(buffers_[slot].read(actual.data()));
-    const double error = kernels::compare(actual, reference_[slot]);
+    double error = 0;
+    if (!sampled_) {
+      error = kernels::compare(actual, reference_[slot]);
+    } else if (!sampled_elements_[slot].empty()) {
+      error = kernels::compare(gather(actual, sampled_elements_[slot]), gather(reference_[slot], sampled_elements_[slot]));
+    }
     if (!(error <= tolerance_[slot]) && problem.empty())
-      problem = "output " + args_[slot].name + " (slot " + std::to_string(slot) + ") differs from the untuned kernel's: " +
+      problem = "output " + args_[slot].name + " (slot " + std::to_string(slot) + ") differs from the " +
+                (interpreted_ ? "reference interpreter's" : "untuned kernel's") + ": " +
                 "relative error " + std::to_string(error) + " > tolerance " + std::to_string(tolerance_[slot]);
     if (std::isnan(error) || error > worst) worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
   }

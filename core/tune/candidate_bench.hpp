@@ -51,6 +51,20 @@ class CandidateBench {
   // (timed on `clock` too), which measure(..., untuned = true) reuses as
   // its first run.
   Result<void> record_reference(const Program& untuned, const std::function<double()>& clock = {});
+  // The reference from the reference interpreter instead, run on the same
+  // inputs over a sample of the grid's work-groups (all of them when they
+  // fit): the first group, the last, and evenly spaced ones between, as
+  // many as `max_ops` executed ops allow (at most kSampledGroups).
+  // Candidates are then compared on the elements the sample wrote. Costs
+  // no launch, so a slow untuned kernel costs nothing here. `untuned` is
+  // the kernel as lowered with the empty sequence. False when the kernel
+  // does not suit it (one group past the budget, a fault, nothing
+  // written): record_reference then.
+  bool record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops);
+  static constexpr std::uint64_t kSampledGroups = 64;
+  // Whether the reference came from the interpreter (the untuned program
+  // then still has to be measured in full).
+  bool interpreted_reference() const { return interpreted_; }
 
   // Times `program` and checks its outputs against the reference. Never
   // fails: problems are the outcome's status and error.
@@ -91,6 +105,10 @@ class CandidateBench {
                                                // outputs cost page faults on every fresh allocation)
   std::vector<double> tolerance_;              // per slot
   std::optional<Probe> reference_run_;         // the reference run, when it was timed
+  std::uint64_t seed_ = 0;                     // of the inputs (make_input_buffers)
+  bool interpreted_ = false;                   // reference_ from the interpreter
+  bool sampled_ = false;                       // ... on a sample of the groups: compare only sampled_elements_
+  std::vector<std::vector<std::uint64_t>> sampled_elements_;  // per slot: elements the sample wrote
 };
 
 // The longest product of constant LOOP trip counts along one nest (1 when

@@ -26,6 +26,9 @@ namespace {
 constexpr double kSearchShare = 0.25;
 // Compile threads when the settings say 0.
 constexpr unsigned kMaxAutoCompileThreads = 8;
+// Executed-op budget of the interpreted reference (about a tenth of a
+// second): a sample of the grid's groups within it.
+constexpr std::uint64_t kReferenceOps = 50'000'000;
 
 std::function<double()> clock_of(const TuneOptions& options) {
   if (options.clock) return options.clock;
@@ -81,8 +84,13 @@ class Tuning {
                             ": " + untuned.error);
     KILN_TRY_ASSIGN(detail::CandidateBench bench, detail::CandidateBench::create(device_, kernel_, std::move(args),
                                                                                  settings_.seed + 1, options_.tolerance));
-    if (Result<void> r = bench.record_reference(untuned.program, clock_); !r)
-      return with_context(std::move(r).error(), "tune: the untuned kernel does not run");
+    // The reference outputs from the interpreter on a sample of the grid
+    // when it can: no launch, so a slow untuned kernel is only measured,
+    // with the abort threshold, after the heuristic choice. Else the
+    // untuned kernel's own run.
+    if (!bench.record_interpreted_reference(untuned.kernel, kReferenceOps))
+      if (Result<void> r = bench.record_reference(untuned.program, clock_); !r)
+        return with_context(std::move(r).error(), "tune: the untuned kernel does not run");
 
     report(TuneProgress::Phase::Search);
     // The search's share is of what the set-up (inputs, the reference run)
@@ -140,8 +148,9 @@ class Tuning {
     if (!seen_.insert(p.final_hash).second && !p.search.sequence.empty()) return;  // a kernel already measured
 
     TimedLaunchOptions timing;
-    // The untuned kernel just ran for the reference: that run warmed it.
-    timing.warmups = p.search.sequence.empty() ? 0 : settings_.warmups;
+    // The untuned kernel ran for the reference (unless the interpreter
+    // made it): that run warmed it.
+    timing.warmups = p.search.sequence.empty() && !bench.interpreted_reference() ? 0 : settings_.warmups;
     timing.repeats = settings_.repeats;
     if (best_ns_ > 0 && settings_.abort_factor > 0)
       timing.abort_ns = static_cast<std::uint64_t>(std::ceil(settings_.abort_factor * static_cast<double>(best_ns_)));

@@ -236,3 +236,40 @@ TEST(CandidateBench, OnlyCandidatesThatCouldWinAreCompared) {
   allowance.check_below_ns = 1'000'000'000;
   EXPECT_EQ(bench.measure(wrong, timed(0, 2), allowance).status, CandidateStatus::Mismatch);
 }
+
+// The interpreted reference: the interpreter's outputs on a sample of the
+// groups (1000 here, one element each) within an op budget, compared on the
+// elements the sample wrote.
+TEST(CandidateBench, AnInterpretedSampleIsTheReferenceOfALargeGrid) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  // About 10 ops per group: room for a few dozen groups, not all 1000.
+  ASSERT_TRUE(bench.record_interpreted_reference(kernel, 300));
+  EXPECT_TRUE(bench.interpreted_reference());
+  const tune::detail::BenchOutcome right = bench.measure(device.compile(kernel).value(), timed(0, 1));
+  EXPECT_EQ(right.status, CandidateStatus::Measured) << right.error;
+  EXPECT_EQ(right.max_error, 0);
+  // Wrong only in the last element: the sample always holds the last group.
+  const std::string last_wrong = replace(replace(kAdd, "store f32 %c[%i], %s", "%e = eq %i, %last\n"
+                                                                              "%one = const f32 1\n"
+                                                                              "%t = add f32 %s, %one\n"
+                                                                              "%v = select f32 %e, %t, %s\n"
+                                                                              "store f32 %c[%i], %v"),
+                                         "%n = const i64 1000", "%n = const i64 1000\n%last = const i64 999");
+  const tune::detail::BenchOutcome wrong = bench.measure(device.compile(test::parse_ir(last_wrong)).value(), {});
+  EXPECT_EQ(wrong.status, CandidateStatus::Mismatch);
+  EXPECT_NE(wrong.error.find("differs from the reference interpreter's"), std::string::npos) << wrong.error;
+}
+
+TEST(CandidateBench, AGroupPastTheBudgetLeavesTheReferenceToTheDevice) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  EXPECT_FALSE(bench.record_interpreted_reference(kernel, 2));
+  EXPECT_FALSE(bench.interpreted_reference());
+  // A grid that fits is run whole: every element is compared.
+  EXPECT_TRUE(bench.record_interpreted_reference(kernel, 1'000'000));
+  const ir::Kernel wrong = test::parse_ir(replace(kAdd, "add f32", "sub f32"));
+  EXPECT_EQ(bench.measure(device.compile(wrong).value(), {}).status, CandidateStatus::Mismatch);
+}

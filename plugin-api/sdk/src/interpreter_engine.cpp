@@ -58,6 +58,16 @@ class Engine {
   ExecStats run() {
     plan_batches();
     fill_launch_slots();
+    if (!o_.only_groups.empty()) {
+      for (std::uint64_t group : o_.only_groups) {
+        if (group >= total_groups_)
+          fail(KILN_STATUS_INVALID_ARGUMENT, "RunOptions::only_groups names group " + str(group) + " of a grid of " +
+                                                 str(total_groups_) + " groups");
+        start_batch(group, 1);
+        execute();
+      }
+      return stats_;
+    }
     for (std::uint64_t first = 0; first < total_groups_; first += groups_per_batch_) {
       start_batch(first, std::min(groups_per_batch_, total_groups_ - first));
       execute();

@@ -130,6 +130,11 @@ struct RunOptions {
   std::uint32_t warp_size = 32;     // for the warp-level statistics (>= 1)
   std::uint32_t sector_bytes = 32;  // memory transaction granularity (a power of two)
   bool check_storage = true;        // report LOCAL races and reads of unwritten storage
+  // Run only these work-groups (linear ids, axis 0 fastest; each < the
+  // grid's group count), one at a time in the order given: a sample of a
+  // large grid, e.g. the autotuner's reference outputs. Empty: every group.
+  // The span must outlive run().
+  std::span<const std::uint64_t> only_groups = {};
 };
 
 // ------------------------------------------------------------- programs --

@@ -1,0 +1,138 @@
+// The schedule of a kernel without a tuning record (kiln/tune/heuristic.hpp).
+#include "kiln/tune/heuristic.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::tune {
+namespace {
+
+// Kernels no recipe fits (a custom elementwise or reduction kernel, say): a
+// thread split of a grid axis, or the first loop reduced across the group's
+// threads, at sizes GPUs run well, largest first.
+constexpr std::int64_t kThreadSplits[] = {256, 128, 64, 32};
+constexpr std::int64_t kReduceThreads[] = {256, 64};
+
+// Ranked first by tier (the cost model misjudges the recipes against plain
+// splits: a matmul 256 split_local(256) scores better than its 128x128 LOCAL
+// tiles on preset:gpu, and the CPU's float16 recipe scores the same as the
+// scalar loop), within a tier by cost.
+enum class Tier { Recipe = 0, PaddedRecipe = 1, Generic = 2, Untuned = 3 };
+
+struct Candidate {
+  passes::OptSequence sequence;
+  Tier tier;
+};
+
+bool uses_local_threads(const ir::Kernel& kernel) {
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local) return true;
+  return false;
+}
+
+// A recipe whose vectors the device lacks fails only at its last step,
+// after the costly ones (register_block on a GPU: most of the time spent).
+bool vectors_fit(const passes::OptSequence& sequence, const DeviceInfo& device) {
+  const std::vector<std::uint32_t> widths = device.vector_widths();
+  for (const passes::OptStep& step : sequence)
+    if (step.opt == "vectorize" &&
+        std::find(widths.begin(), widths.end(), static_cast<std::uint32_t>(step.param("lanes"))) == widths.end())
+      return false;
+  return true;
+}
+
+std::size_t loop_count(const ir::Kernel& kernel) {
+  std::size_t loops = 0;
+  for (const ir::Op& op : kernel.ops) loops += op.kind == ir::OpKind::Loop;
+  return loops;
+}
+
+std::vector<passes::OptSequence> generic_bodies(const ir::Kernel& normalized, const DeviceInfo& device) {
+  std::vector<passes::OptSequence> bodies;
+  if (device.max_local_threads <= 1) return bodies;
+  for (std::int64_t axis : {0, 1})
+    for (std::int64_t factor : kThreadSplits)
+      if (factor <= device.max_local_threads && factor <= device.max_local_dims[static_cast<std::size_t>(axis)])
+        bodies.push_back({passes::OptStep{"split_local", {{"axis", axis}, {"factor", factor}}}});
+  // The first n loops reduced across the group's threads (a row kernel's
+  // reductions and its writing loop), as the row recipes do without their
+  // register caches (a device may have no registers to spare for them).
+  const std::size_t loops = std::min<std::size_t>(loop_count(normalized), 4);
+  for (std::int64_t threads : kReduceThreads) {
+    if (threads > device.max_local_threads || threads > device.max_local_dims[0]) continue;
+    passes::OptSequence chain;
+    for (std::size_t loop = 0; loop < loops; ++loop) {
+      chain.push_back(passes::OptStep{
+          "tiled_reduce", {{"loop", static_cast<std::int64_t>(loop)}, {"local", threads}, {"branch", 4}}});
+      bodies.push_back(chain);
+    }
+  }
+  return bodies;
+}
+
+std::vector<Candidate> candidates(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space) {
+  // Ragged grid axes: the same bodies after each padding `pad` proposes
+  // (none when every axis length is already a multiple).
+  const ir::Kernel normalized = space.normalize(kernel, device);
+  std::vector<passes::OptStep> pads;
+  if (const passes::Optimization* pad = space.find("pad")) pads = pad->configs(normalized, device);
+  std::vector<Candidate> out;
+  const auto add = [&](const passes::OptSequence& body, Tier tier, Tier padded_tier) {
+    out.push_back({body, tier});
+    for (const passes::OptStep& pad : pads) {
+      passes::OptSequence sequence = {pad};
+      sequence.insert(sequence.end(), body.begin(), body.end());
+      out.push_back({std::move(sequence), padded_tier});
+    }
+  };
+  for (const passes::OptSequence& recipe : space.recipes)
+    if (vectors_fit(recipe, device)) add(recipe, Tier::Recipe, Tier::PaddedRecipe);
+  for (const passes::OptSequence& body : generic_bodies(normalized, device)) add(body, Tier::Generic, Tier::Generic);
+  return out;
+}
+
+struct Ranked {
+  HeuristicSchedule schedule;
+  Tier tier = Tier::Untuned;
+  bool threads = false;
+};
+
+// Threads first on devices that have them, then the tier, then the lower
+// cost; ties keep the earlier candidate.
+bool better(const Ranked& a, const Ranked& b, bool prefer_threads) {
+  if (prefer_threads && a.threads != b.threads) return a.threads;
+  if (a.tier != b.tier) return a.tier < b.tier;
+  return a.schedule.cost_ns < b.schedule.cost_ns;
+}
+
+}  // namespace
+
+Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const DeviceInfo& device,
+                                             const SearchSpace& space) {
+  KILN_TRY_ASSIGN(ir::Kernel untuned, space.lower(kernel, {}, device));
+  const bool prefer_threads = device.max_local_threads > 1;
+  Ranked best;
+  best.schedule.cost_ns = space.cost(untuned, device);
+  best.schedule.lowered = std::move(untuned);
+  best.threads = uses_local_threads(best.schedule.lowered);
+  std::size_t considered = 1;
+  for (Candidate& c : candidates(kernel, device, space)) {
+    Result<ir::Kernel> lowered = space.lower(kernel, c.sequence, device);
+    if (!lowered) continue;  // a recipe that does not fit this kernel or device
+    ++considered;
+    Ranked candidate;
+    candidate.tier = c.tier;
+    candidate.schedule.cost_ns = space.cost(*lowered, device);
+    candidate.threads = uses_local_threads(*lowered);
+    candidate.schedule.lowered = std::move(lowered).value();
+    candidate.schedule.sequence = std::move(c.sequence);
+    if (better(candidate, best, prefer_threads)) best = std::move(candidate);
+  }
+  best.schedule.considered = considered;
+  return std::move(best.schedule);
+}
+
+}  // namespace kiln::tune

@@ -1,0 +1,92 @@
+// The schedule a kernel gets without tuning (kiln/tune/heuristic.hpp): it
+// uses a GPU's threads, fits ragged lengths, takes the matrix recipe where
+// one applies, and computes what the kernel given computes (interpreter).
+#include <gtest/gtest.h>
+
+#include "kiln/kernels/library.hpp"
+#include "kiln/passes/device_presets.hpp"
+#include "kiln/passes/optimization.hpp"
+#include "kiln/tune/heuristic.hpp"
+#include "passes/pass_test_support.hpp"
+
+#include <string>
+
+using namespace kiln;
+
+namespace {
+
+bool has_local_threads(const ir::Kernel& kernel) {
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local) return true;
+  return false;
+}
+
+kernels::StandardKernel standard(const std::string& name, kernels::KernelSize size) {
+  Result<kernels::StandardKernel> kernel = kernels::make_standard_kernel(name, size);
+  EXPECT_TRUE(kernel.ok()) << kernel.error().to_string();
+  return std::move(kernel).value();
+}
+
+// The heuristic kernel gives the untuned kernel's outputs on the interpreter
+// (the untuned kernel as lowered for the device: exp may become exp2 there).
+void expect_same_results(const kernels::StandardKernel& k, const tune::HeuristicSchedule& h, const DeviceInfo& device,
+                         double tolerance) {
+  Result<ir::Kernel> untuned = passes::optimize(k.kernel, {}, device);
+  ASSERT_TRUE(untuned.ok()) << untuned.error().to_string();
+  const auto want = passes::test::run_on_interpreter(*untuned, k.args, 11);
+  const auto got = passes::test::run_on_interpreter(h.lowered, k.args, 11);
+  EXPECT_EQ(passes::test::compare_outcomes(want, got, tolerance), "") << passes::to_string(h.sequence);
+}
+
+}  // namespace
+
+TEST(HeuristicSchedule, GivesARaggedElementwiseKernelThreadsOnAGpu) {
+  const auto k = standard("exp-chain", {.n = 100003});
+  Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::gpu_preset());
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  EXPECT_TRUE(has_local_threads(h->lowered)) << passes::to_string(h->sequence);
+  EXPECT_EQ(h->sequence.front().opt, "pad") << passes::to_string(h->sequence);
+  EXPECT_GT(h->considered, 2u);
+  expect_same_results(k, *h, passes::gpu_preset(), 0);
+}
+
+TEST(HeuristicSchedule, TakesTheMatrixRecipeOnAGpu) {
+  const auto k = standard("matmul", {.m = 256, .n = 256, .k = 256});
+  Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::gpu_preset());
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  ASSERT_FALSE(h->sequence.empty());
+  EXPECT_EQ(h->sequence.front().opt, "local_tile") << passes::to_string(h->sequence);
+  expect_same_results(k, *h, passes::gpu_preset(), 1e-5);
+}
+
+TEST(HeuristicSchedule, VectorizesElementwiseKernelsOnACpu) {
+  const auto k = standard("add", {.n = 4096});
+  Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  EXPECT_FALSE(has_local_threads(h->lowered));
+  EXPECT_NE(passes::to_string(h->sequence).find("vectorize"), std::string::npos) << passes::to_string(h->sequence);
+  expect_same_results(k, *h, passes::cpu_preset(), 0);
+}
+
+TEST(HeuristicSchedule, KeepsRowKernelsRightOnEveryPreset) {
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows", "sum-rows", "transpose"})
+    for (const DeviceInfo& device : {passes::gpu_preset(), passes::small_preset(), passes::cpu_preset()}) {
+      SCOPED_TRACE(std::string(name) + " on " + device.id);
+      const auto k = standard(name, {.m = 24, .n = 1000});
+      Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, device);
+      ASSERT_TRUE(h.ok()) << h.error().to_string();
+      if (device.max_local_threads > 1) {
+        EXPECT_TRUE(has_local_threads(h->lowered)) << passes::to_string(h->sequence);
+      }
+      expect_same_results(k, *h, device, 1e-5);
+    }
+}
+
+TEST(HeuristicSchedule, IsDeterministic) {
+  const auto k = standard("softmax-rows", {.m = 64, .n = 4096});
+  Result<tune::HeuristicSchedule> a = tune::heuristic_schedule(k.kernel, passes::gpu_preset());
+  Result<tune::HeuristicSchedule> b = tune::heuristic_schedule(k.kernel, passes::gpu_preset());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(passes::to_string(a->sequence), passes::to_string(b->sequence));
+  EXPECT_EQ(a->lowered, b->lowered);
+}
