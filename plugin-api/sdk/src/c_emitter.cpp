@@ -5,6 +5,7 @@
 #include "c_emitter_detail.hpp"
 #include "c_spelling.hpp"
 #include "kiln/sdk/grid.hpp"
+#include "kiln/sdk/op_rules.hpp"
 #include "kiln/sdk/plugin_support.hpp"
 #include "kiln/sdk/wire.hpp"
 
@@ -448,9 +449,9 @@ std::uint32_t c_family_dtype_ops(const Dialect& dialect, unsigned dtype) {
   if (!dtype_valid(dtype)) return 0;
   Spelling spell(dialect);
   std::uint32_t bits = 0;
-  for (unsigned u = 1; u < KILN_UNARY_COUNT; ++u)
+  for (unsigned u = 1; u < kUnaryOps1_0; ++u)
     if (!spell.unary(u, dtype, "x").empty()) bits |= KILN_CAP_UNARY(u);
-  for (unsigned b = 1; b < KILN_BINARY_COUNT; ++b)
+  for (unsigned b = 1; b < kBinaryOps1_0; ++b)
     if (!spell.binary(b, dtype, "x", "y").empty()) bits |= KILN_CAP_BINARY(b);
   return bits;
 }

@@ -11,6 +11,8 @@
 
 #include <kiln/plugin.h>
 
+#include "kiln/sdk/op_rules.hpp"
+
 #include <cstdint>
 
 namespace kiln::sdk {
@@ -18,9 +20,10 @@ namespace kiln::sdk {
 // Op kinds ABI 1.0 defined: a 1.0 plugin's nonzero dtype word means all of
 // them run on that dtype.
 inline constexpr unsigned kOpKinds1_0 = 20;  // KILN_OP_KIND_COUNT of ABI 1.0
-// The unary and binary ops that have a bit in ABI 1.0's dtype_ops word.
-inline constexpr unsigned kUnaryOps1_0 = 14;   // KILN_UNARY_COUNT of ABI 1.0
-inline constexpr unsigned kBinaryOps1_0 = 20;  // KILN_BINARY_COUNT of ABI 1.0
+// kUnaryOps1_0 / kBinaryOps1_0 (op_rules.hpp): the unary and binary ops
+// that have a bit in ABI 1.0's dtype_ops word. Unary ops from 14 on (TANH
+// ...) have none: a 1.0 plugin cannot claim them, normalize never derives
+// them from a word, and a 1.1 plugin claims them with set_unary only.
 
 static_assert(KILN_OP_KIND_COUNT <= KILN_CAP_SLOTS && KILN_UNARY_COUNT <= KILN_CAP_SLOTS &&
                   KILN_BINARY_COUNT <= KILN_CAP_SLOTS,
