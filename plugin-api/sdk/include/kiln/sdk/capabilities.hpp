@@ -81,6 +81,21 @@ inline void set_dtype_caps(kiln_device_info& info, unsigned dt, std::uint32_t le
   for (unsigned b = 1; b < kBinaryOps1_0; ++b) set_binary(info, dt, b, (legacy_bits & KILN_CAP_BINARY(b)) != 0);
 }
 
+// Claims, for `dt`, the unary ops appended after 1.0 (TANH ... EXPM1: no
+// dtype_ops bit) for which `runs(op)` is true; the others are cleared. Call
+// it after set_dtype_caps, which knows only the 1.0 ops.
+template <class Runs>
+void set_unary_after_1_0(kiln_device_info& info, unsigned dt, Runs runs) {
+  for (unsigned u = kUnaryOps1_0; u < KILN_UNARY_COUNT; ++u) set_unary(info, dt, u, runs(u));
+}
+
+// Claims every op `dt` allows (op_rules.hpp), the ops after 1.0 included:
+// what a device that runs the dtype fully (the interpreter) reports.
+inline void set_all_ops(kiln_device_info& info, unsigned dt) {
+  set_dtype_caps(info, dt, all_op_caps(dt));
+  set_unary_after_1_0(info, dt, [dt](unsigned u) { return unary_allowed(dt, u); });
+}
+
 // The 1.0 word of `dt` that the arrays imply.
 inline std::uint32_t legacy_dtype_caps(const kiln_device_info& info, unsigned dt) {
   std::uint32_t bits = 0;
