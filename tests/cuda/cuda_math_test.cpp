@@ -28,11 +28,17 @@ constexpr std::uint8_t kOps[] = {KILN_UNARY_TANH,  KILN_UNARY_ERF,   KILN_UNARY_
 // and a 4-lane f32 vector of each op.
 std::vector<kiln_op> math_kernel() {
   WireBuilder w;
+  constexpr std::uint8_t kDtypes[] = {KILN_DTYPE_F32, KILN_DTYPE_F64, KILN_DTYPE_F16, KILN_DTYPE_BF16};
+  std::vector<WireBuilder::Id> params;
   std::uint32_t slot = 0;
-  for (std::uint8_t dt : {KILN_DTYPE_F32, KILN_DTYPE_F64, KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
-    const auto x = w.param(KILN_PARAM_GLOBAL, dt, slot++, 256);
-    const auto out = w.param(KILN_PARAM_GLOBAL_MUT, dt, slot++, 256);
-    const auto g = w.group_index(0, w.const_i64(64));
+  for (std::uint8_t dt : kDtypes) {
+    params.push_back(w.param(KILN_PARAM_GLOBAL, dt, slot++, 256));
+    params.push_back(w.param(KILN_PARAM_GLOBAL_MUT, dt, slot++, 256));
+  }
+  const auto g = w.group_index(0, w.const_i64(64));
+  for (std::size_t d = 0; d < std::size(kDtypes); ++d) {
+    const std::uint8_t dt = kDtypes[d];
+    const auto x = params[2 * d], out = params[2 * d + 1];
     const auto v = w.load(dt, x, g);
     auto sum = w.unary(kOps[0], dt, v);
     for (std::size_t k = 1; k < std::size(kOps); ++k) sum = w.binary(KILN_BINARY_ADD, dt, sum, w.unary(kOps[k], dt, v));
