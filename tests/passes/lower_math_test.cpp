@@ -136,3 +136,32 @@ TEST(LowerMath, SpecialValuesSurviveTheForms) {
     }
   }
 }
+
+// Vectors: the forms' constants are broadcast to the op's lanes.
+TEST(LowerMath, VectorOpsLowerLaneByLaneAlike) {
+  const DeviceInfo device = without_math();
+  constexpr std::int64_t kN = 256;
+  for (ir::DType dt : {ir::DType::F32, ir::DType::F16}) {
+    ir::Builder b;
+    std::vector<ir::Value> in, out;
+    for (std::size_t k = 0; k < kMathOpCount; ++k) in.push_back(b.param(ir::ParamKind::Global, dt, kN));
+    for (std::size_t k = 0; k < kMathOpCount; ++k) out.push_back(b.param(ir::ParamKind::GlobalMut, dt, kN));
+    const ir::Value g = b.group_index(0, kN / 4);
+    const ir::Value four = b.constant_i64(4);
+    const ir::Value i = b.mul(g, four);
+    for (std::size_t k = 0; k < kMathOpCount; ++k) {
+      const ir::Value x = b.load(in[k], i, 4);
+      b.store(out[k], i, b.unary(kMathOps[k], x));
+    }
+    const ir::Kernel kernel = b.finish();
+    const ir::Kernel lowered = passes::detail::lower_math(kernel, device);
+    ASSERT_TRUE(ir::verify(lowered).ok()) << ir::verify(lowered).error().to_string();
+    EXPECT_EQ(count_math_ops(lowered), 0u);
+    const Columns in_values = inputs_for(kN, 9);
+    const Columns want = run_interpreter(kernel, dt, in_values), got = run_interpreter(lowered, dt, in_values);
+    for (std::size_t op = 0; op < kMathOpCount; ++op) {
+      const Worst w = worst_error(dt, in_values[op], got[op], want[op]);
+      EXPECT_LE(w.ulps, tolerance(dt, kMathOps[op])) << ir::dtype_name(dt) << "x4 " << describe(kMathOps[op], w);
+    }
+  }
+}
