@@ -29,6 +29,7 @@ Kernel schedule_instructions(const Kernel& kernel, const DeviceInfo& device);   
 Kernel eliminate_dead_code(const Kernel& kernel, const DeviceInfo& device);      // dce.cpp
 
 // --- finalize ----------------------------------------------------------------
+Kernel lower_math(const Kernel& kernel, const DeviceInfo& device);               // lower_math.cpp (also Device::compile)
 Kernel convert_exp_base(const Kernel& kernel, const DeviceInfo& device);         // exp_base.cpp
 Kernel fuse_multiply_add(const Kernel& kernel, const DeviceInfo& device);        // fuse_multiply_add.cpp
 

@@ -121,7 +121,13 @@ class Counter {
         switch (op.unary()) {
           case ir::UnaryOp::Exp: case ir::UnaryOp::Ln: return OpCost::ExpLn;
           case ir::UnaryOp::Exp2: case ir::UnaryOp::Log2: return OpCost::Exp2Log2;
+          // The 1.1 math ops are an exp or log and a few ALU ops where a
+          // device runs them natively; the lowered forms count their ops.
+          case ir::UnaryOp::Tanh: case ir::UnaryOp::Erf: case ir::UnaryOp::Sigmoid: case ir::UnaryOp::Log1p:
+          case ir::UnaryOp::Expm1:
+            return OpCost::ExpLn;
           case ir::UnaryOp::Recip: case ir::UnaryOp::Sqrt: case ir::UnaryOp::Sin: case ir::UnaryOp::Cos:
+          case ir::UnaryOp::Rsqrt:
             return OpCost::FloatSpecial;
           default: return alu;
         }

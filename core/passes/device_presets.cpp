@@ -23,7 +23,7 @@ DeviceInfo base(std::string id, std::string name, DeviceKind kind) {
   d.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY;
   d.memory_bytes = 8ull << 30;
   kiln_device_info caps{};
-  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_dtype_caps(caps, dt, sdk::all_op_caps(dt));
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_all_ops(caps, dt);
   std::copy(std::begin(caps.op_kind_dtypes), std::end(caps.op_kind_dtypes), d.op_kind_dtypes.begin());
   std::copy(std::begin(caps.unary_dtypes), std::end(caps.unary_dtypes), d.unary_dtypes.begin());
   std::copy(std::begin(caps.binary_dtypes), std::end(caps.binary_dtypes), d.binary_dtypes.begin());

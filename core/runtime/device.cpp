@@ -2,6 +2,7 @@
 #include "kiln/runtime/device.hpp"
 
 #include "device_state.hpp"
+#include "passes/always_on.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/wire.hpp>
@@ -61,7 +62,25 @@ Result<void> Device::synchronize() const {
   return {};
 }
 
-Result<Program> Device::compile(const ir::Kernel& kernel) const {
+namespace {
+
+// A math op of ABI 1.1 (TANH ... EXPM1) on a dtype the device does not claim.
+bool unclaimed_math(const ir::Op& op, const DeviceInfo& info) {
+  return op.kind == ir::OpKind::Unary && op.code >= sdk::kUnaryOps1_0 &&
+         !info.supports_unary(op.code, static_cast<unsigned>(op.dtype));
+}
+
+}  // namespace
+
+Result<Program> Device::compile(const ir::Kernel& source) const {
+  // A math op the device does not claim is lowered to ops it has
+  // (passes/lower_math.cpp). optimize's finalize did it already for tuned
+  // kernels; this is for every other way in. Untouched kernels keep their op
+  // numbers for the plugin's failed_op.
+  bool lowers = false;
+  for (const ir::Op& op : source.ops) lowers = lowers || unclaimed_math(op, state_->info());
+  const ir::Kernel lowered = lowers ? passes::detail::lower_math(source, state_->info()) : ir::Kernel{};
+  const ir::Kernel& kernel = lowers ? lowered : source;
   // The ABI promises plugins only verified kernels.
   if (auto verified = ir::verify(kernel); !verified.ok()) {
     Error error = std::move(verified).error();
@@ -79,6 +98,21 @@ Result<Program> Device::compile(const ir::Kernel& kernel) const {
                                                        std::string(sdk::op_kind_name(kind)) + " " +
                                                        std::string(sdk::dtype_name(dtype)) +
                                                        "): the device does not claim this op kind");
+      e.plugin = state_->plugin();
+      e.device = state_->info().id;
+      e.function = "compile";
+      e.op = id;
+      return e;
+    }
+    // kernel_ir.h: a unary op appended after 1.0 reaches only a device that
+    // claims it; what lower_math could not rewrite (its form needs an op the
+    // device lacks, or f64 erf) is refused here by name.
+    if (unclaimed_math(kernel[id], state_->info())) {
+      const std::string what = std::string(sdk::unary_name(kernel[id].code)) + " " + std::string(sdk::dtype_name(dtype));
+      Error e = make_error(ErrorCode::Unsupported,
+                           "op " + std::to_string(id) + " (" + what +
+                               "): the device does not claim this op, and kiln cannot lower it to ops the device has "
+                               "(docs/passes.md, lower_math)");
       e.plugin = state_->plugin();
       e.device = state_->info().id;
       e.function = "compile";

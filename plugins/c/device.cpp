@@ -41,7 +41,7 @@ kiln_device_info describe_device(const Settings& settings) {
   info.vector_widths = 1u << 1;
   for (unsigned lanes = 2; lanes <= 16; lanes *= 2)
     if (lanes * 4 <= std::max(cc.vector_bytes, 8u)) info.vector_widths |= 1u << lanes;
-  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_dtype_caps(info, dt, sdk::c_family_dtype_ops(sdk::c_dialect(), dt));
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_c_family_caps(info, sdk::c_dialect(), dt);
   for (int level = 0; level < 3; ++level) info.cache_bytes[level] = cpu.cache_bytes[level];
   // Estimated f32 peak: threads x clock x f32 lanes per register x 2 flops
   // per FMA x 2 FMA pipes (x86 cores with AVX2/AVX-512 and recent Arm cores

@@ -68,7 +68,7 @@ void describe(Device& d, int driver_version) {
   info.clock_mhz = static_cast<std::uint32_t>(KILN_ATTR(d.handle, CLOCK_RATE) / 1000);
   info.vector_widths = sdk::c_family_vector_widths(sdk::cuda_dialect());
   for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt)
-    sdk::set_dtype_caps(info, dt, sdk::c_family_dtype_ops(sdk::cuda_dialect(), dt));
+    sdk::set_c_family_caps(info, sdk::cuda_dialect(), dt);
   // MMA is emitted as mma.sync with f16/bf16/tf32 inputs, which needs sm_80.
   if (d.cc_major >= 8) {
     sdk::set_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA);

@@ -91,7 +91,7 @@ void parse_dtypes(const sdk::Options& o, const std::string& path, kiln_device_in
   for (const std::string& name : names) {
     const unsigned dt = dtype_by_name(name);
     if (dt == KILN_DTYPE_INVALID) bad_option(path + "dtypes", "names an unknown dtype '" + name + "'");
-    sdk::set_dtype_caps(info, dt, sdk::all_op_caps(dt));
+    sdk::set_all_ops(info, dt);  // the 1.1 math ops too: the interpreter runs them
   }
   const sdk::Options unsupported = o.get_object("unsupported_ops");
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) {
@@ -138,6 +138,11 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
   const bool native_exp2 = o.get_bool("native_exp2", true);
   info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY | (native_exp2 ? KILN_DEVICE_NATIVE_EXP2 : 0u);
   parse_dtypes(o, path, info);
+  // "math_ops": false makes a device without the ABI 1.1 math ops (tanh,
+  // erf, sigmoid, rsqrt, log1p, expm1) on every dtype: the core then lowers
+  // them (docs/passes.md, lower_math), which the tests check end to end.
+  if (!o.get_bool("math_ops", true))
+    for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_unary_after_1_0(info, dt, [](unsigned) { return false; });
   // MMA runs on the interpreter like every op; a device claims it only when
   // asked (the default device is not a tensor-core GPU), with every shape's
   // feature bit and the fragments' vector widths (2, 4, 8 lanes).

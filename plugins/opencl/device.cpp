@@ -201,7 +201,7 @@ void describe(Device& d) {
     // The emitter stores f16/bf16 as 16 bits and computes in f32 (the IR's
     // meaning), so they need no cl_khr_fp16; f64 needs the device's doubles.
     if (dt == KILN_DTYPE_F64 && !d.has_fp64) continue;
-    sdk::set_dtype_caps(info, dt, sdk::c_family_dtype_ops(sdk::opencl_dialect(), dt));
+    sdk::set_c_family_caps(info, sdk::opencl_dialect(), dt);
   }
 
   d.last_level_cache_bytes = device_value<cl_ulong>(d.id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE");

@@ -135,7 +135,8 @@ void fill_info(const VkPhysicalDeviceProperties& p, const VkPhysicalDeviceSubgro
   info.compute_units = sm_count;
   info.warp_size = std::max<std::uint32_t>(subgroup.subgroupSize, 1);
   info.vector_widths = sdk::c_family_vector_widths(sdk::glsl_dialect());  // vec2..vec4
-  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_dtype_caps(info, dt, supported_ops(caps, dt));
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (dtype_supported(caps, dt)) sdk::set_c_family_caps(info, sdk::glsl_dialect(), dt);
 }
 
 }  // namespace

@@ -128,10 +128,15 @@ TEST_P(COps, EveryClaimedUnaryBinaryMadSelectMatchesTheInterpreter) {
     results.emplace_back(value, result_dt);
     cases.push_back({std::move(name), slot, result_dt, fused});
   };
+  // The claims as ABI 1.1 states them (the 1.0 word has no bit for the
+  // math ops from tanh on). Those are computed in double by the interpreter
+  // and in float by libm here: f16/bf16 may round one ulp apart.
   for (unsigned u = 1; u < KILN_UNARY_COUNT; ++u) {
-    if ((claimed & KILN_CAP_UNARY(u)) == 0) continue;
-    const bool positive = u == KILN_UNARY_LN || u == KILN_UNARY_LOG2 || u == KILN_UNARY_SQRT;
-    output(w.unary(static_cast<std::uint8_t>(u), dt, positive ? p : a, L), dt, std::string(sdk::unary_name(u)));
+    if (!sdk::has_unary(plugin.info(0), dt, u)) continue;
+    const bool positive = u == KILN_UNARY_LN || u == KILN_UNARY_LOG2 || u == KILN_UNARY_SQRT ||
+                          u == KILN_UNARY_RSQRT || u == KILN_UNARY_LOG1P;
+    output(w.unary(static_cast<std::uint8_t>(u), dt, positive ? p : a, L), dt, std::string(sdk::unary_name(u)),
+           u >= KILN_UNARY_TANH);
   }
   for (unsigned op = 1; op < KILN_BINARY_COUNT; ++op) {
     if ((claimed & KILN_CAP_BINARY(op)) == 0) continue;

@@ -274,3 +274,52 @@ TEST(EmitterDialects, CStreamsLargeVectorStoresAndFencesEachThread) {
 }
 
 }  // namespace
+
+namespace {
+
+constexpr unsigned kMathOps[] = {KILN_UNARY_TANH,  KILN_UNARY_ERF,   KILN_UNARY_SIGMOID,
+                                 KILN_UNARY_RSQRT, KILN_UNARY_LOG1P, KILN_UNARY_EXPM1};
+constexpr unsigned kFloats[] = {KILN_DTYPE_F32, KILN_DTYPE_F64, KILN_DTYPE_F16, KILN_DTYPE_BF16};
+
+// out = sum of the six math ops of x, f32, as scalars (lanes 1) or vectors.
+std::vector<kiln_op> math_kernel(std::uint8_t dt, std::uint8_t lanes) {
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, dt, 0, 64);
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, dt, 1, 64);
+  auto g = w.group_index(0, w.const_i64(64 / lanes));
+  auto i = lanes == 1 ? g : w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(lanes));
+  auto v = w.load(dt, x, i, lanes);
+  auto sum = w.unary(static_cast<std::uint8_t>(kMathOps[0]), dt, v, lanes);
+  for (std::size_t k = 1; k < std::size(kMathOps); ++k)
+    sum = w.binary(KILN_BINARY_ADD, dt, sum, w.unary(static_cast<std::uint8_t>(kMathOps[k]), dt, v, lanes), lanes);
+  w.store(dt, y, i, sum, lanes);
+  return w.ops;
+}
+
+}  // namespace
+
+// C, OpenCL C and CUDA spell all six ABI 1.1 math ops on every float dtype
+// (f16/bf16 through float) and claim them in unary_dtypes[] only.
+TEST(EmitterDialects, MathOpsInEveryCFamilyDialect) {
+  for (const Dialect* d : {&kiln::sdk::c_dialect(), &kiln::sdk::opencl_dialect(), &kiln::sdk::cuda_dialect()}) {
+    SCOPED_TRACE(std::string(d->name));
+    for (unsigned dt : kFloats)
+      for (unsigned u : kMathOps) EXPECT_TRUE(kiln::sdk::c_family_has_unary(*d, u, dt)) << kiln::sdk::unary_name(u);
+    for (unsigned u : kMathOps) EXPECT_FALSE(kiln::sdk::c_family_has_unary(*d, u, KILN_DTYPE_I32));
+    for (std::uint8_t lanes : {1, 4}) {
+      const std::string s = emit_c_family(math_kernel(KILN_DTYPE_F32, lanes), *d).source;
+      EXPECT_TRUE(contains(s, "kiln_sigmoid_f32(")) << s;
+      // The helper is defined once, and before its first use.
+      const std::size_t defined = s.find("kiln_sigmoid_f32(float x)");
+      ASSERT_NE(defined, std::string::npos) << s;
+      EXPECT_EQ(s.find("kiln_sigmoid_f32("), defined) << s;
+      EXPECT_EQ(s.rfind("kiln_sigmoid_f32(float x)"), defined) << s;
+      EXPECT_TRUE(contains(s, "log1p")) << s;
+    }
+    const std::string f16 = emit_c_family(math_kernel(KILN_DTYPE_F16, 1), *d).source;
+    EXPECT_TRUE(contains(f16, "kiln_round_f16(")) << f16;  // computed in float, rounded per op
+  }
+  EXPECT_TRUE(contains(emit_c_family(math_kernel(KILN_DTYPE_F32, 1), kiln::sdk::c_dialect()).source, "kiln_rsqrt_f32("));
+  EXPECT_TRUE(contains(emit_c_family(math_kernel(KILN_DTYPE_F32, 1), kiln::sdk::opencl_dialect()).source, "rsqrt("));
+  EXPECT_TRUE(contains(emit_c_family(math_kernel(KILN_DTYPE_F64, 1), kiln::sdk::cuda_dialect()).source, "rsqrt("));
+}

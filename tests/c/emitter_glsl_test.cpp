@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/sdk/c_emitter.hpp"
+#include "kiln/sdk/capabilities.hpp"
 #include "kiln/sdk/plugin_support.hpp"
 #include "support/wire_builder.hpp"
 
@@ -144,3 +145,22 @@ TEST(EmitterGlsl, VectorsAreVec2ToVec4) {
 }
 
 }  // namespace
+
+// GLSL claims sigmoid (a helper over its float exp) and rsqrt of the ABI 1.1
+// math ops; no erf, log1p or expm1, and its tanh has no accuracy of its own:
+// those are left to the core's lowering (docs/passes.md, lower_math).
+TEST(EmitterGlsl, MathOpsClaimedAreSigmoidAndRsqrt) {
+  const kiln::sdk::Dialect& d = glsl_dialect();
+  for (unsigned dt : {KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
+    EXPECT_TRUE(kiln::sdk::c_family_has_unary(d, KILN_UNARY_SIGMOID, dt));
+    EXPECT_TRUE(kiln::sdk::c_family_has_unary(d, KILN_UNARY_RSQRT, dt));
+    for (unsigned u : {KILN_UNARY_TANH, KILN_UNARY_ERF, KILN_UNARY_LOG1P, KILN_UNARY_EXPM1})
+      EXPECT_FALSE(kiln::sdk::c_family_has_unary(d, u, dt)) << kiln::sdk::unary_name(u);
+  }
+  EXPECT_TRUE(kiln::sdk::c_family_has_unary(d, KILN_UNARY_RSQRT, KILN_DTYPE_F64));
+  EXPECT_FALSE(kiln::sdk::c_family_has_unary(d, KILN_UNARY_SIGMOID, KILN_DTYPE_F64));  // no double exp
+  kiln_device_info info{};
+  kiln::sdk::set_c_family_caps(info, d, KILN_DTYPE_F32);
+  EXPECT_TRUE(kiln::sdk::has_unary(info, KILN_DTYPE_F32, KILN_UNARY_SIGMOID));
+  EXPECT_FALSE(kiln::sdk::has_unary(info, KILN_DTYPE_F32, KILN_UNARY_TANH));
+}

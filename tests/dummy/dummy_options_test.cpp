@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dummy_util.hpp"
+#include "kiln/sdk/capabilities.hpp"
 #include "kiln/sdk/op_rules.hpp"
 
 using namespace kiln;
@@ -79,6 +80,25 @@ TEST(DummyOptions, EveryInfoFieldComesFromTheOptions) {
   EXPECT_STREQ(b.name, "sim-b");
   EXPECT_EQ(b.kind, static_cast<std::uint32_t>(KILN_DEVICE_KIND_CPU));
   EXPECT_EQ(b.warp_size, 1u);
+}
+
+// The ABI 1.1 math ops: claimed on every float dtype by default (the
+// interpreter runs them), none with "math_ops": false, one by one through
+// unsupported_ops; never on integers, and never in the 1.0 word.
+TEST(DummyOptions, MathOpsAreClaimedUnlessTurnedOff) {
+  auto plugin = load_dummy(
+      R"({"simulate": [{"name": "on"}, {"name": "off", "math_ops": false}, {"name": "no-erf", "unsupported_ops": {"f32": ["erf"]}}]})");
+  const kiln_device_info on = plugin->info(0), off = plugin->info(1), no_erf = plugin->info(2);
+  for (unsigned u = KILN_UNARY_TANH; u < KILN_UNARY_COUNT; ++u) {
+    for (unsigned dt : {KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F64}) {
+      EXPECT_TRUE(sdk::has_unary(on, dt, u)) << sdk::unary_name(u);
+      EXPECT_FALSE(sdk::has_unary(off, dt, u)) << sdk::unary_name(u);
+    }
+    EXPECT_FALSE(sdk::has_unary(on, KILN_DTYPE_I32, u)) << sdk::unary_name(u);
+    EXPECT_EQ(sdk::has_unary(no_erf, KILN_DTYPE_F32, u), u != KILN_UNARY_ERF) << sdk::unary_name(u);
+  }
+  EXPECT_EQ(on.dtype_ops[KILN_DTYPE_F32], sdk::all_op_caps(KILN_DTYPE_F32));
+  EXPECT_EQ(off.dtype_ops[KILN_DTYPE_F32], sdk::all_op_caps(KILN_DTYPE_F32));
 }
 
 TEST(DummyOptions, InfoHonoursAnOlderHostsStructSize) {

@@ -143,3 +143,18 @@ TEST(Hash, HexIsSixteenLowercaseDigits) {
   EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos);
   EXPECT_EQ(std::stoull(hex, nullptr, 16), hash(parse(samples::kEveryOpKind).value()));
 }
+
+// The ABI 1.1 math ops are told apart by the hash (their code is hashed).
+TEST(Hash, EachMathOpHashesApart) {
+  std::set<std::uint64_t> seen;
+  for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Erf, UnaryOp::Sigmoid, UnaryOp::Rsqrt, UnaryOp::Log1p,
+                     UnaryOp::Expm1}) {
+    Builder b;
+    const Value x = b.param(ParamKind::Global, DType::F32, 8);
+    const Value y = b.param(ParamKind::GlobalMut, DType::F32, 8);
+    const Value i = b.group_index(0, 8);
+    b.store(y, i, b.unary(op, b.load(x, i)));
+    seen.insert(hash(b.finish()));
+  }
+  EXPECT_EQ(seen.size(), 7u);
+}

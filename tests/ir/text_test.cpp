@@ -240,3 +240,23 @@ TEST(Text, WireKernelsConvertExactly) {
   const Kernel k = parsed(samples::kEveryOpKind);
   EXPECT_EQ(Kernel::from_wire(k.to_wire()), k);
 }
+
+// The ABI 1.1 math ops by name, as the builder writes them.
+TEST(Text, MathOpsParseAndPrintByName) {
+  const Kernel k = parsed(
+      "%x = param var f32\n%a = tanh %x\n%b = erf f32 %x\n%c = sigmoid %x\n%d = rsqrt %x\n%e = log1p %x\n%f = expm1 %x\n");
+  Builder b;
+  const Value x = b.param(ParamKind::Variable, DType::F32);
+  b.tanh(x);
+  b.erf(x);
+  b.sigmoid(x);
+  b.rsqrt(x);
+  b.log1p(x);
+  b.expm1(x);
+  const Kernel built = b.finish();
+  EXPECT_EQ(k, built) << print(k);
+  const std::string text = print(built);
+  for (std::string_view name : {"= tanh f32", "= erf f32", "= sigmoid f32", "= rsqrt f32", "= log1p f32", "= expm1 f32"})
+    EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
+  expect_round_trip(built);
+}

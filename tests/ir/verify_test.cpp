@@ -374,7 +374,7 @@ TEST(Verify, BarriersUnderUniformControlFlowPass) {
 }
 
 TEST(Verify, RuleUnary) {
-  expect_violation("%0 = const f32 1\nraw kind=12 dtype=3 lanes=1 code=14 src=@0,_,_\n", 1, "unary-op", "unknown unary op 14");
+  expect_violation("%0 = const f32 1\nraw kind=12 dtype=3 lanes=1 code=20 src=@0,_,_\n", 1, "unary-op", "unknown unary op 20");
   expect_violation("%0 = const i32 1\n%1 = exp i32 %0\n", 1, "unary-type", "exp is not defined on i32 (integers allow no pow");
   expect_violation("%0 = const bool true\n%1 = neg bool %0\n", 1, "unary-type", "neg is not defined on bool (bool allows logic");
   expect_violation("%0 = const f32 1\n%1 = bitnot f32 %0\n", 1, "unary-type", "bitnot is not defined on f32 (floats allow every op but the bitwise ones");
@@ -462,5 +462,17 @@ TEST(Verify, GarbageKernelsNeverCrashIt) {
     }
     const auto errors = verify_all(k);
     for (const Error& e : errors) EXPECT_NE(e.message.find("rule "), std::string::npos);
+  }
+}
+
+// The ABI 1.1 math ops are float-only; the error names the op and dtype.
+TEST(Verify, MathOpsAreFloatOnlyAndTheErrorNamesThem) {
+  for (std::string_view op : {"tanh", "erf", "sigmoid", "rsqrt", "log1p", "expm1"}) {
+    for (std::string_view dt : {"f32", "f16", "bf16", "f64"})
+      EXPECT_TRUE(verify(kernel_of("%0 = const " + std::string(dt) + " 1\n%1 = " + std::string(op) + " %0\n")).ok()) << op;
+    expect_violation("%0 = const i32 1\n%1 = " + std::string(op) + " i32 %0\n", 1, "unary-type",
+                     std::string(op) + " is not defined on i32");
+    expect_violation("%0 = const bool true\n%1 = " + std::string(op) + " bool %0\n", 1, "unary-type",
+                     std::string(op) + " is not defined on bool");
   }
 }

@@ -37,6 +37,36 @@ TEST(Capabilities, AnAbi10InfoGetsItsArraysFromItsWords) {
   EXPECT_FALSE(sdk::has_op_kind(info, KILN_DTYPE_I32, KILN_OP_KIND_COUNT));
 }
 
+// The math ops of 1.1 (TANH = 14 ... EXPM1 = 19) have no 1.0 bit:
+// KILN_CAP_UNARY(14) would be KILN_CAP_BINARY(ADD)'s. A 1.0 word never claims
+// them, and claiming them in the arrays leaves the word as 1.0 knows it.
+TEST(Capabilities, TheMathOpsOf11LiveInTheArraysOnly) {
+  static_assert(KILN_CAP_UNARY(KILN_UNARY_TANH) == KILN_CAP_BINARY(KILN_BINARY_ADD), "the collision this guards");
+  kiln_device_info legacy{};
+  legacy.dtype_ops[KILN_DTYPE_F32] = 0xffffffffu;  // every bit a 1.0 plugin can set
+  sdk::normalize_capabilities(legacy);
+  EXPECT_TRUE(sdk::has_binary(legacy, KILN_DTYPE_F32, KILN_BINARY_ADD));
+  for (unsigned u = KILN_UNARY_TANH; u < KILN_UNARY_COUNT; ++u)
+    EXPECT_FALSE(sdk::has_unary(legacy, KILN_DTYPE_F32, u)) << sdk::unary_name(u);
+
+  kiln_device_info info{};
+  sdk::set_all_ops(info, KILN_DTYPE_F32);
+  sdk::set_all_ops(info, KILN_DTYPE_I32);
+  sdk::normalize_capabilities(info);
+  for (unsigned u = KILN_UNARY_TANH; u < KILN_UNARY_COUNT; ++u) {
+    EXPECT_TRUE(sdk::has_unary(info, KILN_DTYPE_F32, u)) << sdk::unary_name(u);
+    EXPECT_FALSE(sdk::has_unary(info, KILN_DTYPE_I32, u)) << sdk::unary_name(u) << ": float only";
+  }
+  EXPECT_EQ(info.dtype_ops[KILN_DTYPE_F32], sdk::all_op_caps(KILN_DTYPE_F32));
+  EXPECT_EQ(info.dtype_ops[KILN_DTYPE_I32], sdk::all_op_caps(KILN_DTYPE_I32));
+  // Turning one off touches only its array entry.
+  sdk::set_unary_after_1_0(info, KILN_DTYPE_F32, [](unsigned u) { return u != KILN_UNARY_ERF; });
+  EXPECT_FALSE(sdk::has_unary(info, KILN_DTYPE_F32, KILN_UNARY_ERF));
+  EXPECT_TRUE(sdk::has_unary(info, KILN_DTYPE_F32, KILN_UNARY_TANH));
+  sdk::normalize_capabilities(info);
+  EXPECT_EQ(info.dtype_ops[KILN_DTYPE_F32], sdk::all_op_caps(KILN_DTYPE_F32));
+}
+
 TEST(Capabilities, FeatureBitsHaveRoomPastOneWord) {
   kiln_device_info info{};
   sdk::set_feature(info, 70);

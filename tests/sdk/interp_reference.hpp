@@ -6,6 +6,7 @@
 
 #include <kiln/kernel_ir.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -102,8 +103,46 @@ u64 float_bits(unsigned dt, F v) {
   }
 }
 
+// A double rounded once to nearest even on the grid of a float format with
+// `mantissa` explicit bits and least normal exponent `min_exp` (overflow:
+// beyond the largest finite value the grid continues, and the cast to float
+// below gives inf where the format would).
+inline double round_to_grid(double d, int mantissa, int min_exp) {
+  if (!std::isfinite(d) || d == 0) return d;
+  const double ulp = std::ldexp(1.0, std::max(std::ilogb(d), min_exp) - mantissa);
+  return std::nearbyint(d / ulp) * ulp;
+}
+
+// The bits of double `v` rounded once to dtype `dt`.
+inline u64 double_bits(unsigned dt, double v) {
+  switch (dt) {
+    case KILN_DTYPE_F16: {
+      const double r = round_to_grid(v, 10, -14);
+      return sdk::f32_to_f16_bits(std::fabs(r) > 65504.0 ? std::copysign(INFINITY, r) : static_cast<float>(r));
+    }
+    case KILN_DTYPE_BF16: return sdk::f32_to_bf16_bits(static_cast<float>(round_to_grid(v, 7, -126)));
+    case KILN_DTYPE_F32: return std::bit_cast<std::uint32_t>(static_cast<float>(v));
+    default: return std::bit_cast<u64>(v);
+  }
+}
+
+// The ABI 1.1 math ops as docs/ir.md defines them: computed in double, one
+// rounding to the dtype. SIGMOID on f64 is e^x / (1 + e^x) for x < 0.
+inline double math_1_1(unsigned op, double x) {
+  switch (op) {
+    case KILN_UNARY_TANH: return std::tanh(x);
+    case KILN_UNARY_ERF: return std::erf(x);
+    case KILN_UNARY_SIGMOID: return x < 0 ? std::exp(x) / (1.0 + std::exp(x)) : 1.0 / (1.0 + std::exp(-x));
+    case KILN_UNARY_RSQRT: return 1.0 / std::sqrt(x);
+    case KILN_UNARY_LOG1P: return std::log1p(x);
+    case KILN_UNARY_EXPM1: return std::expm1(x);
+    default: return NAN;
+  }
+}
+
 template <class F>
 u64 float_unary(unsigned dt, unsigned op, F a) {
+  if (op >= KILN_UNARY_TANH && op <= KILN_UNARY_EXPM1) return double_bits(dt, math_1_1(op, static_cast<double>(a)));
   switch (op) {
     case KILN_UNARY_NEG: return float_bits<F>(dt, -a);
     case KILN_UNARY_EXP: return float_bits<F>(dt, std::exp(a));

@@ -237,8 +237,8 @@ typedef enum kiln_scope {
 
 /* Unary ops (KILN_OP_UNARY code). Floats use the usual libm meaning; on
  * integers NEG wraps, ABS wraps for the minimum value, BIT_NOT is ~x (on
- * BOOL: logical not); the transcendental ops and FLOOR/TRUNC/RECIP/SQRT are
- * float only. */
+ * BOOL: logical not); the transcendental ops and FLOOR/TRUNC/RECIP/SQRT/
+ * RSQRT are float only. */
 typedef enum kiln_unary_op {
   KILN_UNARY_INVALID = 0,
   KILN_UNARY_NEG = 1,
@@ -254,7 +254,16 @@ typedef enum kiln_unary_op {
   KILN_UNARY_FLOOR = 11,
   KILN_UNARY_TRUNC = 12,
   KILN_UNARY_ABS = 13,
-  KILN_UNARY_COUNT = 14
+  /* ---- ABI 1.1: no KILN_CAP_UNARY bit (the 1.0 word is full); a device
+   * runs them only where its unary_dtypes[] says so, else the core lowers
+   * them to the ops above (docs/ir.md states each one's accuracy). ---- */
+  KILN_UNARY_TANH = 14,
+  KILN_UNARY_ERF = 15,
+  KILN_UNARY_SIGMOID = 16, /* 1 / (1 + e^-x) */
+  KILN_UNARY_RSQRT = 17,   /* 1 / sqrt(x) */
+  KILN_UNARY_LOG1P = 18,   /* ln(1 + x) */
+  KILN_UNARY_EXPM1 = 19,   /* e^x - 1 */
+  KILN_UNARY_COUNT = 20
 } kiln_unary_op;
 
 /* Binary ops (KILN_OP_BINARY code). Integer arithmetic wraps (two's

@@ -19,10 +19,22 @@ namespace {
 using detail::joined;
 using detail::value_bytes;
 
+// Then TANH ERF SIGMOID RSQRT LOG1P EXPM1 (ABI 1.1): libm has all but
+// sigmoid and rsqrt, which are prelude helpers (detail::math_helper).
 constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF32 = {
-    "", "", "", "expf", "exp2f", "logf", "log2f", "", "sqrtf", "sinf", "cosf", "floorf", "truncf", "fabsf"};
+    "", "", "", "expf", "exp2f", "logf", "log2f", "", "sqrtf", "sinf", "cosf", "floorf", "truncf", "fabsf",
+    "tanhf", "erff", "kiln_sigmoid_f32", "kiln_rsqrt_f32", "log1pf", "expm1f"};
 constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF64 = {
-    "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs"};
+    "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs",
+    "tanh", "erf", "kiln_sigmoid_f64", "kiln_rsqrt_f64", "log1p", "expm1"};
+// CUDA's math library has rsqrtf/rsqrt (2 ulp / 1 ulp in the CUDA C
+// Programming Guide's tables), the rest as libm.
+constexpr std::array<std::string_view, KILN_UNARY_COUNT> kCudaF32 = {
+    "", "", "", "expf", "exp2f", "logf", "log2f", "", "sqrtf", "sinf", "cosf", "floorf", "truncf", "fabsf",
+    "tanhf", "erff", "kiln_sigmoid_f32", "rsqrtf", "log1pf", "expm1f"};
+constexpr std::array<std::string_view, KILN_UNARY_COUNT> kCudaF64 = {
+    "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs",
+    "tanh", "erf", "kiln_sigmoid_f64", "rsqrt", "log1p", "expm1"};
 
 std::string lane_subscript(std::string_view v, unsigned lane) { return std::string(v) + "[" + std::to_string(lane) + "]"; }
 
@@ -345,6 +357,7 @@ const Dialect& c_dialect() {
       .streaming_stores = true,
       .cast = c_cast,
       .literal = c_literal,
+      .helper = detail::math_helper,
       .vector_type = kiln_vector_name,
       .vector_typedef = c_vector_typedef,
       .lane = lane_subscript,
@@ -360,8 +373,14 @@ const Dialect& c_dialect() {
 }
 
 const Dialect& opencl_dialect() {
-  static constexpr std::array<std::string_view, KILN_UNARY_COUNT> kBuiltins = {
-      "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs"};
+  // Overloaded builtins, the same names for float and double; OpenCL C has
+  // tanh, erf, rsqrt, log1p and expm1 (sigmoid is a prelude helper).
+  static constexpr std::array<std::string_view, KILN_UNARY_COUNT> kF32 = {
+      "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs",
+      "tanh", "erf", "kiln_sigmoid_f32", "rsqrt", "log1p", "expm1"};
+  static constexpr std::array<std::string_view, KILN_UNARY_COUNT> kF64 = {
+      "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs",
+      "tanh", "erf", "kiln_sigmoid_f64", "rsqrt", "log1p", "expm1"};
   static const Dialect d{
       .name = "opencl-c",
       .value_types = {"", "float", "float", "float", "double", "uchar", "ushort", "uint", "ulong", "char", "short", "int",
@@ -374,13 +393,14 @@ const Dialect& opencl_dialect() {
       .f32_suffix = "f",
       .i64_suffix = "L",
       .u64_suffix = "UL",
-      .unary_f32 = kBuiltins,
-      .unary_f64 = kBuiltins,
+      .unary_f32 = kF32,
+      .unary_f64 = kF64,
       .pow_f32 = "pow", .pow_f64 = "pow", .fmod_f32 = "fmod", .fmod_f64 = "fmod",
       .local_storage_prefix = "__local ",
       .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
       .cast = c_cast,
       .literal = c_literal,
+      .helper = detail::math_helper,
       .vector_type = cl_vector_name,
       .vector_typedef = no_typedef,
       .lane = cl_lane,
@@ -408,13 +428,14 @@ const Dialect& cuda_dialect() {
       .f32_suffix = "f",
       .i64_suffix = "LL",
       .u64_suffix = "ULL",
-      .unary_f32 = kLibmF32,
-      .unary_f64 = kLibmF64,
+      .unary_f32 = kCudaF32,
+      .unary_f64 = kCudaF64,
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
       .local_storage_prefix = "__shared__ ",
       .barrier = "__syncthreads();",
       .cast = c_cast,
       .literal = c_literal,
+      .helper = detail::math_helper,
       .vector_type = kiln_vector_name,
       .vector_typedef = cuda_vector_typedef,
       .lane = cuda_lane,

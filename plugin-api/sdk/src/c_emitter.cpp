@@ -4,7 +4,9 @@
 
 #include "c_emitter_detail.hpp"
 #include "c_spelling.hpp"
+#include "kiln/sdk/capabilities.hpp"
 #include "kiln/sdk/grid.hpp"
+#include "kiln/sdk/op_rules.hpp"
 #include "kiln/sdk/plugin_support.hpp"
 #include "kiln/sdk/wire.hpp"
 
@@ -417,7 +419,10 @@ class Emitter {
     if (op.kind == KILN_OP_UNARY && op.lanes > 1 && d_.simd_function_helpers && shape_.vector_math &&
         (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64)) {
       const std::string_view function = dt == KILN_DTYPE_F32 ? d_.unary_f32[op.code] : d_.unary_f64[op.code];
-      if (!function.empty()) return define(id, type, simd_function(function, dt, op.lanes, type) + "(" + var(op.src[0]) + ")");
+      // A prelude helper (kiln_sigmoid_f32 ...) is defined after the SIMD
+      // helpers: those ops go lane by lane below.
+      if (!function.empty() && !function.starts_with("kiln_"))
+        return define(id, type, simd_function(function, dt, op.lanes, type) + "(" + var(op.src[0]) + ")");
     }
     if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_MAX || op.code == KILN_BINARY_MIN) && op.lanes > 1 &&
         d_.simd_function_helpers && (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64))
@@ -448,11 +453,23 @@ std::uint32_t c_family_dtype_ops(const Dialect& dialect, unsigned dtype) {
   if (!dtype_valid(dtype)) return 0;
   Spelling spell(dialect);
   std::uint32_t bits = 0;
-  for (unsigned u = 1; u < KILN_UNARY_COUNT; ++u)
+  for (unsigned u = 1; u < kUnaryOps1_0; ++u)
     if (!spell.unary(u, dtype, "x").empty()) bits |= KILN_CAP_UNARY(u);
-  for (unsigned b = 1; b < KILN_BINARY_COUNT; ++b)
+  for (unsigned b = 1; b < kBinaryOps1_0; ++b)
     if (!spell.binary(b, dtype, "x", "y").empty()) bits |= KILN_CAP_BINARY(b);
   return bits;
+}
+
+bool c_family_has_unary(const Dialect& dialect, unsigned op, unsigned dtype) {
+  if (!dtype_valid(dtype)) return false;
+  Spelling spell(dialect);
+  return !spell.unary(op, dtype, "x").empty();
+}
+
+void set_c_family_caps(kiln_device_info& info, const Dialect& dialect, unsigned dtype) {
+  const std::uint32_t word = c_family_dtype_ops(dialect, dtype);
+  set_dtype_caps(info, dtype, word);
+  set_unary_after_1_0(info, dtype, [&](unsigned u) { return word != 0 && c_family_has_unary(dialect, u, dtype); });
 }
 
 std::uint32_t c_family_vector_widths(const Dialect& dialect) { return dialect.vector_lanes | (1u << 1); }

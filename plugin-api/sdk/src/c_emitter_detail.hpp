@@ -32,5 +32,10 @@ std::string joined(const std::vector<std::string>& items);
 // and integer division ("div_i32", "mod_u8", ...); and the dialect's own
 // helpers (Dialect::helper), named "kiln_...".
 std::string shared_helpers(const Dialect& d, const std::set<std::string>& helpers);
+// The math helpers a dialect's unary tables may name: kiln_sigmoid_f32/f64
+// (1 / (1 + e^-x) with no overflow: e^x / (1 + e^x) for x < 0) and
+// kiln_rsqrt_f32/f64 (1 / sqrt(x)), written with the dialect's exp and sqrt;
+// "" for any other name. A dialect's Dialect::helper hands these names here.
+std::string math_helper(const Dialect& d, std::string_view name);
 
 }  // namespace kiln::sdk::detail

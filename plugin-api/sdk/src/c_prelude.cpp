@@ -157,6 +157,29 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string math_helper(const Dialect& d, std::string_view name) {
+  static constexpr std::string_view kSigmoid = R"($fn $T kiln_sigmoid_$N($T x) {
+  if (x >= @$T(0)) return @$T(1) / (@$T(1) + $exp(-x));
+  const $T e = $exp(x);
+  return e / (@$T(1) + e);
+}
+)";
+  static constexpr std::string_view kRsqrt = "$fn $T kiln_rsqrt_$N($T x) { return @$T(1) / $sqrt(x); }\n";
+  const bool f64 = name.ends_with("_f64");
+  if (!f64 && !name.ends_with("_f32")) return "";
+  const auto& functions = f64 ? d.unary_f64 : d.unary_f32;
+  std::string text;
+  if (name.starts_with("kiln_sigmoid_") && !functions[KILN_UNARY_EXP].empty()) {
+    text = replace_all(std::string(kSigmoid), "$exp", functions[KILN_UNARY_EXP]);
+  } else if (name.starts_with("kiln_rsqrt_") && !functions[KILN_UNARY_SQRT].empty()) {
+    text = replace_all(std::string(kRsqrt), "$sqrt", functions[KILN_UNARY_SQRT]);
+  } else {
+    return "";
+  }
+  text = replace_all(std::move(text), "$T", d.value_types[f64 ? KILN_DTYPE_F64 : KILN_DTYPE_F32]);
+  return with_types(d, replace_all(std::move(text), "$N", f64 ? "f64" : "f32"));
+}
+
 std::string shared_helpers(const Dialect& d, const std::set<std::string>& helpers) {
   std::string out;
   for (const std::string& name : helpers)

@@ -97,8 +97,9 @@ $T kiln_fmod_$N($T x, $T y) {
 }
 )";
 
-std::string glsl_helper(const Dialect&, std::string_view name) {
+std::string glsl_helper(const Dialect& d, std::string_view name) {
   if (name == "kiln_pow_f32") return std::string(kPow);
+  if (name.starts_with("kiln_sigmoid_") || name.starts_with("kiln_rsqrt_")) return detail::math_helper(d, name);
   const bool f64 = name == "kiln_fmod_f64";
   if (name != "kiln_fmod_f32" && !f64) return "";
   std::string text = detail::replace_all(std::string(kFmod), "$NAN",
@@ -182,11 +183,19 @@ std::vector<GlslArgument> glsl_arguments(const KernelShape& shape) {
 }
 
 const Dialect& glsl_dialect() {
-  // GLSL has no double-precision exp, log, sin, cos or pow.
+  // GLSL has no double-precision exp, log or pow. Of the ABI 1.1 ops it
+  // spells sigmoid (f32) and rsqrt as prelude helpers (detail::math_helper).
+  // It has no erf, log1p or expm1, and its tanh carries no accuracy of its
+  // own (Vulkan states it as the exp formula; Mesa computes
+  // (e^2x - 1) / (e^2x + 1), which loses all relative precision near 0):
+  // those are not claimed, and the core lowers them to exp/ln forms that
+  // keep it (docs/passes.md, lower_math).
   static constexpr std::array<std::string_view, KILN_UNARY_COUNT> kF32 = {
-      "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "abs"};
+      "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "abs",
+      "", "", "kiln_sigmoid_f32", "kiln_rsqrt_f32", "", ""};
   static constexpr std::array<std::string_view, KILN_UNARY_COUNT> kF64 = {
-      "", "", "", "", "", "", "", "", "sqrt", "", "", "floor", "trunc", "abs"};
+      "", "", "", "", "", "", "", "", "sqrt", "", "", "floor", "trunc", "abs",
+      "", "", "", "kiln_rsqrt_f64", "", ""};
   static const Dialect d{
       .name = "glsl",
       .value_types = {"", "float", "float", "float", "double", "uint8_t", "uint16_t", "uint", "uint64_t", "int8_t",

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "interpreter_math.hpp"
 #include "interpreter_program.hpp"
 #include "kiln/sdk/op_rules.hpp"
 
@@ -20,6 +21,7 @@ u64 unary_element(u64 x, unsigned shift) {
   if constexpr (is_float_class(C)) {
     using T = typename N::T;
     const T a = N::get(x);
+    if constexpr (is_math_1_1(OP)) return put_double<C>(math_1_1(OP, static_cast<double>(a)));
     switch (OP) {
       case KILN_UNARY_NEG: return N::put(-a, shift);
       case KILN_UNARY_EXP: return N::put(std::exp(a), shift);

@@ -138,6 +138,12 @@ class Builder {
   Value floor(Value x) { return unary(UnaryOp::Floor, x); }
   Value trunc(Value x) { return unary(UnaryOp::Trunc, x); }
   Value abs(Value x) { return unary(UnaryOp::Abs, x); }
+  Value tanh(Value x) { return unary(UnaryOp::Tanh, x); }
+  Value erf(Value x) { return unary(UnaryOp::Erf, x); }
+  Value sigmoid(Value x) { return unary(UnaryOp::Sigmoid, x); }  // 1 / (1 + e^-x)
+  Value rsqrt(Value x) { return unary(UnaryOp::Rsqrt, x); }
+  Value log1p(Value x) { return unary(UnaryOp::Log1p, x); }
+  Value expm1(Value x) { return unary(UnaryOp::Expm1, x); }
 
   Value add(Value x, Value y) { return binary(BinaryOp::Add, x, y); }
   Value sub(Value x, Value y) { return binary(BinaryOp::Sub, x, y); }

@@ -82,6 +82,13 @@ enum class UnaryOp : std::uint8_t {
   Floor = KILN_UNARY_FLOOR,
   Trunc = KILN_UNARY_TRUNC,
   Abs = KILN_UNARY_ABS,
+  // ABI 1.1; a device that does not claim one gets it lowered (docs/passes.md).
+  Tanh = KILN_UNARY_TANH,
+  Erf = KILN_UNARY_ERF,
+  Sigmoid = KILN_UNARY_SIGMOID,
+  Rsqrt = KILN_UNARY_RSQRT,
+  Log1p = KILN_UNARY_LOG1P,
+  Expm1 = KILN_UNARY_EXPM1,
 };
 
 enum class BinaryOp : std::uint8_t {

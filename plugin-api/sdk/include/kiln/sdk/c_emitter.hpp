@@ -213,6 +213,14 @@ EmittedKernel emit_c_family(std::span<const kiln_op> ops, const Dialect& dialect
 // What the emitter supports, for kiln_device_info.dtype_ops: the
 // KILN_CAP_UNARY/KILN_CAP_BINARY bits of `dtype` (0: dtype unsupported).
 std::uint32_t c_family_dtype_ops(const Dialect& dialect, unsigned dtype);
+// Whether the emitter spells unary op `op` on `dtype` (any op, those after
+// ABI 1.0 included).
+bool c_family_has_unary(const Dialect& dialect, unsigned op, unsigned dtype);
+// Describes `dtype` in `info` as the dialect runs it: the 1.0 word
+// (c_family_dtype_ops) and the unary ops after 1.0 it spells (TANH ...,
+// claimed in unary_dtypes only). Every C-family plugin calls this per dtype
+// it supports; the core lowers what a dtype does not claim.
+void set_c_family_caps(kiln_device_info& info, const Dialect& dialect, unsigned dtype);
 // kiln_device_info.vector_widths for the dialect (bit 1 always set).
 std::uint32_t c_family_vector_widths(const Dialect& dialect);
 

@@ -11,6 +11,8 @@
 
 #include <kiln/plugin.h>
 
+#include "kiln/sdk/op_rules.hpp"
+
 #include <cstdint>
 
 namespace kiln::sdk {
@@ -18,9 +20,10 @@ namespace kiln::sdk {
 // Op kinds ABI 1.0 defined: a 1.0 plugin's nonzero dtype word means all of
 // them run on that dtype.
 inline constexpr unsigned kOpKinds1_0 = 20;  // KILN_OP_KIND_COUNT of ABI 1.0
-// The unary and binary ops that have a bit in ABI 1.0's dtype_ops word.
-inline constexpr unsigned kUnaryOps1_0 = 14;   // KILN_UNARY_COUNT of ABI 1.0
-inline constexpr unsigned kBinaryOps1_0 = 20;  // KILN_BINARY_COUNT of ABI 1.0
+// kUnaryOps1_0 / kBinaryOps1_0 (op_rules.hpp): the unary and binary ops
+// that have a bit in ABI 1.0's dtype_ops word. Unary ops from 14 on (TANH
+// ...) have none: a 1.0 plugin cannot claim them, normalize never derives
+// them from a word, and a 1.1 plugin claims them with set_unary only.
 
 static_assert(KILN_OP_KIND_COUNT <= KILN_CAP_SLOTS && KILN_UNARY_COUNT <= KILN_CAP_SLOTS &&
                   KILN_BINARY_COUNT <= KILN_CAP_SLOTS,
@@ -76,6 +79,21 @@ inline void set_dtype_caps(kiln_device_info& info, unsigned dt, std::uint32_t le
   for (unsigned kind = 1; kind < kOpKinds1_0; ++kind) set_op_kind(info, dt, kind, legacy_bits != 0);
   for (unsigned u = 1; u < kUnaryOps1_0; ++u) set_unary(info, dt, u, (legacy_bits & KILN_CAP_UNARY(u)) != 0);
   for (unsigned b = 1; b < kBinaryOps1_0; ++b) set_binary(info, dt, b, (legacy_bits & KILN_CAP_BINARY(b)) != 0);
+}
+
+// Claims, for `dt`, the unary ops appended after 1.0 (TANH ... EXPM1: no
+// dtype_ops bit) for which `runs(op)` is true; the others are cleared. Call
+// it after set_dtype_caps, which knows only the 1.0 ops.
+template <class Runs>
+void set_unary_after_1_0(kiln_device_info& info, unsigned dt, Runs runs) {
+  for (unsigned u = kUnaryOps1_0; u < KILN_UNARY_COUNT; ++u) set_unary(info, dt, u, runs(u));
+}
+
+// Claims every op `dt` allows (op_rules.hpp), the ops after 1.0 included:
+// what a device that runs the dtype fully (the interpreter) reports.
+inline void set_all_ops(kiln_device_info& info, unsigned dt) {
+  set_dtype_caps(info, dt, all_op_caps(dt));
+  set_unary_after_1_0(info, dt, [dt](unsigned u) { return unary_allowed(dt, u); });
 }
 
 // The 1.0 word of `dt` that the arrays imply.

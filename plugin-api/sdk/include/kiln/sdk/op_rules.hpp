@@ -68,13 +68,22 @@ constexpr bool mad_allowed(unsigned dt) {
   return c == DTypeCategory::Float || c == DTypeCategory::Int;
 }
 
-// The capability bits (KILN_CAP_UNARY / KILN_CAP_BINARY) of every op `dt`
-// allows: what a device that supports the dtype fully reports.
+// The unary and binary ops that have a bit in ABI 1.0's dtype_ops word
+// (KILN_CAP_UNARY / KILN_CAP_BINARY); later ops are stated only in the 1.1
+// per-op arrays (capabilities.hpp). A loop over KILN_CAP_UNARY bits must stop
+// here: KILN_CAP_UNARY(14) would be KILN_CAP_BINARY(ADD)'s bit.
+inline constexpr unsigned kUnaryOps1_0 = 14;   // KILN_UNARY_COUNT of ABI 1.0
+inline constexpr unsigned kBinaryOps1_0 = 20;  // KILN_BINARY_COUNT of ABI 1.0
+
+// The capability bits (KILN_CAP_UNARY / KILN_CAP_BINARY) of every 1.0 op `dt`
+// allows: what a device that supports the dtype fully reports in dtype_ops.
+// The ops after 1.0 that `dt` allows are claimed with set_unary
+// (capabilities.hpp: set_all_ops).
 constexpr std::uint32_t all_op_caps(unsigned dt) {
   std::uint32_t caps = 0;
-  for (unsigned u = 1; u < KILN_UNARY_COUNT; ++u)
+  for (unsigned u = 1; u < kUnaryOps1_0; ++u)
     if (unary_allowed(dt, u)) caps |= KILN_CAP_UNARY(u);
-  for (unsigned b = 1; b < KILN_BINARY_COUNT; ++b)
+  for (unsigned b = 1; b < kBinaryOps1_0; ++b)
     if (binary_allowed(dt, b)) caps |= KILN_CAP_BINARY(b);
   return caps;
 }

@@ -64,7 +64,7 @@ inline constexpr std::array<std::string_view, KILN_MMA_SHAPE_COUNT> kMmaShapeNam
 
 inline constexpr std::array<std::string_view, KILN_UNARY_COUNT> kUnaryNames = {{
     "invalid", "neg", "bitnot", "exp", "exp2", "ln", "log2", "recip", "sqrt", "sin", "cos",
-    "floor", "trunc", "abs",
+    "floor", "trunc", "abs", "tanh", "erf", "sigmoid", "rsqrt", "log1p", "expm1",
 }};
 
 inline constexpr std::array<std::string_view, KILN_BINARY_COUNT> kBinaryNames = {{

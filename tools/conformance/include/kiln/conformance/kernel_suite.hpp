@@ -176,7 +176,10 @@ inline std::vector<SuiteKernel> op_kernels(const kiln_device_info& info, std::si
       std::vector<unsigned> unary, binary, positive_unary;
       for (unsigned u = 1; u < KILN_UNARY_COUNT; ++u) {
         if (!has_unary(info, dt, u)) continue;
-        const bool positive = u == KILN_UNARY_LN || u == KILN_UNARY_LOG2 || u == KILN_UNARY_SQRT || u == KILN_UNARY_RECIP;
+        // (the ABI 1.1 math ops tanh, erf, sigmoid and expm1 join the
+        // general domain where claimed; rsqrt and log1p the positive one)
+        const bool positive = u == KILN_UNARY_LN || u == KILN_UNARY_LOG2 || u == KILN_UNARY_SQRT || u == KILN_UNARY_RECIP ||
+                              u == KILN_UNARY_RSQRT || u == KILN_UNARY_LOG1P;
         (positive ? positive_unary : unary).push_back(u);
       }
       for (unsigned b = 1; b < KILN_BINARY_COUNT; ++b)
@@ -185,7 +188,7 @@ inline std::vector<SuiteKernel> op_kernels(const kiln_device_info& info, std::si
       HostArg y = random_arg(d, n, rng, -4, 4, true);
       share_some(x, y, true);
       out.push_back(op_kernel("ops " + dn, d, unary, binary, x, y, true, local));
-      // Positive domain: ln, log2, sqrt, recip, and pow with a moderate exponent.
+      // Positive domain: ln, log2, sqrt, recip, rsqrt, log1p, and pow with a moderate exponent.
       std::vector<unsigned> positive_binary;
       if (has_binary(info, dt, KILN_BINARY_POW)) positive_binary.push_back(KILN_BINARY_POW);
       out.push_back(op_kernel("ops " + dn + " (positive)", d, positive_unary, positive_binary,
