@@ -61,13 +61,25 @@ Result<void> Device::synchronize() const {
   return {};
 }
 
-Result<Program> Device::compile(const ir::Kernel& kernel) const {
+Result<Program> Device::compile(const ir::Kernel& kernel) const { return compile(kernel, bounds_); }
+
+Result<Program> Device::compile(const ir::Kernel& given, passes::BoundsPolicy bounds) const {
   // The ABI promises plugins only verified kernels.
-  if (auto verified = ir::verify(kernel); !verified.ok()) {
+  if (auto verified = ir::verify(given); !verified.ok()) {
     Error error = std::move(verified).error();
     error.function = "compile";
     return error;
   }
+  // The one place below which plugins are called: every path (run, tune and
+  // its candidates, host applications) passes the bounds policy here.
+  Result<passes::BoundedKernel> bounded = passes::apply_bounds_policy(given, bounds);
+  if (!bounded.ok()) {
+    Error error = std::move(bounded).error();
+    error.device = id();
+    error.function = "compile";
+    return error;
+  }
+  const ir::Kernel& kernel = bounded->kernel;
   if (state_->api().compile == nullptr) return state_->missing("compile");
   // plugin.h: an op kind appended after ABI 1.0 reaches only a device that
   // claims it (a 1.0 plugin has never heard of it).
@@ -88,6 +100,7 @@ Result<Program> Device::compile(const ir::Kernel& kernel) const {
   }
   Program program;
   program.wire_ = kernel.to_wire();
+  program.bounds_checks_.assign(bounded->launch_checks.begin(), bounded->launch_checks.end());
   kiln_kernel wire{};
   wire.struct_size = KILN_KERNEL_STRUCT_SIZE;
   wire.ops = program.wire_.data();
