@@ -1,6 +1,7 @@
 // Device: memory, compile and cache key. Launches are in launch.cpp.
 #include "kiln/runtime/device.hpp"
 
+#include "device_limits.hpp"
 #include "device_state.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
@@ -31,6 +32,21 @@ Result<Buffer> Device::allocate(std::uint64_t bytes) const {
   }
   const kiln_plugin_api& api = state_->api();
   if (api.buffer_alloc == nullptr) return state_->missing("buffer_alloc");
+  // A large request is checked against the free memory first: a host-memory
+  // plugin may "succeed" lazily and the process die when the pages are touched.
+  constexpr std::uint64_t kCheckedFrom = std::uint64_t{256} << 20;
+  if (bytes >= kCheckedFrom && api.memory_info != nullptr) {
+    if (Result<MemoryInfo> memory = memory_info(); memory.ok() && memory->free_bytes != 0 && bytes > memory->free_bytes) {
+      Error e = make_error(ErrorCode::OutOfMemory, id() + ": " + std::to_string(bytes) + " bytes (" +
+                                                       std::to_string(bytes >> 20) + " MiB) requested, " +
+                                                       std::to_string(memory->free_bytes >> 20) + " MiB free of " +
+                                                       std::to_string(memory->total_bytes >> 20) + " MiB");
+      e.plugin = state_->plugin();
+      e.device = id();
+      e.function = "buffer_alloc";
+      return e;
+    }
+  }
   kiln_buffer_alloc_args args{};
   args.struct_size = KILN_BUFFER_ALLOC_ARGS_STRUCT_SIZE;
   args.device = state_->handle();
@@ -80,6 +96,7 @@ Result<Program> Device::compile(const ir::Kernel& given, passes::BoundsPolicy bo
     return error;
   }
   const ir::Kernel& kernel = bounded->kernel;
+  KILN_TRY(detail::check_device_limits(kernel, info()));
   if (state_->api().compile == nullptr) return state_->missing("compile");
   // plugin.h: an op kind appended after ABI 1.0 reaches only a device that
   // claims it (a 1.0 plugin has never heard of it).
