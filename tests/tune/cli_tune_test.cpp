@@ -123,8 +123,8 @@ TEST(CliTune, OutOfRangeKernelsAndHugeBuffersAreRefused) {
                         "  %7 = add i64 %2, %6\n  %8 = const f32 1\n  store f32 %0[%7], %8\nendif\n";
   std::string out = f.kiln({"tune", oob.string(), "--device", "dummy:0"}, status, true);
   EXPECT_EQ(status, 1);
-  EXPECT_NE(out.find("op 9 (`store f32 %0[%7], %8`): it touches elements [10000001, 10000999], always outside its "
-                     "memory: param slot 0 (%0) has 1000 f32 elements"),
+  EXPECT_NE(out.find("compile: op 9: bounds: op 9 (`store f32 %0[%8], %1`): it touches elements [10000001, 10000999], "
+                     "always outside its memory: param slot 0 (%0) has 1000 f32 elements"),
             std::string::npos)
       << out;
   const fs::path huge = f.dir / "huge.kir";
