@@ -7,6 +7,7 @@
 
 #include <kiln/sdk/wire.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace kiln::ir {
@@ -174,11 +175,15 @@ void walk_blocks(const Kernel& kernel, ValueId last, Visit&& visit) {
 
 }  // namespace
 
+constexpr std::size_t kMaxPrintedIndent = 64;
+
 std::string print(const Kernel& kernel) {
   const Printer printer(kernel);
   std::string out;
   walk_blocks(kernel, kNoValue, [&](ValueId id, ValueId innermost, std::size_t depth) {
-    out.append(2 * depth, ' ');
+    // Indentation stops growing at kMaxPrintedIndent levels (the parser
+    // ignores it): 20000 nested loops printed 800 MB, quadratic in depth.
+    out.append(2 * std::min(depth, kMaxPrintedIndent), ' ');
     out += printer.line(id, innermost);
     out += '\n';
   });

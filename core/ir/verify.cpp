@@ -124,6 +124,10 @@ bool Verifier::check_operands(ValueId id) {
 
 bool Verifier::check_nesting(ValueId id) {
   const Op& op = kernel_[id];
+  // Reported once per too-deep branch: at the block that crosses the limit.
+  if ((op.kind == OpKind::Loop || op.kind == OpKind::If) && blocks_.depth[id] == kMaxBlockDepth)
+    return fail(id, "nesting-depth", "more than " + std::to_string(kMaxBlockDepth) +
+                                         " nested loops and ifs (compilers and emitters recurse per level)");
   if (op.kind != OpKind::EndLoop && op.kind != OpKind::EndIf) return true;
   const bool is_loop = op.kind == OpKind::EndLoop;
   const ValueId innermost = blocks_.parent[id];

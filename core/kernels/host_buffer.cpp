@@ -7,13 +7,30 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace kiln::kernels {
 
 using ir::DType;
 
+namespace {
+
+// elements x dtype size, refusing a product that wraps (f32[2^62] once made
+// a 0-byte buffer that set_bits then overflowed). Callers check sizes first
+// (kernels::check_buffers_fit); this is the last line.
+std::size_t checked_bytes(DType dtype, std::size_t elements) {
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(elements, std::size_t{ir::dtype_bytes(dtype)}, &bytes))
+    throw std::length_error("HostBuffer: " + std::to_string(elements) + " " + std::string(ir::dtype_name(dtype)) +
+                            " elements overflow the byte count");
+  return bytes;
+}
+
+}  // namespace
+
 HostBuffer::HostBuffer(DType dtype, std::size_t elements)
-    : dtype_(dtype), elements_(elements), data_(elements * ir::dtype_bytes(dtype)) {}
+    : dtype_(dtype), elements_(elements), data_(checked_bytes(dtype, elements)) {}
 
 std::uint64_t HostBuffer::bits(std::size_t i) const {
   const std::byte* p = data_.data() + i * ir::dtype_bytes(dtype_);

@@ -27,24 +27,10 @@ Error in_step(Error error, const std::string& step) {
   return error;
 }
 
-// Refuses, before anything is allocated, a kernel whose buffers do not fit:
-// on the host they are held up to three times (inputs, outputs read back,
-// the reference's outputs), on the device once. (Allocating and touching
-// more than the machine has would end the process, not return an error.)
 Result<void> check_memory(const Device& device, const StandardKernel& kernel) {
-  std::uint64_t bytes = 0;
-  for (const ArgSpec& arg : kernel.args)
-    if (arg.role != ArgRole::Scalar) bytes += arg.elements * ir::dtype_bytes(arg.dtype);
-  const std::uint64_t host_free = sdk::host_available_bytes();
-  if (host_free != 0 && bytes > host_free / 3)
-    return make_error(ErrorCode::OutOfMemory, kernel.name + ": its buffers take " + std::to_string(bytes >> 20) +
-                                                  " MiB; checking them needs 3x that of host memory, " +
-                                                  std::to_string(host_free >> 20) + " MiB are available");
-  if (Result<MemoryInfo> memory = device.memory_info(); memory.ok() && memory->free_bytes != 0 && bytes > memory->free_bytes)
-    return make_error(ErrorCode::OutOfMemory, kernel.name + ": its buffers take " + std::to_string(bytes >> 20) +
-                                                  " MiB, " + device.id() + " has " +
-                                                  std::to_string(memory->free_bytes >> 20) + " MiB free");
-  return {};
+  // On the host the buffers are held up to three times (inputs, outputs read
+  // back, the reference's outputs), on the device once.
+  return check_buffers_fit(kernel.args, kernel.name, 3, &device);
 }
 
 }  // namespace
@@ -250,6 +236,34 @@ std::string size_text(const StandardKernel& kernel) {
   add(dims.n, "n", kernel.size.n);
   add(dims.k, "k", kernel.size.k);
   return text;
+}
+
+
+Result<void> check_buffers_fit(std::span<const ArgSpec> args, const std::string& what, unsigned host_copies,
+                               const Device* device) {
+  // Allocating and touching more than the machine has ends the process (the
+  // OOM killer, or a heap overflow where a byte count wrapped), so refuse first.
+  std::uint64_t bytes = 0;
+  for (const ArgSpec& arg : args) {
+    if (arg.role == ArgRole::Scalar) continue;
+    std::uint64_t one = 0;
+    if (__builtin_mul_overflow(arg.elements, std::uint64_t{ir::dtype_bytes(arg.dtype)}, &one) ||
+        __builtin_add_overflow(bytes, one, &bytes))
+      return make_error(ErrorCode::OutOfMemory, what + ": the byte count of " + arg.name + " (" +
+                                                    std::to_string(arg.elements) + " " +
+                                                    std::string(ir::dtype_name(arg.dtype)) + ") overflows 64 bits");
+  }
+  auto mib = [](std::uint64_t b) { return std::to_string(b >> 20) + " MiB (" + std::to_string(b) + " bytes)"; };
+  const std::uint64_t host_free = sdk::host_available_bytes();
+  if (host_free != 0 && host_copies != 0 && bytes > host_free / host_copies)
+    return make_error(ErrorCode::OutOfMemory, what + ": its buffers take " + mib(bytes) + "; running and checking them needs " +
+                                                  std::to_string(host_copies) + "x that of host memory, " + mib(host_free) +
+                                                  " are available");
+  if (device == nullptr) return {};
+  if (Result<MemoryInfo> memory = device->memory_info(); memory.ok() && memory->free_bytes != 0 && bytes > memory->free_bytes)
+    return make_error(ErrorCode::OutOfMemory, what + ": its buffers take " + mib(bytes) + ", " + device->id() + " has " +
+                                                  mib(memory->free_bytes) + " free");
+  return {};
 }
 
 }  // namespace kiln::kernels

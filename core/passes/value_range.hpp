@@ -7,6 +7,7 @@
 #include "kiln/ir/kernel.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,9 +26,16 @@ struct Range {
 // INDEX and LOOP counters (never negative, below their length/count when
 // that is bounded), casts from narrower integer types and bool, and
 // interval arithmetic over ADD, SUB, MUL, NEG, MAD, DIV/MOD/SHR/SHL by
-// constants, BIT_AND with a non-negative mask, MIN, MAX and SELECT. Any
+// constants, BIT_AND with a non-negative mask, MIN, MAX (bounded by one
+// known operand) and SELECT. Any
 // step that could overflow i64 gives "unknown": a range is never wrong
 // because the kernel's arithmetic wrapped.
 std::vector<std::optional<Range>> integer_ranges(const ir::Kernel& kernel);
+
+// The range of op `id` alone, from the ranges `of_operand` gives for its
+// operands (integer_ranges applies it to every op in order; the bounds
+// analysis applies it with ranges narrowed by enclosing IF conditions).
+using RangeOf = std::function<std::optional<Range>(ir::ValueId)>;
+std::optional<Range> op_range(const ir::Kernel& kernel, ir::ValueId id, const RangeOf& of_operand);
 
 }  // namespace kiln::passes::detail

@@ -62,6 +62,12 @@ class ConfigReader {
         KILN_TRY(read_autotune(value));
       } else if (key == "tuning_db") {
         KILN_TRY_ASSIGN(config_.tuning_db, read_path(value, "tuning_db"));
+      } else if (key == "bounds") {
+        const auto policy = value.is_string() ? passes::parse_bounds_policy(value.as_string()) : std::nullopt;
+        if (!policy && value.is_string())
+          return doc_.error("bounds", "expected \"guard\", \"prove\" or \"trust\", got \"" + std::string(value.as_string()) + "\"");
+        if (!policy) return type_error("bounds", "\"guard\", \"prove\" or \"trust\"", value);
+        config_.bounds = *policy;
       } else {
         warn_unknown(key);
       }

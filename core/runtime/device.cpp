@@ -1,6 +1,7 @@
 // Device: memory, compile and cache key. Launches are in launch.cpp.
 #include "kiln/runtime/device.hpp"
 
+#include "device_limits.hpp"
 #include "device_state.hpp"
 #include "passes/always_on.hpp"
 
@@ -32,6 +33,21 @@ Result<Buffer> Device::allocate(std::uint64_t bytes) const {
   }
   const kiln_plugin_api& api = state_->api();
   if (api.buffer_alloc == nullptr) return state_->missing("buffer_alloc");
+  // A large request is checked against the free memory first: a host-memory
+  // plugin may "succeed" lazily and the process die when the pages are touched.
+  constexpr std::uint64_t kCheckedFrom = std::uint64_t{256} << 20;
+  if (bytes >= kCheckedFrom && api.memory_info != nullptr) {
+    if (Result<MemoryInfo> memory = memory_info(); memory.ok() && memory->free_bytes != 0 && bytes > memory->free_bytes) {
+      Error e = make_error(ErrorCode::OutOfMemory, id() + ": " + std::to_string(bytes) + " bytes (" +
+                                                       std::to_string(bytes >> 20) + " MiB) requested, " +
+                                                       std::to_string(memory->free_bytes >> 20) + " MiB free of " +
+                                                       std::to_string(memory->total_bytes >> 20) + " MiB");
+      e.plugin = state_->plugin();
+      e.device = id();
+      e.function = "buffer_alloc";
+      return e;
+    }
+  }
   kiln_buffer_alloc_args args{};
   args.struct_size = KILN_BUFFER_ALLOC_ARGS_STRUCT_SIZE;
   args.device = state_->handle();
@@ -72,7 +88,15 @@ bool unclaimed_math(const ir::Op& op, const DeviceInfo& info) {
 
 }  // namespace
 
-Result<Program> Device::compile(const ir::Kernel& source) const {
+Result<Program> Device::compile(const ir::Kernel& kernel) const { return compile(kernel, bounds_); }
+
+Result<Program> Device::compile(const ir::Kernel& source, passes::BoundsPolicy bounds) const {
+  // The ABI promises plugins only verified kernels.
+  if (auto verified = ir::verify(source); !verified.ok()) {
+    Error error = std::move(verified).error();
+    error.function = "compile";
+    return error;
+  }
   // A math op the device does not claim is lowered to ops it has
   // (passes/lower_math.cpp). optimize's finalize did it already for tuned
   // kernels; this is for every other way in. Untouched kernels keep their op
@@ -80,13 +104,18 @@ Result<Program> Device::compile(const ir::Kernel& source) const {
   bool lowers = false;
   for (const ir::Op& op : source.ops) lowers = lowers || unclaimed_math(op, state_->info());
   const ir::Kernel lowered = lowers ? passes::detail::lower_math(source, state_->info()) : ir::Kernel{};
-  const ir::Kernel& kernel = lowers ? lowered : source;
-  // The ABI promises plugins only verified kernels.
-  if (auto verified = ir::verify(kernel); !verified.ok()) {
-    Error error = std::move(verified).error();
+  const ir::Kernel& given = lowers ? lowered : source;
+  // The one place below which plugins are called: every path (run, tune and
+  // its candidates, host applications) passes the bounds policy here.
+  Result<passes::BoundedKernel> bounded = passes::apply_bounds_policy(given, bounds);
+  if (!bounded.ok()) {
+    Error error = std::move(bounded).error();
+    error.device = id();
     error.function = "compile";
     return error;
   }
+  const ir::Kernel& kernel = bounded->kernel;
+  KILN_TRY(detail::check_device_limits(kernel, info()));
   if (state_->api().compile == nullptr) return state_->missing("compile");
   // plugin.h: an op kind appended after ABI 1.0 reaches only a device that
   // claims it (a 1.0 plugin has never heard of it).
@@ -122,6 +151,7 @@ Result<Program> Device::compile(const ir::Kernel& source) const {
   }
   Program program;
   program.wire_ = kernel.to_wire();
+  program.bounds_checks_.assign(bounded->launch_checks.begin(), bounded->launch_checks.end());
   kiln_kernel wire{};
   wire.struct_size = KILN_KERNEL_STRUCT_SIZE;
   wire.ops = program.wire_.data();

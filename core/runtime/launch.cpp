@@ -20,6 +20,7 @@ struct LaunchAccess {
   static kiln_buffer* handle(const Buffer& b) { return b.buffer_; }
   static const std::shared_ptr<DeviceState>& device(const Program& p) { return p.device_; }
   static kiln_program* handle(const Program& p) { return p.program_; }
+  static const std::vector<std::uint32_t>& bounds_checks(const Program& p) { return p.bounds_checks_; }
 };
 
 }  // namespace detail
@@ -124,6 +125,22 @@ Result<PreparedLaunch> prepare(const DeviceState& device, const Program& program
         return launch_error(device, function, "arguments " + std::to_string(i) + " and " + std::to_string(j) +
                                                   " are the same buffer and the kernel writes it: a written "
                                                   "(global_mut) buffer may be bound to one param only");
+    }
+  }
+
+  // Accesses that depend on VARIABLE params or on buffers of unknown length
+  // are proved here, with this launch's values, before the plugin runs them.
+  if (const auto& checks = LaunchAccess::bounds_checks(program); !checks.empty()) {
+    std::vector<std::uint64_t> scalars(args.size()), elements(args.size());
+    for (std::size_t slot = 0; slot < args.size(); ++slot) {
+      const unsigned bytes = kiln::sdk::dtype_bytes(params[slot]->dtype);
+      if (params[slot]->code == KILN_PARAM_VARIABLE) scalars[slot] = prepared.args[slot].scalar_bits;
+      else if (bytes != 0) elements[slot] = prepared.args[slot].bytes / bytes;
+    }
+    if (Result<void> proved = passes::check_launch_bounds(ir::Kernel::from_wire(ops), checks, scalars, elements);
+        !proved.ok()) {
+      Error e = std::move(proved).error();
+      return launch_error(device, function, e.message, e.op);
     }
   }
 

@@ -17,7 +17,10 @@ Program::~Program() {
 }
 
 Program::Program(Program&& other) noexcept
-    : device_(std::move(other.device_)), program_(std::exchange(other.program_, nullptr)), wire_(std::move(other.wire_)) {}
+    : device_(std::move(other.device_)),
+      program_(std::exchange(other.program_, nullptr)),
+      wire_(std::move(other.wire_)),
+      bounds_checks_(std::move(other.bounds_checks_)) {}
 
 Program& Program::operator=(Program&& other) noexcept {
   if (this != &other) {
@@ -25,6 +28,7 @@ Program& Program::operator=(Program&& other) noexcept {
     device_ = std::move(other.device_);
     program_ = std::exchange(other.program_, nullptr);
     wire_ = std::move(other.wire_);
+    bounds_checks_ = std::move(other.bounds_checks_);
   }
   return *this;
 }

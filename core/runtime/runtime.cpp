@@ -165,7 +165,9 @@ Result<Device> Runtime::device(std::string_view id) const {
   const std::size_t slot = static_cast<std::size_t>(record - state_->records.data());
   KILN_TRY_ASSIGN(std::shared_ptr<detail::DeviceState> device,
                   state_->libraries[slot]->open_device(record->name, info->index, *info));
-  return Device(std::move(device));
+  Device opened(std::move(device));
+  opened.set_bounds_policy(state_->config.bounds);
+  return opened;
 }
 
 Result<Device> Runtime::default_device() const {

@@ -2,6 +2,7 @@
 
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/dtype.hpp"
+#include "kiln/kernels/run.hpp"
 #include "kiln/sdk/interpreter.hpp"
 #include "kiln/sdk/plugin_support.hpp"
 
@@ -63,6 +64,8 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
   bench.tolerance_.assign(slots, 0);
   bench.seed_ = seed;
 
+  // The host keeps inputs, initial, reference and actual outputs; the device one set.
+  KILN_TRY(kernels::check_buffers_fit(bench.args_, "tune", 4, &device));
   const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(bench.args_, seed);
   std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
   const std::int64_t nest = longest_loop_nest(kernel);

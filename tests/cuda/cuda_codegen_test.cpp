@@ -9,6 +9,8 @@
 #include "support/kernel_suite.hpp"
 
 #include <kiln/sdk/c_emitter.hpp>
+#include "kiln/ir/text.hpp"
+#include "kiln/passes/bounds.hpp"
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <set>
@@ -74,5 +76,38 @@ TEST(CudaCodegen, AKernelTheDialectCannotWriteIsUnsupportedNamingTheOp) {
   } catch (const kiln::sdk::PluginError& e) {
     EXPECT_EQ(e.status(), KILN_STATUS_UNSUPPORTED);
     EXPECT_EQ(e.failed_op(), static_cast<std::int64_t>(v));
+  }
+}
+
+// The bounds guard (kiln/passes/bounds.hpp) is one IR rewrite in front of
+// every plugin: the guarded forms of a data-dependent scatter and gather
+// (a STORE under an IF, a LOAD at a clamped index) emit and compile for
+// sm_90 like any kernel. Needs NVRTC, not a GPU.
+TEST(CudaCodegen, GuardedKernelsCompileForSm90) {
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  const kiln::ir::Kernel scatter = kiln::ir::parse(R"(
+%0 = param 0 global i64[64]
+%1 = param 1 global f32[64]
+%2 = param 2 global_mut f32[64]
+%3 = const i64 64
+%4 = index group 0 %3
+%5 = load i64 %0[%4]
+%6 = const i64 100000000
+%7 = mul i64 %5, %6
+%8 = load f32x4 %1[%7]
+store f32x4 %2[%7], %8
+)").value();
+  kiln::Result<kiln::passes::BoundedKernel> guarded = kiln::passes::apply_bounds_policy(scatter, kiln::passes::BoundsPolicy::Guard);
+  ASSERT_TRUE(guarded.ok()) << guarded.error().to_string();
+  EXPECT_EQ(guarded->guarded, 2u);
+  try {
+    const std::string source = generate_cuda_source(guarded->kernel.to_wire());
+    EXPECT_NE(source.find("if ("), std::string::npos) << source;
+    const DeviceCode code = compile_cuda(nvrtc, source, 9, 0, options);
+    EXPECT_TRUE(code.is_cubin);
+  } catch (const kiln::sdk::PluginError& e) {
+    ADD_FAILURE() << e.what();
   }
 }

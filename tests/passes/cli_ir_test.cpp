@@ -172,13 +172,68 @@ store i64 %0[%2], %2
   const Output o = kiln_ir(file + " --run --scalars 8");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("i64[8]: min 0, max 7, mean 3.5"));
-  const Output out_of_range = kiln_ir(file + " --run --scalars 9");
-  EXPECT_EQ(out_of_range.exit_code, 1);
-  EXPECT_THAT(out_of_range.err, HasSubstr("interpreter"));
+  // 9 threads on 8 elements: the store (proved only at launch) is guarded by
+  // the default policy, so the extra thread writes nothing; under "prove"
+  // the launch is refused naming the access.
+  const Output guarded = kiln_ir(file + " --run --scalars 9");
+  EXPECT_EQ(guarded.exit_code, 0) << guarded.err;
+  EXPECT_THAT(guarded.out, HasSubstr("i64[8]: min 0, max 7, mean 3.5"));
+  const std::string prove = write("prove-dyn.json", R"({"bounds": "prove"})");
+  const Output refused = kiln_ir(file + " --run --scalars 9 --config " + prove);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("with this launch's scalars and buffers, op 3"));
 }
 
 TEST(CliIr, UnknownPresetIsAnError) {
   const Output o = kiln_ir(write("sum.kir", kRowSum) + " --cost --device preset:huge");
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_THAT(o.err, HasSubstr("no device preset 'preset:huge' (presets: preset:gpu, preset:small, preset:cpu)"));
+}
+
+// `kiln ir --run` applies the config's bounds policy (issue 17): an access
+// proved out of range is refused naming it, a data-dependent store is
+// guarded (default) or refused ("prove"), and buffers whose bytes do not
+// fit the host are refused before anything is allocated.
+TEST(CliIr, RunAppliesTheBoundsPolicy) {
+  const std::string out_of_range = write("oob.ir", R"(%0 = param 0 global_mut f32[1000]
+%1 = const i64 1000
+%2 = index group 0 %1
+%3 = const i64 0
+%4 = cmpgt bool %2, %3
+if %4
+  %6 = const i64 10000000
+  %7 = add i64 %2, %6
+  %8 = const f32 1
+  store f32 %0[%7], %8
+endif
+)");
+  const Output refused = kiln_ir(out_of_range + " --run");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("always outside its memory: param slot 0 (%0) has 1000 f32 elements"));
+
+  const std::string scatter = write("scatter.ir", R"(%0 = param 0 global i64[8]
+%1 = param 1 global_mut f32[8]
+%2 = const i64 8
+%3 = index group 0 %2
+%4 = load i64 %0[%3]
+%5 = const i64 100000000
+%6 = mul i64 %4, %5
+%7 = const f32 1
+store f32 %1[%6], %7
+)");
+  const Output guarded = kiln_ir(scatter + " --run");
+  EXPECT_EQ(guarded.exit_code, 0) << guarded.err;
+  EXPECT_THAT(guarded.err, HasSubstr("bounds policy \"guard\": 1 access(es) guarded"));
+  const std::string prove = write("prove.json", R"({"bounds": "prove"})");
+  const Output proved = kiln_ir(scatter + " --run --config " + prove);
+  EXPECT_EQ(proved.exit_code, 1);
+  EXPECT_THAT(proved.err, HasSubstr("bounds policy \"prove\""));
+  const std::string bad = write("bad.json", R"({"bounds": "maybe"})");
+  EXPECT_THAT(kiln_ir(scatter + " --run --config " + bad).err, HasSubstr("expected \"guard\", \"prove\" or \"trust\", got \"maybe\""));
+
+  // 2^46 f32 (256 TiB): within the verifier's limit, past any host.
+  const std::string huge = write("huge.ir", "%0 = param 0 global_mut f32[70368744177664]\n%1 = const i64 0\n%2 = const f32 1\nstore f32 %0[%1], %2\n");
+  const Output oom = kiln_ir(huge + " --run");
+  EXPECT_EQ(oom.exit_code, 1);
+  EXPECT_THAT(oom.err, HasSubstr("its buffers take 268435456 MiB"));
 }

@@ -109,6 +109,32 @@ TEST(CliTune, ErrorsAreClear) {
   EXPECT_NE(out.find(bad.string() + ":2:6: expected an op name"), std::string::npos) << out;
 }
 
+// Issue 17: `kiln tune FILE` compiled and ran a store far outside its
+// buffer (and reported a 2339x speed-up). Now the untuned kernel is refused
+// by the bounds analysis before any plugin sees it, naming the op, the range
+// and the buffer; buffers past the host's memory are refused before they
+// are allocated.
+TEST(CliTune, OutOfRangeKernelsAndHugeBuffersAreRefused) {
+  const CliFixture f;
+  int status = 0;
+  const fs::path oob = f.dir / "oob.kir";
+  std::ofstream(oob) << "%0 = param 0 global_mut f32[1000]\n%1 = const i64 1000\n%2 = index group 0 %1\n"
+                        "%3 = const i64 0\n%4 = cmpgt bool %2, %3\nif %4\n  %6 = const i64 10000000\n"
+                        "  %7 = add i64 %2, %6\n  %8 = const f32 1\n  store f32 %0[%7], %8\nendif\n";
+  std::string out = f.kiln({"tune", oob.string(), "--device", "dummy:0"}, status, true);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(out.find("compile: op 9: bounds: op 9 (`store f32 %0[%8], %1`): it touches elements [10000001, 10000999], "
+                     "always outside its memory: param slot 0 (%0) has 1000 f32 elements"),
+            std::string::npos)
+      << out;
+  const fs::path huge = f.dir / "huge.kir";
+  std::ofstream(huge) << "%0 = param 0 global_mut f32[70368744177664]\n%1 = const i64 0\n%2 = const f32 1\n"
+                         "store f32 %0[%1], %2\n";
+  out = f.kiln({"tune", huge.string(), "--device", "dummy:0"}, status, true);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(out.find("its buffers take 268435456 MiB"), std::string::npos) << out;
+}
+
 TEST(CliCache, ListShowExportImportClear) {
   const CliFixture f;
   f.kiln_ok({"tune", "add", "--n", "1024", "--device", "dummy:0", "--quiet"});

@@ -12,6 +12,7 @@
 #include <kiln/ir/hash.hpp>
 #include <kiln/ir/text.hpp>
 #include <kiln/ir/verify.hpp>
+#include <kiln/passes/bounds.hpp>
 #include <kiln/passes/cost.hpp>
 #include <kiln/passes/device_presets.hpp>
 #include <kiln/passes/optimization.hpp>
@@ -167,7 +168,19 @@ void run_ir_command(const IrOptions& o, const GlobalOptions& global) {
     report["cost"] = cost_json(cost);
   }
   if (o.run) {
-    Result<std::vector<OutputSummary>> outputs = run_with_random_inputs(kernel, o.scalars);
+    // The interpreter checks every access itself; the config's bounds policy
+    // still decides, so `ir --run` refuses or guards what a device would.
+    std::optional<std::filesystem::path> file;
+    if (!global.config_file.empty()) file = global.config_file;
+    Result<Config> config = load_config(file);
+    if (!config.ok()) fail(config.error());
+    Result<passes::BoundedKernel> bounded = passes::apply_bounds_policy(kernel, config->bounds);
+    if (!bounded.ok()) fail(bounded.error());
+    if (bounded->guarded != 0 && !o.json)
+      fmt::print(stderr, "kiln: note: bounds policy \"guard\": {} access(es) guarded\n", bounded->guarded);
+    report["guarded"] = bounded->guarded;
+    Result<std::vector<OutputSummary>> outputs =
+        run_with_random_inputs(bounded->kernel, o.scalars, bounded->launch_checks);
     if (!outputs.ok()) fail(outputs.error());
     json::array list;
     for (const OutputSummary& s : *outputs) {

@@ -2,6 +2,8 @@
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/kernels/library.hpp>
+#include <kiln/kernels/run.hpp>
+#include <kiln/passes/bounds.hpp>
 
 #include <kiln/sdk/interpreter.hpp>
 #include <kiln/sdk/plugin_support.hpp>
@@ -55,8 +57,19 @@ OutputSummary summarize(const kernels::ArgSpec& arg, std::uint32_t slot, const k
 
 }  // namespace
 
-Result<std::vector<OutputSummary>> run_with_random_inputs(const ir::Kernel& kernel, const std::vector<double>& scalars) {
+Result<std::vector<OutputSummary>> run_with_random_inputs(const ir::Kernel& kernel, const std::vector<double>& scalars,
+                                                          std::span<const ir::ValueId> bounds_checks) {
   KILN_TRY_ASSIGN(const std::vector<kernels::ArgSpec> args, kernels::args_of(kernel, scalars));
+  // Inputs and outputs, once each, on the host.
+  KILN_TRY(kernels::check_buffers_fit(args, "the kernel", 2, nullptr));
+  if (!bounds_checks.empty()) {
+    std::vector<std::uint64_t> scalar_bits(args.size()), elements(args.size());
+    for (std::size_t slot = 0; slot < args.size(); ++slot) {
+      if (args[slot].role == kernels::ArgRole::Scalar) scalar_bits[slot] = args[slot].scalar_bits;
+      else elements[slot] = args[slot].elements;
+    }
+    KILN_TRY(passes::check_launch_bounds(kernel, bounds_checks, scalar_bits, elements));
+  }
   std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(args, kSeed);
   std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(args);
   std::vector<kiln_arg> wire_args;

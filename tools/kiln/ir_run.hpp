@@ -8,6 +8,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,10 @@ struct OutputSummary {
 
 // Errors: the arguments (a missing element count, wrong number of scalars)
 // or the interpreter's report of a kernel fault.
-Result<std::vector<OutputSummary>> run_with_random_inputs(const ir::Kernel& kernel, const std::vector<double>& scalars);
+// `bounds_checks`: accesses proved with the scalars and buffer sizes before
+// the run (passes::BoundedKernel::launch_checks).
+Result<std::vector<OutputSummary>> run_with_random_inputs(const ir::Kernel& kernel, const std::vector<double>& scalars,
+                                                          std::span<const ir::ValueId> bounds_checks = {});
 
 std::string describe(const OutputSummary& summary);
 boost::json::object summary_json(const OutputSummary& summary);

@@ -10,6 +10,7 @@
 #include <kiln/ir/dtype.hpp>
 #include <kiln/ir/text.hpp>
 #include <kiln/kernels/library.hpp>
+#include <kiln/kernels/run.hpp>
 #include <kiln/tune/report.hpp>
 #include <kiln/tune/tuner.hpp>
 
@@ -124,6 +125,7 @@ std::uint64_t time_on_reference(const kiln::Runtime& runtime, const std::string&
   const kiln::Device device = check(runtime.device(id));
   const kiln::Program program = check(device.compile(subject.kernel));
   const std::vector<kiln::kernels::ArgSpec> args = subject.args.value();
+  check(kiln::kernels::check_buffers_fit(args, subject.name, 1, &device));
   const std::vector<kiln::kernels::HostBuffer> inputs = kiln::kernels::make_input_buffers(args, 1);
   std::vector<kiln::Buffer> buffers;
   buffers.reserve(args.size());

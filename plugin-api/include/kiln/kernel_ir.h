@@ -268,8 +268,8 @@ typedef enum kiln_unary_op {
 
 /* Binary ops (KILN_OP_BINARY code). Integer arithmetic wraps (two's
  * complement); integer DIV truncates toward zero and MOD is the C remainder
- * (sign of x); integer division or modulo by zero is a kernel bug (the
- * interpreter reports it). Float MOD is fmod. POW is float only. MAX/MIN are
+ * (sign of x); integer x DIV 0 and x MOD 0 are 0, and MIN DIV -1 wraps to MIN
+ * (MIN MOD -1 is 0): defined on every backend, never a trap. Float MOD is fmod. POW is float only. MAX/MIN are
  * (x > y ? x : y) and (x < y ? x : y); NaN handling is unspecified.
  * AND/OR are logical on BOOL and bitwise on integers; BIT_* are integer/bool.
  * SHL/SHR shift by y mod (bit width); SHR is arithmetic on signed types. */

@@ -90,8 +90,8 @@ u64 binary_element(u64 x, u64 y, unsigned shift) {
       case KILN_BINARY_ADD: return N::put(x + y, shift);
       case KILN_BINARY_SUB: return N::put(x - y, shift);
       case KILN_BINARY_MUL: return N::put(x * y, shift);
-      case KILN_BINARY_DIV:
-        if (y == 0) return 0;  // reported by the row function for active lanes
+      case KILN_BINARY_DIV:  // x / 0 and x % 0 are 0 (kernel_ir.h), as every emitter writes them
+        if (y == 0) return 0;
         if constexpr (is_signed) {
           if (static_cast<i64>(y) == -1) return N::put(0 - x, shift);  // no INT_MIN / -1 trap
           return static_cast<u64>(static_cast<i64>(x) / static_cast<i64>(y));
@@ -132,10 +132,6 @@ u64 binary_element(u64 x, u64 y, unsigned shift) {
 
 template <VClass C, unsigned OP>
 std::size_t binary_rows(const Row& r) {
-  if constexpr (is_int_class(C) && (OP == KILN_BINARY_DIV || OP == KILN_BINARY_MOD)) {
-    for (std::size_t l = 0; l < r.n; ++l)
-      if (r.active[l] && r.b[l] == 0) return l;
-  }
   for (std::size_t l = 0; l < r.n; ++l) r.out[l] = binary_element<C, OP>(r.a[l], r.b[l], r.shift);
   return r.n;
 }

@@ -22,8 +22,8 @@ namespace kiln::sdk {
 namespace interp {
 
 // One row of an element-wise op: out[l] = f(a[l], b[l], c[l]) for every lane
-// l < n (inactive lanes too: the op has no side effects there). Returns n,
-// or the first active lane at fault (integer division by zero).
+// l < n (inactive lanes too: the op has no side effects there). Returns n
+// (no element-wise op faults: integer division by zero gives 0).
 struct Row {
   u64* out;
   const u64* a;

@@ -11,9 +11,15 @@
 #include "kiln/ir/kernel.hpp"
 #include "kiln/result.hpp"
 
+#include <cstdint>
 #include <vector>
 
 namespace kiln::ir {
+
+// The most LOOPs and IFs one op may sit inside (rule nesting-depth). Tuned
+// kernels nest a few tens deep; 20000 levels cost seconds and gigabytes in
+// every tool that walks them, and recursion in plugins' compilers.
+inline constexpr std::uint32_t kMaxBlockDepth = 256;
 
 // The first violation in op order, or success.
 Result<void> verify(const Kernel& kernel);

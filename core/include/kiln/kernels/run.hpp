@@ -62,6 +62,14 @@ Result<ir::Kernel> lower_for_device(const ir::Kernel& kernel, const DeviceInfo& 
 // lower_for_device, then Device::compile.
 Result<Program> compile_for_device(const Device& device, const ir::Kernel& kernel);
 
+// Refuses (ErrorCode::OutOfMemory, the sizes named) buffers that do not fit
+// before anything is allocated: their bytes (summed with checked
+// arithmetic) `host_copies` times within the host's available memory, and
+// once within `device`'s free memory when a device is given. `what` names
+// the kernel. kiln run, kiln ir --run, kiln tune and the tuner call it.
+Result<void> check_buffers_fit(std::span<const ArgSpec> args, const std::string& what, unsigned host_copies,
+                               const Device* device);
+
 // The device buffers and launch arguments of one kernel, in slot order:
 // inputs uploaded, outputs allocated (and filled like make_outputs, so an
 // element the kernel fails to write does not pass by luck).

@@ -7,6 +7,7 @@
 // and leaves every other plugin as it was.
 #pragma once
 
+#include <kiln/passes/bounds.hpp>
 #include <kiln/result.hpp>
 #include <kiln/tune/autotune_config.hpp>
 
@@ -65,6 +66,9 @@ struct Config {
   AutotuneConfig autotune;
   // The tuning database file (used by the autotuner); empty: its default.
   std::filesystem::path tuning_db;
+  // "bounds": what Device::compile does with memory accesses it cannot
+  // prove in range (kiln/passes/bounds.hpp).
+  passes::BoundsPolicy bounds = passes::BoundsPolicy::Guard;
   // Unknown keys and other problems that do not stop kiln; never silent:
   // `kiln devices` shows them.
   std::vector<std::string> warnings;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <kiln/ir/kernel.hpp>
+#include <kiln/passes/bounds.hpp>
 #include <kiln/result.hpp>
 #include <kiln/runtime/buffer.hpp>
 #include <kiln/runtime/device_info.hpp>
@@ -41,8 +42,18 @@ class Device {
   Result<void> synchronize() const;
 
   // Compiles a kernel (lowered with Kernel::to_wire). Errors carry the op
-  // index at fault (Error::op) when the plugin names one.
+  // index at fault (Error::op) when the plugin names one. No kernel reaches
+  // the plugin with a memory access the bounds policy did not accept
+  // (kiln/passes/bounds.hpp, docs/ir.md "Memory safety"): an access proved
+  // out of range is refused, unknown ones are guarded (Guard) or refused
+  // (Prove), and accesses that depend on VARIABLE params or unknown buffer
+  // lengths are proved at every launch.
   Result<Program> compile(const ir::Kernel& kernel) const;
+  Result<Program> compile(const ir::Kernel& kernel, passes::BoundsPolicy bounds) const;
+  // The policy compile(kernel) applies: the config's "bounds" for a device
+  // from Runtime::device, Guard otherwise.
+  passes::BoundsPolicy bounds_policy() const { return bounds_; }
+  void set_bounds_policy(passes::BoundsPolicy bounds) { bounds_ = bounds; }
   // The plugin's identity of compile's output, for caching.
   Result<std::string> cache_key() const;
 
@@ -58,6 +69,7 @@ class Device {
 
  private:
   std::shared_ptr<detail::DeviceState> state_;
+  passes::BoundsPolicy bounds_ = passes::BoundsPolicy::Guard;
 };
 
 }  // namespace kiln

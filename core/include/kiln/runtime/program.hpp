@@ -42,6 +42,8 @@ class Program {
   std::shared_ptr<detail::DeviceState> device_;
   kiln_program* program_ = nullptr;
   std::vector<kiln_op> wire_;
+  // Accesses the host proves at every launch (passes::check_launch_bounds).
+  std::vector<std::uint32_t> bounds_checks_;
 };
 
 }  // namespace kiln

@@ -157,7 +157,7 @@ class InterpretedProgram {
   // (compute_grid); the overload taking a grid checks that it matches.
   // Throws PluginError: INVALID_ARGUMENT for bad arguments or grid,
   // LAUNCH_FAILED for kernel faults (out-of-range or misaligned access,
-  // division by zero, divergent barrier, LOCAL race, unwritten storage read,
+  // divergent barrier, LOCAL race, unwritten storage read,
   // op budget exhausted), each naming the op, the thread and the values at
   // fault (failed_op() is the op).
   ExecStats run(std::span<const kiln_arg> args, const RunOptions& options = {}) const;
