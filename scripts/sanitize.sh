@@ -60,6 +60,9 @@ cmake --build "$build" -j "$KILN_JOBS" --target "${targets[@]}"
 # alive on purpose. Everything else aborts.
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+# The parser mutation test runs its full 50000 mutants in the normal build;
+# here a tenth (the libFuzzer targets below do the long searching).
+export KILN_FUZZ_ITERATIONS="${KILN_FUZZ_ITERATIONS:-5000}"
 kiln_log "sanitizer tests: ctest -L '$labels' -j2"
 ctest --test-dir "$build" --output-on-failure -j2 -L "$labels"
 
