@@ -65,6 +65,9 @@ class Parser {
       tokens_ = text_detail::lex_line(line, line_number);
       at_ = 0;
       parse_line(line_number);
+      if (builder_.open_blocks().size() > kMaxTextNesting)
+        fail_at(tokens_.front(), "at most " + std::to_string(kMaxTextNesting) + " nested loop and if blocks",
+                "the text form's nesting limit");
     }
     SourceKernel out;
     out.kernel = builder_.finish();

@@ -48,12 +48,38 @@ std::int64_t Statement::integer(int column) const { return sqlite3_column_int64(
 
 double Statement::real(int column) const { return sqlite3_column_double(stmt_.get(), column); }
 
-Result<Connection> Connection::open(const std::filesystem::path& path, int busy_timeout_ms) {
+namespace {
+
+// "file:<path>?<query>", the path percent-encoded where a URI needs it.
+std::string file_uri(const std::filesystem::path& path, std::string_view query) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const char c : path.string()) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '%' || c == '?' || c == '#' || byte < 0x20 || byte >= 0x7f) {
+      uri += '%';
+      uri += kHex[byte >> 4];
+      uri += kHex[byte & 15];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + std::string(query);
+}
+
+}  // namespace
+
+Result<Connection> Connection::open(const std::filesystem::path& path, int busy_timeout_ms, Access access) {
   Connection c;
   c.path_ = path;
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  int rc = SQLITE_OK;
+  if (access == Access::ReadWrite) {
+    rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  } else {
+    const std::string uri = file_uri(path, access == Access::ReadOnly ? "mode=ro" : "mode=ro&immutable=1");
+    rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  }
   c.db_.reset(raw);
   if (rc != SQLITE_OK) {
     if (raw == nullptr) return make_error(ErrorCode::Io, "tuning database " + path.string() + ": cannot open (out of memory)");

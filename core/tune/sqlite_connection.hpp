@@ -40,11 +40,19 @@ class Statement {
   const class Connection* connection_ = nullptr;
 };
 
+// How a connection opens its file.
+enum class Access {
+  ReadWrite,  // created when missing
+  ReadOnly,   // SQLite's mode=ro: reads, with the usual locking (WAL needs its -shm file or a writable folder)
+  Immutable,  // SQLite's immutable=1: no locks and no WAL, for a file nobody changes (a read-only folder)
+};
+
 class Connection {
  public:
-  // Opens (creating) the file, with a busy timeout so that writers of other
-  // processes are waited for.
-  static Result<Connection> open(const std::filesystem::path& path, int busy_timeout_ms);
+  // Opens the file, with a busy timeout so that writers of other processes
+  // are waited for.
+  static Result<Connection> open(const std::filesystem::path& path, int busy_timeout_ms,
+                                 Access access = Access::ReadWrite);
 
   Result<Statement> prepare(std::string_view sql) const;
   // The first column of the first row of `sql` (0 when there is no row).

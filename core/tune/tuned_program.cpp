@@ -93,6 +93,9 @@ Result<TunedProgram> tuned_program(const Device& device, const ir::Kernel& kerne
   // A database that cannot be opened costs the cache, never the program.
   Result<TuningDb> db = TuningDb::open(path);
   if (!db) warnings.push_back(db.error().to_string() + " (tuning without it)");
+  if (db && db->read_only() && mode == TuneMode::Tune)
+    warnings.push_back("tuning database " + path.string() + ": " + db->read_only_reason() +
+                       "; its records are used, but new ones cannot be stored");
 
   if (db && !options.force) {
     Result<std::optional<TuningEntry>> found = db->find(key);
@@ -118,7 +121,7 @@ Result<TunedProgram> tuned_program(const Device& device, const ir::Kernel& kerne
 
   KILN_TRY_ASSIGN(TuneResult tuned, tune_kernel(device, kernel, options));
   warnings.insert(warnings.end(), tuned.warnings.begin(), tuned.warnings.end());
-  if (db) {
+  if (db && !db->read_only()) {
     Result<std::int64_t> id = db->store(tuned.entry);
     if (id) tuned.entry.id = *id;
     else warnings.push_back(id.error().to_string());

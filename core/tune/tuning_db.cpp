@@ -110,6 +110,7 @@ std::optional<CandidateStatus> candidate_status_from_name(std::string_view name)
 
 struct TuningDb::State {
   Connection connection;
+  std::string read_only_reason;  // empty: writable
 };
 
 TuningDb::TuningDb(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -119,7 +120,18 @@ TuningDb::~TuningDb() = default;
 
 const fs::path& TuningDb::path() const { return state_->connection.path(); }
 
-Result<TuningDb> TuningDb::open(const fs::path& path) {
+namespace {
+
+Result<std::int64_t> checked_schema_version(const Connection& connection, const fs::path& path) {
+  KILN_TRY_ASSIGN(const std::int64_t found, connection.query_integer("PRAGMA user_version"));
+  if (found > kSchemaVersion)
+    return make_error(ErrorCode::Io, "tuning database " + path.string() + ": schema version " + std::to_string(found) +
+                                         " was written by a newer kiln (this one reads " +
+                                         std::to_string(kSchemaVersion) + ")");
+  return found;
+}
+
+Result<Connection> open_writable(const fs::path& path) {
   if (path.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
@@ -132,20 +144,72 @@ Result<TuningDb> TuningDb::open(const fs::path& path) {
   // against process death (only power loss can lose the last commits).
   KILN_TRY(connection.query_integer("PRAGMA journal_mode=WAL"));
   KILN_TRY(connection.exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON"));
-  KILN_TRY_ASSIGN(const std::int64_t found, connection.query_integer("PRAGMA user_version"));
-  if (found > kSchemaVersion)
-    return make_error(ErrorCode::Io, "tuning database " + path.string() + ": schema version " + std::to_string(found) +
-                                         " was written by a newer kiln (this one reads " +
-                                         std::to_string(kSchemaVersion) + ")");
+  KILN_TRY_ASSIGN(const std::int64_t found, checked_schema_version(connection, path));
   if (found < kSchemaVersion) {
     KILN_TRY_ASSIGN(Transaction transaction, Transaction::begin(connection));
     KILN_TRY(connection.exec(kSchema));
     KILN_TRY(connection.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()));
     KILN_TRY(transaction.commit());
   }
-  auto state = std::make_unique<State>(State{std::move(connection)});
+  return connection;
+}
+
+// mode=ro first (it sees a live writer's WAL); in a read-only folder without
+// the WAL's -shm file that cannot open, and immutable=1 reads the file as it
+// is (what a writer left after closing cleanly: SQLite folds the WAL back
+// into the file on the last close).
+Result<Connection> open_read_only(const fs::path& path) {
+  Result<Connection> connection = Connection::open(path, kBusyTimeoutMs, detail::Access::ReadOnly);
+  Result<std::int64_t> found = connection ? checked_schema_version(*connection, path) : Result<std::int64_t>(connection.error());
+  if (!found && found.error().message.find("newer kiln") == std::string::npos) {
+    connection = Connection::open(path, kBusyTimeoutMs, detail::Access::Immutable);
+    found = connection ? checked_schema_version(*connection, path) : Result<std::int64_t>(connection.error());
+  }
+  if (!found) return std::move(found).error();
+  if (*found < kSchemaVersion)
+    return make_error(ErrorCode::Io, "tuning database " + path.string() +
+                                         ": opened read-only, and it has no kiln tables (schema version " +
+                                         std::to_string(*found) + ")");
+  return connection;
+}
+
+}  // namespace
+
+Result<TuningDb> TuningDb::open(const fs::path& path, DbAccess access) {
+  std::string read_only_reason;
+  Result<Connection> connection = make_error(ErrorCode::Io, "");
+  if (access == DbAccess::ReadWrite) {
+    connection = open_writable(path);
+    std::error_code ec;
+    if (!connection && fs::is_regular_file(path, ec)) {
+      // A file that exists but cannot be written (a read-only file, or a
+      // folder where SQLite cannot make its WAL files): its records can
+      // still be used.
+      Result<Connection> readable = open_read_only(path);
+      if (!readable) return std::move(connection).error();
+      read_only_reason = "opened read-only: " + connection.error().message;
+      connection = std::move(readable);
+    }
+  } else {
+    connection = open_read_only(path);
+    read_only_reason = "opened read-only as asked";
+  }
+  if (!connection) return std::move(connection).error();
+  auto state = std::make_unique<State>(State{std::move(connection).value(), std::move(read_only_reason)});
   return TuningDb(std::move(state));
 }
+
+bool TuningDb::read_only() const { return !state_->read_only_reason.empty(); }
+const std::string& TuningDb::read_only_reason() const { return state_->read_only_reason; }
+
+namespace {
+
+Error refused_write(const TuningDb& db) {
+  return make_error(ErrorCode::Io, "tuning database " + db.path().string() + " is read-only (" + db.read_only_reason() +
+                                       "): records cannot be stored");
+}
+
+}  // namespace
 
 namespace {
 
@@ -214,6 +278,7 @@ Result<std::vector<TuningEntry>> TuningDb::list(bool with_candidates) const {
 }
 
 Result<std::int64_t> TuningDb::store(const TuningEntry& entry) {
+  if (read_only()) return refused_write(*this);
   const Connection& c = state_->connection;
   KILN_TRY_ASSIGN(Transaction transaction, Transaction::begin(c));
   {
@@ -269,6 +334,7 @@ Result<std::int64_t> TuningDb::store(const TuningEntry& entry) {
 }
 
 Result<std::size_t> TuningDb::clear(const ClearFilter& filter) {
+  if (read_only()) return refused_write(*this);
   const Connection& c = state_->connection;
   if (!filter.all && filter.kernel.empty() && filter.device.empty())
     return make_error(ErrorCode::InvalidArgument, "clear: name a kernel, a device, or all");

@@ -71,6 +71,12 @@ struct Program {
 // SHA-1 of `text` in hex (the cache's keys).
 std::string sha1_hex(const std::string& text);
 
+// Compiles write <key>.<pid>.<n>.c and <key>.<pid>.<n>.so.tmp into the cache
+// (compile.cpp) and rename or remove them when done; a process killed
+// mid-compile leaves them behind. Removes those whose process is gone
+// (stale_temporaries.cpp); returns how many. Called at init.
+std::size_t remove_stale_temporaries(const std::filesystem::path& cache_dir);
+
 // compiler.cpp
 Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp);
 // Compiles a C file into a shared object. Throws COMPILE_FAILED with the

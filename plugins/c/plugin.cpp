@@ -72,6 +72,9 @@ Settings read_settings(const sdk::Options& options) {
   if (ec || !std::filesystem::is_directory(s.cache_dir))
     sdk::fail(KILN_STATUS_UNAVAILABLE, "c: cannot create the cache directory '" + s.cache_dir.string() +
                                            "' (option 'cache_dir'): " + ec.message());
+  if (const std::size_t removed = remove_stale_temporaries(s.cache_dir); removed > 0)
+    sdk::Host::log(KILN_LOG_INFO, "c: removed " + std::to_string(removed) + " temporary files of killed compiles from " +
+                                      s.cache_dir.string());
   s.compiler = probe_compiler(compiler, std::move(flags), openmp);
   s.vector_math = vector_math && s.compiler.libmvec;
   return s;

@@ -87,8 +87,10 @@ kiln_error* compile(kiln_compile_args* raw) {
     const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
     sdk::InterpretedProgram interpreted(ops);  // structural validation
     check_device_limits(device, ops);
-    auto program = std::make_unique<Program>(&device, std::move(interpreted), sdk::wire_listing(ops),
-                                             hash_bytes(ops.data(), ops.size_bytes()));
+    // Braces, not make_unique: clang 14 (the sanitizer build) lacks C++20's
+    // parenthesized aggregate initialization.
+    auto program = std::unique_ptr<Program>(new Program{&device, std::move(interpreted), sdk::wire_listing(ops),
+                                                        hash_bytes(ops.data(), ops.size_bytes())});
     args.program = reinterpret_cast<kiln_program*>(program.release());
     args.failed_op = -1;
     sdk::write_args(raw, args);

@@ -47,7 +47,7 @@ function(kiln_add_plugin name)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  target_link_libraries(${target} PRIVATE kiln_plugin_sdk ${P_LIBRARIES})
+  target_link_libraries(${target} PRIVATE kiln_plugin_sdk kiln_plugin_sdk_json ${P_LIBRARIES})
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${P_INCLUDES})
   # Fail at link time, not at dlopen time, on a missing symbol; and export
   # nothing from the static libraries linked in (the SDK, Boost.JSON,

@@ -12,6 +12,9 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace kiln::test {
 namespace {
 
@@ -176,6 +179,30 @@ TEST_F(CPlugin, ConcurrentCompilesOfOneKernelAgree) {
   EXPECT_EQ(std::count(ok.begin(), ok.end(), 1), 4);
   EXPECT_EQ(files_with_extension(".so"), 1u);
   EXPECT_EQ(files_with_extension(".tmp"), 0u);
+}
+
+// A compile killed with its process leaves <key>.<pid>.<n>.c / .so.tmp in
+// the cache; the next init removes those of processes that are gone and
+// keeps everything else (a live process's temporaries, cache entries).
+TEST_F(CPlugin, TemporariesOfKilledCompilesAreRemovedAtInit) {
+  fs::create_directories(cache_);
+  // A pid that is certainly gone: a child that has exited and been reaped.
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+  const std::string key(40, 'a');
+  const std::string dead_stem = key + "." + std::to_string(dead) + ".3";
+  const std::string live_stem = key + "." + std::to_string(::getpid()) + ".9";
+  for (const std::string& name : {dead_stem + ".c", dead_stem + ".so.tmp", live_stem + ".c", key + ".so", key + ".c",
+                                  std::string("notes.1.2.c")})
+    std::ofstream(cache_ / name) << "x";
+  AbiPlugin plugin(plugin_path("c"), options());
+  EXPECT_FALSE(fs::exists(cache_ / (dead_stem + ".c")));
+  EXPECT_FALSE(fs::exists(cache_ / (dead_stem + ".so.tmp")));
+  for (const std::string& kept : {live_stem + ".c", key + ".so", key + ".c", std::string("notes.1.2.c")})
+    EXPECT_TRUE(fs::exists(cache_ / kept)) << kept;
+  EXPECT_TRUE(logged("c: removed 2 temporary files of killed compiles"));
 }
 
 TEST_F(CPlugin, CompilerErrorsReturnTheLogAndTheSourcePath) {

@@ -91,3 +91,31 @@ TEST(ParseErrors, TruncatedKernelsFailOrParseButNeverCrash) {
     }
   }
 }
+
+// Blocks nested past the parser's limit are refused at the line that opens
+// one too many, naming the limit, whatever the nesting that follows (a
+// hundred thousand levels once took the tools minutes and gigabytes).
+std::string nested_loops(std::size_t depth) {
+  std::string text = "%n = const i64 2\n";
+  for (std::size_t i = 0; i < depth; ++i) text += "%l" + std::to_string(i) + " = loop %n\n";
+  for (std::size_t i = 0; i < depth; ++i) text += "endloop\n";
+  return text;
+}
+
+TEST(ParseErrors, NestingPastTheLimitIsRefusedNamingIt) {
+  const auto deepest = ir::parse(nested_loops(ir::kMaxTextNesting));
+  ASSERT_TRUE(deepest.ok()) << deepest.error().message;
+  EXPECT_EQ(ir::parse(ir::print(*deepest)).value(), *deepest);
+
+  const auto too_deep = ir::parse(nested_loops(ir::kMaxTextNesting + 1));
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_EQ(too_deep.error().message,
+            std::to_string(ir::kMaxTextNesting + 2) + ":1: expected at most 256 nested loop and if blocks, got '%l256' "
+            "(the text form's nesting limit)");
+
+  std::string ifs = "%c = const bool true\n";
+  for (int i = 0; i < 100000; ++i) ifs += "if %c\n";
+  const auto hundred_thousand = ir::parse(ifs);
+  ASSERT_FALSE(hundred_thousand.ok());
+  EXPECT_EQ(hundred_thousand.error().message.substr(0, 4), "258:");
+}

@@ -357,6 +357,20 @@ TEST(InterpreterLaunch, OpBudgetStopsEndlessLoops) {
   expect_fault(g.ops, {}, "groups started), over the limit of 100000", -1, options);
 }
 
+// Found by fuzzing (tests/fuzz/regressions/wire): clearing a batch's storage
+// counts against the budget, so groups that do nothing but own 1 MiB of
+// REGISTER storage are stopped after about 100 of them, not after 100000
+// (100 GB of clearing: this test would hit its ctest TIMEOUT).
+TEST(InterpreterLaunch, OpBudgetCountsClearingStorage) {
+  WireBuilder w;
+  w.group_index(0, w.const_i64(INT64_MAX));
+  w.storage(KILN_SCOPE_REGISTER, KILN_DTYPE_F32, 1u << 18);
+  sdk::RunOptions options;
+  options.max_ops = 100000;
+  options.check_storage = false;
+  expect_fault(w.ops, {}, "groups started), over the limit of 100000", -1, options);
+}
+
 // ---------------------------------------------------------- grid fixes --
 
 TEST(GridEvaluation, SharedSubexpressionsAreEvaluatedOnce) {

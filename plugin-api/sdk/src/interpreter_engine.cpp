@@ -207,7 +207,13 @@ class Engine {
     batch_first_ = first_group;
     n_lanes_ = static_cast<std::size_t>(groups * threads_);
     stats_.executed_ops += n_lanes_;  // starting a thread counts against the op budget
-    if (o_.max_ops != 0 && stats_.executed_ops > o_.max_ops)
+    // So does clearing the batch's storage below, one op per 64 bytes: a
+    // kernel with 1 MiB of REGISTER storage per thread and nothing else to
+    // do would otherwise clear megabytes per op of the budget (fuzzing found
+    // a run that the budget of a millisecond kept busy for seconds).
+    clearing_cost_ += (local_.size() + registers_.size()) / 64;
+    if (o_.check_storage) clearing_cost_ += (shadow_.size() * sizeof(Shadow) + written_.size()) / 64;
+    if (o_.max_ops != 0 && stats_.executed_ops + clearing_cost_ > o_.max_ops)
       fail(KILN_STATUS_LAUNCH_FAILED, "stopped after " + str(stats_.executed_ops) + " executed ops (" +
                                           str(first_group) + " of " + str(total_groups_) +
                                           " groups started), over the limit of " + str(o_.max_ops) +
@@ -379,7 +385,7 @@ class Engine {
   }
 
   void check_budget(std::uint32_t op) const {
-    if (o_.max_ops != 0 && stats_.executed_ops > o_.max_ops)
+    if (o_.max_ops != 0 && stats_.executed_ops + clearing_cost_ > o_.max_ops)
       fail(KILN_STATUS_LAUNCH_FAILED, "op " + str(op) + " (" + std::string(op_kind_name(p_.ops[op].kind)) +
                                           "): stopped after " + str(stats_.executed_ops) +
                                           " executed ops, over the limit of " + str(o_.max_ops) +
@@ -638,6 +644,7 @@ class Engine {
   std::uint64_t n_active_warps_ = 0;
   std::vector<std::uint32_t> lane_group_;
   std::vector<std::uint8_t> warp_first_;
+  std::uint64_t clearing_cost_ = 0;  // budget ops charged for clearing storage (start_batch)
   std::vector<unsigned char> local_;
   std::vector<unsigned char> registers_;
   std::vector<Shadow> shadow_;

@@ -1,5 +1,6 @@
 // kiln/ir/text.hpp - the text form of a kernel: print and parse, an exact
-// round trip: parse(print(k)) == k for every kernel, valid or not.
+// round trip: parse(print(k)) == k for every kernel, valid or not, whose
+// loop and if blocks nest at most kMaxTextNesting deep.
 //
 //   %0 = param 0 global f32[1000]
 //   %1 = param 1 global_mut f32[1000]
@@ -35,7 +36,13 @@ std::string print(const Kernel& kernel);
 // Works for any id and any kernel (out-of-range operands print as @N).
 std::string print_op(const Kernel& kernel, ValueId id);
 
-// Errors: ErrorCode::Parse, message "LINE:COL: expected WHAT, got TOKEN".
+// Loop and if blocks open at once that parse() accepts: far beyond any real
+// kernel (a few levels), and a bound on what a text can make the tools
+// that follow (printer, verifier, analyses) do per op.
+inline constexpr std::size_t kMaxTextNesting = 256;
+
+// Errors: ErrorCode::Parse, message "LINE:COL: expected WHAT, got TOKEN";
+// a block opened past kMaxTextNesting is one, naming the limit.
 Result<Kernel> parse(std::string_view text);
 
 // A parsed kernel with the 1-based source line of each op, so that errors

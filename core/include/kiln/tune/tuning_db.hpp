@@ -94,12 +94,26 @@ struct ClearFilter {
   std::string device;
 };
 
+enum class DbAccess {
+  // Read and write; a file that cannot be written (a read-only file or
+  // folder) is opened read-only instead, and says so (read_only_reason).
+  ReadWrite,
+  // Read only, never creating or changing anything (also as root, where
+  // file permissions do not stop writes).
+  ReadOnly,
+};
+
 class TuningDb {
  public:
-  // Opens (creating the file, its folder and the tables when missing).
-  // Errors (ErrorCode::Io) name the file: not a database, a newer schema, a
-  // folder that cannot be created, ...
-  static Result<TuningDb> open(const std::filesystem::path& path);
+  // Opens (with ReadWrite: creating the file, its folder and the tables when
+  // missing). Errors (ErrorCode::Io) name the file: not a database, a newer
+  // schema, a folder that cannot be created, ...
+  static Result<TuningDb> open(const std::filesystem::path& path, DbAccess access = DbAccess::ReadWrite);
+
+  // Open for reading only: store and clear then fail, naming why.
+  bool read_only() const;
+  // Why (empty when writable): "opened read-only: <why writing failed>".
+  const std::string& read_only_reason() const;
 
   TuningDb(TuningDb&&) noexcept;
   TuningDb& operator=(TuningDb&&) noexcept;

@@ -124,8 +124,9 @@ struct InterpreterLimits {
 
 struct RunOptions {
   // Stop with an error after this many thread-level ops (each op a thread
-  // executes, plus one per thread started): a loop that runs for ever, or
-  // close to it. 0: no limit.
+  // executes, plus one per thread started, plus one per 64 bytes of LOCAL
+  // and REGISTER storage cleared when a batch of groups starts): a loop
+  // that runs for ever, or close to it. 0: no limit.
   std::uint64_t max_ops = 20'000'000'000ull;
   std::uint32_t warp_size = 32;     // for the warp-level statistics (>= 1)
   std::uint32_t sector_bytes = 32;  // memory transaction granularity (a power of two)
