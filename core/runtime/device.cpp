@@ -2,6 +2,7 @@
 #include "kiln/runtime/device.hpp"
 
 #include "device_state.hpp"
+#include "plugin_text.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/wire.hpp>
@@ -111,7 +112,7 @@ Result<std::string> Device::cache_key() const {
   args.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
   args.device = state_->handle();
   if (kiln_error* err = state_->api().cache_key(&args)) return state_->error(err, "cache_key");
-  return std::string(args.key != nullptr ? args.key : "");
+  return args.key != nullptr ? detail::sanitize_plugin_text(args.key, detail::TextKind::Line) : std::string();
 }
 
 }  // namespace kiln
