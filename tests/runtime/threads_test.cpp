@@ -46,6 +46,7 @@ std::vector<std::string> worker(const kiln::Device& device, const kiln::kernels:
     std::vector<kiln::kernels::HostBuffer> expected = add.make_outputs();
     add.reference(inputs, expected);
     std::vector<kiln::Buffer> buffers;
+    buffers.reserve(add.args.size());  // LaunchArgs point at them
     std::vector<kiln::LaunchArg> args;
     std::size_t next_input = 0;
     for (const kiln::kernels::ArgSpec& arg : add.args) {
