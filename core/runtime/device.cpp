@@ -4,6 +4,7 @@
 #include "device_limits.hpp"
 #include "device_state.hpp"
 #include "passes/always_on.hpp"
+#include "plugin_text.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/wire.hpp>
@@ -175,7 +176,7 @@ Result<std::string> Device::cache_key() const {
   args.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
   args.device = state_->handle();
   if (kiln_error* err = state_->api().cache_key(&args)) return state_->error(err, "cache_key");
-  return std::string(args.key != nullptr ? args.key : "");
+  return args.key != nullptr ? detail::sanitize_plugin_text(args.key, detail::TextKind::Line) : std::string();
 }
 
 }  // namespace kiln

@@ -1,6 +1,7 @@
 #include "kiln/runtime/device_info.hpp"
 #include "kiln/runtime/launch.hpp"
 #include "kiln/runtime/plugin_record.hpp"
+#include "plugin_text.hpp"
 
 #include <kiln/sdk/capabilities.hpp>
 
@@ -12,7 +13,7 @@ namespace {
 
 template <std::size_t N>
 std::string fixed_string(const char (&chars)[N]) {
-  return std::string(chars, strnlen(chars, N));
+  return detail::sanitize_plugin_text(std::string_view(chars, strnlen(chars, N)), detail::TextKind::Line);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "host_api.hpp"
 
+#include "plugin_text.hpp"
+
 #include <new>
 
 // The struct behind kiln_error*: only the host creates and frees them.
@@ -19,7 +21,8 @@ kiln_error out_of_memory_error{KILN_STATUS_OUT_OF_MEMORY, "out of host memory (w
 
 kiln_error* host_error_create(kiln_status status, const char* message, std::size_t len) {
   try {
-    return new kiln_error{status, message != nullptr ? std::string(message, len) : std::string()};
+    return new kiln_error{status, message != nullptr ? sanitize_plugin_text(std::string_view(message, len), TextKind::Paragraph)
+                                                       : std::string()};
   } catch (...) {
     return &out_of_memory_error;
   }
@@ -66,7 +69,8 @@ std::string_view status_name(kiln_status status) {
 void PluginLog::callback(void* context, kiln_log_level level, const char* message, std::size_t len) {
   if (context == nullptr) return;
   try {
-    static_cast<PluginLog*>(context)->add(level, message != nullptr ? std::string(message, len) : std::string());
+    static_cast<PluginLog*>(context)->add(
+        level, message != nullptr ? sanitize_plugin_text(std::string_view(message, len), TextKind::Paragraph) : std::string());
   } catch (...) {
     // A log line lost to an allocation failure must not unwind into the plugin.
   }

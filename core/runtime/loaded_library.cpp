@@ -1,6 +1,7 @@
 #include "loaded_library.hpp"
 
 #include "device_state.hpp"
+#include "plugin_text.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -61,7 +62,11 @@ std::string dlerror_text(const std::string& what) {
   return what.substr(start, end != std::string::npos && end > start ? end - start : std::string::npos);
 }
 
-std::string c_string(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
+// The table's strings (name, version, description), sanitised and bounded:
+// a static string without its NUL would otherwise be read until a crash.
+std::string c_string(const char* s) {
+  return s != nullptr ? sanitize_plugin_text(std::string_view(s, strnlen(s, 4096)), TextKind::Line) : std::string();
+}
 
 }  // namespace
 
@@ -71,6 +76,7 @@ LoadedLibrary::LoadedLibrary(fs::path path, boost::dll::shared_library library, 
   api_.struct_size = std::min(api.struct_size, sizeof(api_));
 }
 
+std::string LoadedLibrary::name() const { return c_string(api_.name); }
 std::string LoadedLibrary::version() const { return c_string(api_.version); }
 std::string LoadedLibrary::description() const { return c_string(api_.description); }
 
@@ -162,8 +168,20 @@ void LoadedLibrary::shutdown() {
 }
 
 void LoadedLibrary::log_release_error(kiln_error* error, std::string_view function) {
-  const Error e = take_error(error, api_.name != nullptr ? api_.name : "", function);
+  const Error e = take_error(error, c_string(api_.name), function);
   log_.add(KILN_LOG_WARNING, std::string(function) + " failed: " + std::string(error_code_name(e.code)) + ": " + e.message);
+}
+
+bool library_loaded(const fs::path& path) {
+  std::error_code ec;
+  const fs::path wanted = fs::weakly_canonical(path, ec);
+  std::lock_guard lock(registry().mutex);
+  for (const auto& loaded : registry().libraries) {
+    if (loaded->path() == path) return true;
+    const fs::path canonical = fs::weakly_canonical(loaded->path(), ec);
+    if (!ec && canonical == wanted) return true;
+  }
+  return false;
 }
 
 Result<LoadedLibrary*> load_library(const fs::path& path, std::uint32_t host_minor) {

@@ -35,6 +35,7 @@ class LoadedLibrary {
   // The plugin table, zero-filled past the plugin's struct_size (so an older
   // plugin's missing functions read as NULL).
   const kiln_plugin_api& api() const { return api_; }
+  std::string name() const;  // the table's own name, sanitised ("" if none)
   std::string version() const;
   std::string description() const;
   std::vector<LogLine> log() const { return log_.lines(); }
@@ -81,5 +82,10 @@ class LoadedLibrary {
 // KILN_ABI_MINOR, except in the loader tests, which pass an older one to
 // show how an older host treats a newer plugin.
 Result<LoadedLibrary*> load_library(const std::filesystem::path& path, std::uint32_t host_minor = KILN_ABI_MINOR);
+
+// True when the library at `path` was loaded and queried in this process
+// already (whatever its init's outcome, which is kept): probing it again
+// would tell nothing new.
+bool library_loaded(const std::filesystem::path& path);
 
 }  // namespace kiln::detail

@@ -67,9 +67,9 @@ LoadedLibrary* load_plugin(const PluginConfig& plugin, const std::vector<fs::pat
   record.version = library.version();
   record.description = library.description();
   const kiln_plugin_api& api = library.api();
-  if (api.name != nullptr && plugin.name != api.name)
-    record.warnings.push_back("the library calls itself '" + std::string(api.name) + "'; it is listed as '" +
-                              plugin.name + "' as the config names it");
+  if (api.name != nullptr && plugin.name != library.name())
+    record.warnings.push_back("the library calls itself '" + library.name() + "'; it is listed as '" + plugin.name +
+                              "' as the config names it");
 
   std::string note;
   Result<void> init = library.initialize(plugin.name, plugin.options_json, note);
@@ -107,6 +107,33 @@ LoadedLibrary* load_plugin(const PluginConfig& plugin, const std::vector<fs::pat
   record.status = PluginStatus::Loaded;
   record.reason.clear();
   return &library;
+}
+
+DiscoveryProbes::DiscoveryProbes(const std::vector<PluginConfig>& plugins, const std::vector<bool>& wanted,
+                                 std::vector<std::string>& warnings)
+    : probes_(plugins.size()) {
+  std::string problem;
+  const ProbeSettings settings = probe_settings(problem);
+  if (!problem.empty()) warnings.push_back(problem);
+  if (!settings.enabled) return;
+  bool any = false;
+  for (std::size_t i = 0; i < plugins.size(); ++i) {
+    const PluginConfig& plugin = plugins[i];
+    if (!wanted[i] || plugin.library.empty() || library_loaded(plugin.library)) continue;
+    std::error_code ec;
+    if (!std::filesystem::exists(plugin.library, ec)) continue;  // the loader names the missing file
+    any = true;
+    if (settings.executable.empty()) continue;
+    probes_[i].emplace(PluginProbe::start(settings, plugin.library, plugin.options_json, KILN_ABI_MINOR));
+  }
+  if (any && settings.executable.empty())
+    warnings.push_back("the plugin probe (kiln/kiln-plugin-probe next to libkiln) is not installed: plugins load "
+                       "without it, and one that crashes or hangs in init takes this process with it");
+}
+
+ProbeVerdict DiscoveryProbes::verdict(std::size_t index) {
+  if (index >= probes_.size() || !probes_[index]) return std::nullopt;
+  return probes_[index]->verdict();
 }
 
 }  // namespace kiln::detail

@@ -1,7 +1,9 @@
 #include "kiln/runtime/program.hpp"
 
 #include "device_state.hpp"
+#include "plugin_text.hpp"
 
+#include <cstring>
 #include <utility>
 
 namespace kiln {
@@ -46,8 +48,11 @@ Result<ProgramSource> Program::source() const {
   args.program = program_;
   if (kiln_error* err = device_->api().program_source(&args)) return device_->error(err, "program_source");
   ProgramSource source;
-  source.language = args.language != nullptr ? args.language : "";
-  if (args.text != nullptr) source.text.assign(args.text, args.text_len);
+  if (args.language != nullptr)
+    source.language = detail::sanitize_plugin_text(std::string_view(args.language, strnlen(args.language, 256)),
+                                                   detail::TextKind::Line);
+  if (args.text != nullptr)
+    source.text = detail::sanitize_plugin_text(std::string_view(args.text, args.text_len), detail::TextKind::Paragraph);
   return source;
 }
 

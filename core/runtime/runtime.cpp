@@ -85,10 +85,19 @@ Result<Runtime> Runtime::create(Config config) {
   }
   resolve_duplicate_names(config, state->records, state->warnings);
 
+  std::vector<bool> wanted(config.plugins.size());
+  for (std::size_t i = 0; i < config.plugins.size(); ++i) wanted[i] = state->records[i].status == PluginStatus::Loaded;
+  detail::DiscoveryProbes probes(config.plugins, wanted, state->warnings);
   for (std::size_t i = 0; i < config.plugins.size(); ++i) {
     PluginRecord& record = state->records[i];
-    if (record.status == PluginStatus::Loaded)
-      state->libraries[i] = detail::load_plugin(config.plugins[i], config.plugin_paths, record);
+    if (record.status == PluginStatus::Loaded) {
+      if (detail::ProbeVerdict crashed = probes.verdict(i)) {
+        record.status = PluginStatus::Skipped;
+        record.reason = std::move(*crashed);
+      } else {
+        state->libraries[i] = detail::load_plugin(config.plugins[i], config.plugin_paths, record);
+      }
+    }
     if (record.required && record.status != PluginStatus::Loaded) {
       Error e = make_error(ErrorCode::PluginLoad, "required plugin '" + record.name + "' (" +
                                                       record.origin.to_string() + ") is " +

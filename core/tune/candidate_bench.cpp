@@ -301,6 +301,20 @@ BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOp
   return measure_runs(program, options, allowance, known);
 }
 
+Result<void> CandidateBench::run_once(const Program& program, std::uint32_t flags) {
+  if ((flags & KILN_TIMED_ISOLATE) != 0) {
+    // A timed launch of one run: the only launch a plugin can isolate.
+    TimedLaunchOptions once;
+    once.warmups = 0;
+    once.repeats = 1;
+    once.flags = flags;
+    KILN_TRY(device_.timed_launch(program, launch_args_, once));
+    return {};
+  }
+  KILN_TRY_ASSIGN(Event done, device_.launch(program, launch_args_));
+  return done.wait();
+}
+
 BenchOutcome CandidateBench::measure_runs(const Program& program, const TimedLaunchOptions& options,
                                           const TimeAllowance& allowance, const Probe* known) {
   BenchOutcome outcome;
@@ -314,9 +328,7 @@ BenchOutcome CandidateBench::measure_runs(const Program& program, const TimedLau
   if (has_in_place_buffers()) {
     // Repeated timed runs would update the buffers again and again: check
     // one run from the restored state, then restore again for timing.
-    Result<Event> done = device_.launch(program, launch_args_);
-    if (!done) return failed(done.error());
-    if (Result<void> r = done->wait(); !r) return failed(r.error());
+    if (Result<void> r = run_once(program, options.flags); !r) return failed(r.error());
     Result<double> error = compare_outputs(problem);
     if (!error) return failed(error.error());
     outcome.max_error = *error;

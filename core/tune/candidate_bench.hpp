@@ -84,6 +84,8 @@ class CandidateBench {
 
  private:
   Result<void> restore();
+  // One run, isolated when `flags` holds KILN_TIMED_ISOLATE.
+  Result<void> run_once(const Program& program, std::uint32_t flags);
   Result<double> compare_outputs(std::string& problem);
   struct Probe {
     Timing timing;

@@ -148,9 +148,14 @@ class Tuning {
     if (!seen_.insert(p.final_hash).second && !p.search.sequence.empty()) return;  // a kernel already measured
 
     TimedLaunchOptions timing;
-    // The untuned kernel ran for the reference (unless the interpreter
-    // made it): that run warmed it.
-    timing.warmups = p.search.sequence.empty() && !bench.interpreted_reference() ? 0 : settings_.warmups;
+    // A candidate may be faulty (a pass bug, an access out of range):
+    // where the plugin can, it runs in a process of its own, so that a
+    // crash or a hang is this candidate's error, not the tuner's end
+    // (docs/autotune.md, "Faulty candidates"). The untuned kernel too, so
+    // that all are timed alike; in a fresh process no run has warmed it,
+    // so it gets the warm-ups as well.
+    timing.flags |= KILN_TIMED_ISOLATE;
+    timing.warmups = settings_.warmups;
     timing.repeats = settings_.repeats;
     if (best_ns_ > 0 && settings_.abort_factor > 0)
       timing.abort_ns = static_cast<std::uint64_t>(std::ceil(settings_.abort_factor * static_cast<double>(best_ns_)));

@@ -13,8 +13,12 @@
 
 #include <kiln/plugin.h>
 #include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/launch_args.hpp>
 #include <kiln/sdk/plugin_table.hpp>
+#include <kiln/sdk/timing.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -28,6 +32,7 @@ inline constexpr const char* kDefaultFlags = "-O3 -march=native -ffp-contract=fa
 // The system C compiler, as probed at init.
 struct Compiler {
   std::string path;                // absolute
+  std::chrono::milliseconds timeout{300000};  // per run of it (option 'compile_timeout')
   std::string version;             // first line of `<path> --version`
   std::vector<std::string> flags;  // from the options (plus -ffast-math when asked)
   bool openmp = false;             // -fopenmp accepted (and wanted)
@@ -50,6 +55,15 @@ struct Settings {
   bool keep_source = false;
   bool vector_math = false;        // libm calls vectorise through libmvec
   double memory_bandwidth_gbps = 0;
+  // How long an isolated launch (KILN_TIMED_ISOLATE) may take before its
+  // worker is killed (option 'launch_timeout').
+  std::chrono::milliseconds launch_timeout{60000};
+  // Test only (options 'test_plant_fault' and 'test_plant_every'): every
+  // plant_every-th compiled program (the 2nd, 4th, ... for 2) crashes
+  // ("segv") or hangs ("hang") when it runs, so that tests can show a
+  // faulty candidate cannot take the autotuner down. 0: never.
+  std::string plant_fault;
+  int plant_every = 0;
 };
 
 // Process-wide state: built by init, read-only until shutdown.
@@ -57,6 +71,7 @@ struct State {
   Settings settings;
   kiln_device_info info{};
   std::string cache_key;  // plugin version + compiler identity + flags; in every program's hash
+  std::atomic<int> compiled{0};  // programs compiled since init (test_plant_every counts them)
 };
 State& state();  // throws INVALID_ARGUMENT outside init..shutdown
 
@@ -66,6 +81,7 @@ struct Program {
   std::vector<sdk::ParamSlot> params;  // by slot
   using Entry = void (*)(void* const* args, const std::int64_t* groups);
   Entry entry = nullptr;
+  std::filesystem::path object;  // the cached shared object (isolated launches load it again)
 };
 
 // SHA-1 of `text` in hex (the cache's keys).
@@ -78,7 +94,8 @@ std::string sha1_hex(const std::string& text);
 std::size_t remove_stale_temporaries(const std::filesystem::path& cache_dir);
 
 // compiler.cpp
-Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp);
+Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp,
+                        std::chrono::milliseconds timeout);
 // Compiles a C file into a shared object. Throws COMPILE_FAILED with the
 // compiler's output and the source's path.
 void compile_shared_object(const Compiler& compiler, bool vector_math, const std::filesystem::path& source,
@@ -93,5 +110,12 @@ extern const sdk::CompileFunctions kCompileFunctions;
 
 // launch.cpp
 extern const sdk::LaunchFunctions kLaunchFunctions;
+
+// isolated_launch.cpp: whether the worker is installed beside the plugin,
+// and one timed launch run there. Throws LAUNCH_FAILED naming the signal or
+// the timeout when the program crashes or hangs.
+bool can_isolate();
+sdk::TimingResult isolated_timed_launch(const Program& program, const kiln_launch_args& launch,
+                                        const sdk::HostArguments& arguments, const kiln_timed_launch_args& timed);
 
 }  // namespace kiln::cplugin

@@ -96,6 +96,21 @@ void build(const fs::path& object, const std::string& key, const std::string& so
 
 void* open_object(const fs::path& object) { return ::dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL); }
 
+// Test only (Settings::plant_fault): the entry point of every plant_every-th
+// program crashes or hangs before it does its work. The planted source
+// differs, so its cache entry does too.
+void plant_fault(std::string& source, const Settings& s) {
+  if (s.plant_every <= 0 || s.plant_fault.empty() || ++state().compiled % s.plant_every != 0) return;
+  const std::string entry = "void " + std::string(kEntry) + "(";
+  const std::size_t at = source.find(entry);
+  if (at == std::string::npos) return;
+  source.replace(at, entry.size(), "static void " + std::string(kEntry) + "_unplanted(");
+  const std::string fault = s.plant_fault == "segv" ? "*(volatile int*)0 = 0;" : "for (volatile int spin = 1; spin;) {}";
+  source += "\n/* planted: test_plant_fault */\nvoid " + std::string(kEntry) +
+            "(void* const* args, const int64_t* groups) {\n  " + fault + "\n  " + std::string(kEntry) +
+            "_unplanted(args, groups);\n}\n";
+}
+
 }  // namespace
 
 namespace {
@@ -114,6 +129,7 @@ kiln_error* compile(kiln_compile_args* raw) {
     auto program = std::make_unique<Program>();
     sdk::EmittedKernel emitted = sdk::emit_c_family(ops, sdk::c_dialect(), options);
     program->source = std::move(emitted.source);
+    plant_fault(program->source, s);
     program->params = std::move(emitted.shape.params);
 
     const std::string key = sha1_hex(program->source + '\n' + state().cache_key);
@@ -134,6 +150,7 @@ kiln_error* compile(kiln_compile_args* raw) {
       if (handle == nullptr) sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: cannot load " + object.string() + ": " + ::dlerror());
     }
     program->entry = reinterpret_cast<Program::Entry>(::dlsym(handle, kEntry));
+    program->object = object;
     if (program->entry == nullptr)
       sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: " + object.string() + " has no symbol " + kEntry);
     args.program = reinterpret_cast<kiln_program*>(program.release());

@@ -20,7 +20,7 @@ ProcessResult predefined_macros(const Compiler& c, bool with_flags, bool openmp)
   if (with_flags) argv.insert(argv.end(), c.flags.begin(), c.flags.end());
   if (openmp) argv.push_back("-fopenmp");
   argv.insert(argv.end(), {"-dM", "-E", "-x", "c", "/dev/null"});
-  return run_process(argv);
+  return run_process(argv, c.timeout);
 }
 
 bool defines(const std::string& macros, const std::string& name) {
@@ -46,15 +46,16 @@ void read_target(Compiler& c, const std::string& macros) {
 
 }  // namespace
 
-Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp) {
+Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp,
+                        std::chrono::milliseconds timeout) {
   Compiler c;
+  c.timeout = timeout;
   c.path = find_program(name);
   if (c.path.empty())
     sdk::fail(KILN_STATUS_UNAVAILABLE, "c: compiler '" + name + "' not found (option 'compiler'; searched $PATH)");
-  const ProcessResult version = run_process({c.path, "--version"});
+  const ProcessResult version = run_process({c.path, "--version"}, c.timeout);
   if (version.exit_code != 0)
-    sdk::fail(KILN_STATUS_UNAVAILABLE, "c: '" + c.path + " --version' failed (exit " + std::to_string(version.exit_code) +
-                                           "): " + clipped(version.output, 2000));
+    sdk::fail(KILN_STATUS_UNAVAILABLE, "c: '" + c.path + " --version' failed (" + version.how_it_ended() + "): " + clipped(version.output, 2000));
   c.version = first_line(version.output);
   c.flags = std::move(flags);
 
@@ -81,7 +82,7 @@ Compiler probe_compiler(const std::string& name, std::vector<std::string> flags,
     c.target_digest = sha1_hex(macros.output).substr(0, 16);
   }
   // -print-file-name answers the bare name when it finds nothing.
-  const ProcessResult mvec = run_process({c.path, "-print-file-name=libmvec.so"});
+  const ProcessResult mvec = run_process({c.path, "-print-file-name=libmvec.so"}, c.timeout);
   c.libmvec = mvec.exit_code == 0 && first_line(mvec.output).find('/') != std::string::npos;
   return c;
 }
@@ -95,7 +96,7 @@ void compile_shared_object(const Compiler& c, bool vector_math, const std::files
   argv.insert(argv.end(), {"-fPIC", "-shared", "-o", output.string(), source.string()});
   if (vector_math) argv.push_back("-lmvec");
   argv.push_back("-lm");
-  ProcessResult result = run_process(argv);
+  ProcessResult result = run_process(argv, c.timeout);
   // GCC 12's loop vectorizer crashes on some generated reductions (internal
   // compiler error in info_for_reduction). The source is valid C: build it
   // once more without that pass rather than lose the candidate.
@@ -103,11 +104,11 @@ void compile_shared_object(const Compiler& c, bool vector_math, const std::files
     sdk::Host::log(KILN_LOG_WARNING, "c: " + c.path + " crashed on " + source.string() +
                                          "; retrying with -fno-tree-vectorize");
     argv.insert(argv.begin() + 1, "-fno-tree-vectorize");
-    result = run_process(argv);
+    result = run_process(argv, c.timeout);
   }
   if (result.exit_code != 0)
-    sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: " + c.path + " failed on " + source.string() + " (exit " +
-                                              std::to_string(result.exit_code) + "):\n" + clipped(result.output));
+    sdk::fail(KILN_STATUS_COMPILE_FAILED, "c: " + c.path + " failed on " + source.string() + " (" +
+                                              result.how_it_ended() + "):\n" + clipped(result.output));
 }
 
 }  // namespace kiln::cplugin

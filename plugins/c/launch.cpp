@@ -43,6 +43,11 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     const Program& program = checked_program(launch);
     const sdk::HostArguments arguments = sdk::host_arguments(launch, program.params);
     const bool flush = (args.flags & KILN_TIMED_FLUSH_CACHE) != 0;
+    if ((args.flags & KILN_TIMED_ISOLATE) != 0 && can_isolate()) {
+      sdk::store_timing(args, isolated_timed_launch(program, launch, arguments, args), KILN_TIMER_HOST);
+      sdk::write_args(raw, args);
+      return;
+    }
     const sdk::TimingResult result = sdk::time_runs(args.warmups, args.repeats, args.abort_ns, [&] {
       if (flush) sdk::flush_host_caches(arguments, launch);
       return sdk::steady_ns([&] { run(program, arguments); });

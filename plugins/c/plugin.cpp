@@ -15,6 +15,14 @@
 // -fno-math-errno is always passed: kernels never read errno, and without it
 // no libm call can vectorise or inline.
 //   memory_bandwidth_gbps  0        reported to the cost model (0: unknown)
+//   launch_timeout         60       seconds an isolated launch (KILN_TIMED_ISOLATE: autotuning
+//                                   candidates) may take; past it its worker is killed and
+//                                   the launch fails naming the limit
+//   test_plant_fault       ""       tests only: "segv" or "hang" planted in every
+//   test_plant_every       2        test_plant_every-th compiled program (c.hpp)
+//   compile_timeout        300      seconds one run of the compiler may take; past it the
+//                                   compiler (and what it started) is killed and the compile
+//                                   fails naming the timeout
 // Unknown keys are warnings.
 #include "c.hpp"
 
@@ -65,6 +73,20 @@ Settings read_settings(const sdk::Options& options) {
   s.memory_bandwidth_gbps = options.get_double("memory_bandwidth_gbps", 0.0);
   if (s.memory_bandwidth_gbps < 0)
     sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: option 'memory_bandwidth_gbps' must be >= 0");
+  const double launch_timeout = options.get_double("launch_timeout", 60.0);
+  if (!(launch_timeout > 0 && launch_timeout <= 86400))
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: option 'launch_timeout' must be in (0, 86400] seconds");
+  s.launch_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(launch_timeout * 1000));
+  s.plant_fault = options.get_string("test_plant_fault", "");
+  if (!s.plant_fault.empty() && s.plant_fault != "segv" && s.plant_fault != "hang")
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: option 'test_plant_fault' must be \"segv\" or \"hang\"");
+  const std::int64_t plant_every = options.get_int("test_plant_every", s.plant_fault.empty() ? 0 : 2);
+  if (plant_every < 0 || plant_every > 1000000)
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: option 'test_plant_every' must be in 0..1000000");
+  s.plant_every = static_cast<int>(plant_every);
+  const double compile_timeout = options.get_double("compile_timeout", 300.0);
+  if (!(compile_timeout > 0 && compile_timeout <= 86400))
+    sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "c: option 'compile_timeout' must be in (0, 86400] seconds");
   options.warn_unknown_keys("c");
 
   std::error_code ec;
@@ -75,7 +97,8 @@ Settings read_settings(const sdk::Options& options) {
   if (const std::size_t removed = remove_stale_temporaries(s.cache_dir); removed > 0)
     sdk::Host::log(KILN_LOG_INFO, "c: removed " + std::to_string(removed) + " temporary files of killed compiles from " +
                                       s.cache_dir.string());
-  s.compiler = probe_compiler(compiler, std::move(flags), openmp);
+  s.compiler = probe_compiler(compiler, std::move(flags), openmp,
+                              std::chrono::milliseconds(static_cast<std::int64_t>(compile_timeout * 1000)));
   s.vector_math = vector_math && s.compiler.libmvec;
   return s;
 }

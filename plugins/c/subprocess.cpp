@@ -3,8 +3,11 @@
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,13 +15,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 extern char** environ;
 
 namespace kiln::cplugin {
 
 namespace {
+
+// Above every fd a child is handed at (0..4).
+constexpr int kHighFd = 16;
 
 // An owned file descriptor.
 class Fd {
@@ -61,9 +69,59 @@ class FileActions {
   posix_spawn_file_actions_t actions_;
 };
 
+class SpawnAttributes {
+ public:
+  SpawnAttributes() { posix_spawnattr_init(&attributes_); }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+  posix_spawnattr_t* get() { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_;
+};
+
+// Waits for `pid` until `deadline` (none when `forever`); false at the deadline.
+bool wait_for(pid_t pid, bool forever, std::chrono::steady_clock::time_point deadline, int& status) {
+  const int pidfd = forever ? -1 : static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  bool ended = true;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, forever ? 0 : WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      if (pidfd >= 0) ::close(pidfd);
+      sdk::fail(KILN_STATUS_INTERNAL, std::string("waitpid: ") + std::strerror(errno));
+    }
+    if (forever || done < 0) continue;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ended = false;
+      break;
+    }
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      (void)::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<std::int64_t>(left.count(), 5)));
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return ended;
+}
+
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
+std::string ProcessResult::how_it_ended() const {
+  if (timed_out) return "no answer within the time allowed (option 'compile_timeout'); killed";
+  if (signal != 0) {
+    const char* abbrev = ::sigabbrev_np(signal);
+    return "killed by signal " + std::to_string(signal) + (abbrev != nullptr ? " (SIG" + std::string(abbrev) + ")" : "");
+  }
+  return "exit " + std::to_string(exit_code);
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                          const std::vector<ChildFd>& fds) {
   if (argv.empty()) sdk::fail(KILN_STATUS_INTERNAL, "run_process: empty argv");
   Fd out(::memfd_create("kiln-c-stdout", MFD_CLOEXEC));
   Fd err(::memfd_create("kiln-c-stderr", MFD_CLOEXEC));
@@ -71,25 +129,44 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
     sdk::fail(KILN_STATUS_INTERNAL, std::string("memfd_create: ") + std::strerror(errno));
 
   FileActions actions;
-  posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(actions.get(), out.get(), 1);
-  posix_spawn_file_actions_adddup2(actions.get(), err.get(), 2);
+  // Every source first moves above every target, so that no dup2 of the
+  // file actions overwrites a source a later one still needs.
+  std::vector<ChildFd> moves = fds;
+  moves.push_back({out.get(), 1});
+  moves.push_back({err.get(), 2});
+  std::vector<std::unique_ptr<Fd>> high;
+  bool own_stdin = false;
+  for (ChildFd& move : moves) {
+    high.push_back(std::make_unique<Fd>(::fcntl(move.parent, F_DUPFD_CLOEXEC, kHighFd)));
+    if (high.back()->get() < 0) sdk::fail(KILN_STATUS_INTERNAL, std::string("fcntl(F_DUPFD): ") + std::strerror(errno));
+    move.parent = high.back()->get();
+    own_stdin = own_stdin || move.child == 0;
+  }
+  if (!own_stdin) posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
+  for (const ChildFd& move : moves) posix_spawn_file_actions_adddup2(actions.get(), move.parent, move.child);
 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
+  SpawnAttributes attributes;
+  posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(attributes.get(), 0);
+
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), actions.get(), nullptr, args.data(), environ);
+  const int rc = ::posix_spawn(&pid, argv[0].c_str(), actions.get(), attributes.get(), args.data(), environ);
   if (rc != 0) sdk::fail(KILN_STATUS_INTERNAL, "cannot run " + argv[0] + ": " + std::strerror(rc));
 
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) sdk::fail(KILN_STATUS_INTERNAL, std::string("waitpid: ") + std::strerror(errno));
-  }
   ProcessResult result;
+  if (!wait_for(pid, timeout.count() <= 0, std::chrono::steady_clock::now() + timeout, status)) {
+    result.timed_out = true;
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  else if (WIFSIGNALED(status)) result.exit_code = 128 + (result.signal = WTERMSIG(status));
   result.output = read_all(out.get()) + read_all(err.get());
   return result;
 }

@@ -399,6 +399,13 @@ typedef struct kiln_launch_args_1_0 {
 
 /* kiln_timed_launch_args.flags */
 #define KILN_TIMED_FLUSH_CACHE (1u << 0) /* flush caches (e.g. L2) before each timed run */
+/* The host would rather lose this launch than the process: the program may
+ * be faulty (an autotuning candidate). A plugin that can run it where a
+ * crash or a hang cannot take the host down (the C plugin: a worker
+ * process) does so, and reports a crash or a timeout as LAUNCH_FAILED
+ * naming the signal or the limit; buffers are then left as they were.
+ * Plugins that cannot ignore the flag. (ABI 1.1: older plugins ignore it.) */
+#define KILN_TIMED_ISOLATE (1u << 1)
 
 typedef enum kiln_timer_kind {
   KILN_TIMER_HOST = 0,   /* steady clock around a synchronous run */

@@ -14,6 +14,10 @@ struct kiln_buffer;
 
 namespace kiln {
 
+// Threads: one Buffer may be read, written and launched on from several
+// threads at once; the copies serialise on its device's queue (which write
+// lands last is the callers' business, as with any shared memory). Moving,
+// assigning or destroying a Buffer while another thread uses it is a race.
 class Buffer {
  public:
   Buffer() = default;

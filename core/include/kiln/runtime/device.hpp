@@ -1,9 +1,22 @@
 // kiln/runtime/device.hpp - an open device: memory, compile, launch.
 //
-// Thread safety: a Device (and Buffers, Programs, Events made from it) may be
-// used from several threads. Calls that use the device's queue (copies,
-// launches, synchronize) are serialised per device; compile runs
-// concurrently.
+// Threads (tests/runtime/threads_test.cpp runs all of this at once, also
+// under ThreadSanitizer):
+// - Every method of Device is const and may be called from any number of
+//   threads at once, on one Device object or on copies of it.
+// - compile() and cache_key() run concurrently with each other and with
+//   everything else (the ABI's [any thread]): several threads compiling on
+//   one device compile side by side.
+// - Calls that use the device's queue (copies, launch, timed_launch,
+//   synchronize, freeing a Buffer or Program that work may still use) are
+//   serialised per device: the ABI's [per device] rule is the host's job,
+//   never the caller's. Their order across threads is the order they take
+//   the device; within a thread, submission order.
+// - Different devices, of one plugin or of several, run fully in parallel.
+// - allocate() and memory_info() may run on any thread, concurrently.
+// Buffers, Programs and Events made from a Device follow their headers;
+// none of them may be moved, assigned or destroyed while another thread
+// uses that same object.
 #pragma once
 
 #include <kiln/ir/kernel.hpp>

@@ -18,6 +18,9 @@ struct LaunchAccess;
 // an Event waits for the work: host memory handed to an async copy must stay
 // valid (and, for writes, unchanged) until the Event is waited or destroyed.
 // An Event made for work that completed at once is already complete.
+// Threads: one Event is waited on or queried by one thread at a time
+// (waiting releases it); different Events, of one device or several, may be
+// waited on concurrently. An Event may move between threads.
 class Event {
  public:
   Event() = default;  // complete

@@ -20,6 +20,11 @@ struct ProgramSource {
   std::string text;
 };
 
+// Threads: one Program may be launched from several threads at once, on
+// its device (launches serialise on the device's queue), and its source()
+// read concurrently. Destroying it waits for launches already submitted, but
+// it must not be destroyed or moved while another thread is still calling
+// it.
 class Program {
  public:
   Program() = default;

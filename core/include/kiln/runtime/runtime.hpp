@@ -7,7 +7,16 @@
 //
 // Loading never fails because one plugin fails: that plugin is skipped and
 // its record says why. It is fatal only for a plugin the config marks
-// "required", or when the caller asks for a device of a skipped plugin.
+// "required", or when the caller asks for a device of a skipped plugin. A
+// plugin that crashes, hangs or exits while it loads is caught by the plugin
+// probe, a separate process (docs/config.md, "The plugin probe").
+//
+// Threads: create() and open() may run on several threads at once (each
+// library is loaded and initialised once per process, whichever thread
+// gets there first; the others wait and share it). A Runtime's methods are
+// all const and may be called from any number of threads at once; copies of
+// a Runtime share one state. Devices opened from it follow device.hpp. The
+// Runtime must outlive nothing: handles keep what they need alive.
 #pragma once
 
 #include <kiln/result.hpp>

@@ -12,6 +12,15 @@
 // candidates compiled on a thread pool and timed one at a time with the
 // device's timed launch, every one checked against the untuned kernel's
 // outputs on random inputs. docs/autotune.md describes it step by step.
+//
+// Threads: tune_kernel() and get_tuned_program() may run on several threads
+// at once, on one device or on several, and in several processes: each
+// tuning has its own buffers; the database file serialises its writers
+// (SQLite WAL, the last store of one key wins). Tunings that share a device
+// share its queue, so their timings disturb each other: measure on an idle
+// device for results worth keeping. Each measured program runs isolated
+// where the plugin can (KILN_TIMED_ISOLATE): a candidate that crashes or
+// hangs is that candidate's error, not the process's end.
 #pragma once
 
 #include <kiln/ir/kernel.hpp>

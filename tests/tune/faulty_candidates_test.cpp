@@ -1,0 +1,139 @@
+// A candidate cannot take the tuner down: on the C plugin, whose option
+// test_plant_fault makes every second compiled program crash (or hang) when
+// it runs, the tuner runs each measured program isolated
+// (KILN_TIMED_ISOLATE: plugins/c/isolated_launch.cpp), records the crash
+// or the timeout as that candidate's error, finishes the search, and the
+// database holds the other candidates' results (docs/autotune.md, "Faulty
+// candidates").
+#include <gtest/gtest.h>
+
+#include "kiln/kernels/library.hpp"
+#include "kiln/runtime.hpp"
+#include "kiln/tune/tuner.hpp"
+#include "kiln/tune/tuning_db.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace kiln;
+using namespace kiln::tune;
+
+namespace {
+
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    dir = fs::temp_directory_path() / ("kiln-faulty-" + std::to_string(::getpid()) + "-" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+// A runtime with only the C plugin at `library`, planting `fault`.
+Result<Runtime> c_runtime(const Scratch& s, const fs::path& library, const std::string& fault,
+                          const std::string& more_options = "") {
+  const fs::path config = s.dir / "config.json";
+  std::ofstream(config) << R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
+      "cuda": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
+      "dummy": {"enabled": false},
+      "faulty": {"library": ")" << library.string() << R"(", "options": {"cache_dir": ")"
+                        << (s.dir / "cache").string() << R"(", "threads": 1, "test_plant_fault": ")" << fault
+                        << "\"" << more_options << "}}}}";
+  KILN_TRY_ASSIGN(Config parsed, load_config_file(config));
+  return Runtime::create(std::move(parsed));
+}
+
+TuneOptions small_options(const Scratch& s, std::uint32_t launches) {
+  TuneOptions o;
+  o.settings.n_launches = launches;
+  o.settings.max_sequence_length = 2;
+  o.settings.budget_s = 120;
+  o.settings.repeats = 2;
+  o.settings.warmups = 1;
+  o.settings.compile_threads = 1;  // every second compile is planted: keep the order fixed
+  o.db_path = s.dir / "tuning.sqlite";
+  o.kernel_name = "faulty add";
+  return o;
+}
+
+std::size_t count(const TuningEntry& e, CandidateStatus status) {
+  return static_cast<std::size_t>(std::count_if(e.candidates.begin(), e.candidates.end(),
+                                                [&](const CandidateRecord& r) { return r.status == status; }));
+}
+
+}  // namespace
+
+TEST(FaultyCandidates, ACrashingCandidateIsRecordedAndTheSearchAndDatabaseSurvive) {
+  const fs::path plugin = fs::path(KILN_PLUGIN_DIR) / "libkiln-c.so";
+  if (!fs::exists(plugin)) GTEST_SKIP() << "the C plugin was not built (" << plugin << ")";
+  Scratch s;
+  Runtime runtime = c_runtime(s, plugin, "segv").value();
+  const Device device = runtime.device("faulty:0").value();
+  const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 1 << 14}).value();
+  TuneOptions options = small_options(s, 8);
+  options.args = add.args;
+  const TunedProgram tuned = get_tuned_program(device, add.kernel, options).value();
+  ASSERT_TRUE(tuned.entry.has_value());
+  const TuningEntry& entry = *tuned.entry;
+  EXPECT_GE(count(entry, CandidateStatus::LaunchFailed), 1u);
+  // The others were timed: measured, or aborted as slower than the best.
+  EXPECT_GE(count(entry, CandidateStatus::Measured) + count(entry, CandidateStatus::Aborted), 2u);
+  for (const CandidateRecord& r : entry.candidates)
+    std::printf("%-40s %-14s %8llu ns  %s\n", r.sequence.c_str(), std::string(candidate_status_name(r.status)).c_str(),
+                static_cast<unsigned long long>(r.median_ns), r.error.substr(0, 90).c_str());
+  bool named = false;
+  for (const CandidateRecord& r : entry.candidates)
+    if (r.status == CandidateStatus::LaunchFailed)
+      named = named || r.error.find("crashed in an isolated launch (killed by signal 11 (SIGSEGV))") != std::string::npos;
+  EXPECT_TRUE(named) << "no LaunchFailed record names the signal";
+  // The winner was measured, and the database, read back from the file,
+  // holds every candidate, the failed ones with their errors.
+  const CandidateRecord* winner = nullptr;
+  for (const CandidateRecord& r : entry.candidates)
+    if (r.sequence == entry.sequence) winner = &r;
+  ASSERT_NE(winner, nullptr);
+  EXPECT_EQ(winner->status, CandidateStatus::Measured);
+  const TuningDb db = TuningDb::open(options.db_path).value();
+  const std::optional<TuningEntry> stored = db.find(entry.key).value();
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->candidates, entry.candidates);
+  // The process is whole: the winner runs.
+  EXPECT_TRUE(tuned.program.valid());
+}
+
+TEST(FaultyCandidates, AHangingCandidateIsAbandonedAtTheLaunchTimeout) {
+  const fs::path built = fs::path(KILN_PLUGIN_DIR);
+  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
+  Scratch s;
+  // A private copy (a library inits once per process, with the options of
+  // the first Runtime), with its worker beside it as in an install.
+  fs::create_directories(s.dir / "plugins");
+  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
+  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
+  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang", R"(, "launch_timeout": 0.5)").value();
+  const Device device = runtime.device("faulty:0").value();
+  const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
+  TuneOptions options = small_options(s, 4);
+  options.args = add.args;
+  const auto begin = std::chrono::steady_clock::now();
+  const TunedProgram tuned = get_tuned_program(device, add.kernel, options).value();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(60));
+  ASSERT_TRUE(tuned.entry.has_value());
+  bool named = false;
+  for (const CandidateRecord& r : tuned.entry->candidates)
+    if (r.status == CandidateStatus::LaunchFailed)
+      named = named || r.error.find("hung in an isolated launch (no answer within 0.5 s") != std::string::npos;
+  EXPECT_TRUE(named);
+  EXPECT_GE(count(*tuned.entry, CandidateStatus::Measured), 1u);
+}
