@@ -61,7 +61,7 @@ Result<void> Device::synchronize() const {
   return {};
 }
 
-Result<Program> Device::compile(const ir::Kernel& kernel) const {
+Result<Program> Device::compile_exactly(const ir::Kernel& kernel) const {
   // The ABI promises plugins only verified kernels.
   if (auto verified = ir::verify(kernel); !verified.ok()) {
     Error error = std::move(verified).error();

@@ -1,6 +1,7 @@
 #include "kiln/runtime/program.hpp"
 
 #include "device_state.hpp"
+#include "kiln/compile_options.hpp"
 
 #include <utility>
 
@@ -17,7 +18,10 @@ Program::~Program() {
 }
 
 Program::Program(Program&& other) noexcept
-    : device_(std::move(other.device_)), program_(std::exchange(other.program_, nullptr)), wire_(std::move(other.wire_)) {}
+    : device_(std::move(other.device_)),
+      program_(std::exchange(other.program_, nullptr)),
+      wire_(std::move(other.wire_)),
+      report_(std::move(other.report_)) {}
 
 Program& Program::operator=(Program&& other) noexcept {
   if (this != &other) {
@@ -25,6 +29,7 @@ Program& Program::operator=(Program&& other) noexcept {
     device_ = std::move(other.device_);
     program_ = std::exchange(other.program_, nullptr);
     wire_ = std::move(other.wire_);
+    report_ = std::move(other.report_);
   }
   return *this;
 }
@@ -32,6 +37,11 @@ Program& Program::operator=(Program&& other) noexcept {
 const std::string& Program::device_id() const {
   static const std::string none = "(no device)";
   return device_ != nullptr ? device_->info().id : none;
+}
+
+const CompileReport& Program::compile_report() const {
+  static const CompileReport none{};
+  return report_ != nullptr ? *report_ : none;
 }
 
 Result<ProgramSource> Program::source() const {

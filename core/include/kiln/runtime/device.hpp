@@ -6,6 +6,7 @@
 // concurrently.
 #pragma once
 
+#include <kiln/compile_options.hpp>
 #include <kiln/ir/kernel.hpp>
 #include <kiln/result.hpp>
 #include <kiln/runtime/buffer.hpp>
@@ -28,7 +29,6 @@ struct MemoryInfo {
 class Device {
  public:
   Device() = default;
-  explicit Device(std::shared_ptr<detail::DeviceState> state) : state_(std::move(state)) {}
 
   bool valid() const { return state_ != nullptr; }
   const DeviceInfo& info() const;
@@ -40,9 +40,14 @@ class Device {
   // Waits for everything submitted to the device.
   Result<void> synchronize() const;
 
-  // Compiles a kernel (lowered with Kernel::to_wire). Errors carry the op
-  // index at fault (Error::op) when the plugin names one.
-  Result<Program> compile(const ir::Kernel& kernel) const;
+  // The one way to compile a kernel (kiln/compile_options.hpp): Heuristic
+  // (the default) runs the always-on passes and the device's heuristic
+  // schedule, Tuned replays the tuning database's record (or falls back, or
+  // tunes now), Frozen compiles the kernel exactly as given. The Program's
+  // compile_report() says what was done. Errors carry the op index at fault
+  // (Error::op) in `kernel` as given, also when a pass moved or rewrote it.
+  // Compiles may run concurrently (no queue lock).
+  Result<Program> compile(const ir::Kernel& kernel, const CompileOptions& options = {}) const;
   // The plugin's identity of compile's output, for caching.
   Result<std::string> cache_key() const;
 
@@ -57,6 +62,12 @@ class Device {
                               const TimedLaunchOptions& options = {}) const;
 
  private:
+  friend class Runtime;
+  explicit Device(std::shared_ptr<detail::DeviceState> state) : state_(std::move(state)) {}
+  // Verifies `kernel` and hands it to the plugin as it is (Frozen's work;
+  // the other modes end here with the kernel their passes made).
+  Result<Program> compile_exactly(const ir::Kernel& kernel) const;
+
   std::shared_ptr<detail::DeviceState> state_;
 };
 

@@ -10,6 +10,8 @@
 
 namespace kiln {
 
+struct CompileReport;
+
 namespace detail {
 class DeviceState;
 struct LaunchAccess;
@@ -35,6 +37,9 @@ class Program {
   Result<ProgramSource> source() const;
   // The wire kernel it was compiled from (the launch grid is computed from it).
   const std::vector<kiln_op>& wire() const { return wire_; }
+  // How Device::compile made it: the mode used, the kernel compiled, the
+  // tuned sequence, a fallback's reason (kiln/compile_options.hpp).
+  const CompileReport& compile_report() const;
 
  private:
   friend class Device;
@@ -42,6 +47,7 @@ class Program {
   std::shared_ptr<detail::DeviceState> device_;
   kiln_program* program_ = nullptr;
   std::vector<kiln_op> wire_;
+  std::shared_ptr<const CompileReport> report_;
 };
 
 }  // namespace kiln
