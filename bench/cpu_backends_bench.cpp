@@ -68,7 +68,7 @@ std::unique_ptr<Prepared> prepare(const std::string& device_id, const std::strin
                                   const kiln::kernels::KernelSize& size) {
   kiln::Device device = runtime().device(device_id).value();
   kiln::kernels::StandardKernel kernel = kiln::kernels::make_standard_kernel(name, size).value();
-  kiln::Program program = kiln::kernels::compile_for_device(device, kernel.kernel).value();
+  kiln::Program program = device.compile(kernel.kernel).value();
   const std::vector<kiln::kernels::HostBuffer> inputs = kernel.make_inputs(1);
   kiln::kernels::DeviceArguments arguments =
       kiln::kernels::DeviceArguments::upload(device, kernel.args, inputs).value();

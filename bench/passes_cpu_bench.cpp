@@ -106,7 +106,7 @@ void dump(const std::string& name, const kiln::ir::Kernel& kernel, const kiln::P
 Measured measure(const std::string& name, const kiln::kernels::StandardKernel& k, const std::string& sequence) {
   const kiln::passes::OptSequence steps = kiln::passes::parse_sequence(sequence).value();
   const kiln::ir::Kernel kernel = kiln::passes::optimize(k.kernel, steps, device().info()).value();
-  const kiln::Program program = device().compile(kernel).value();
+  const kiln::Program program = device().compile(kernel, {.mode = kiln::CompileMode::Frozen}).value();
   if (!g_options.dump_dir.empty()) dump(name, kernel, program);
   DeviceArgs args(k);
   kiln::TimedLaunchOptions options;

@@ -76,7 +76,7 @@ Measured run(const Device& device, const kernels::StandardKernel& k, const Resul
 
 Result<Program> compile(const Device& device, const Result<ir::Kernel>& lowered) {
   if (!lowered) return lowered.error();
-  return device.compile(*lowered);
+  return device.compile(*lowered, {.mode = CompileMode::Frozen});
 }
 
 std::string ratio(double a, double b) {
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
       const double choice_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - choice_start).count();
       const Measured heuristic =
-          h ? run(*device, *k, device->compile(h->lowered)) : Measured{0, "heuristic: " + h.error().message};
+          h ? run(*device, *k, device->compile(h->lowered, {.mode = CompileMode::Frozen})) : Measured{0, "heuristic: " + h.error().message};
       Measured tuned;
       if (tune_budget > 0) {
         tune::TuneOptions options = tune::options_from(runtime->config());

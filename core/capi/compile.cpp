@@ -5,6 +5,7 @@
 #include <kiln/ir/verify.hpp>
 #include <kiln/kernels/library.hpp>
 #include <kiln/kernels/run.hpp>
+#include <kiln/tune/tuner.hpp>
 #include <kiln/passes/optimization.hpp>
 
 #include <memory>
@@ -19,33 +20,29 @@ Result<kiln_program_t*> compile_kernel(const kiln_device_t& device, const ir::Ke
                                        const CompileRequest& request) {
   auto handle = std::make_unique<kiln_program_t>();
   handle->device = device.device;
-  if (request.mode == CompileMode::Frozen) {
-    KILN_TRY(ir::verify(kernel));
-    KILN_TRY_ASSIGN(handle->program, device.device.compile(kernel));
-    return handle.release();
+  kiln::CompileOptions options;
+  options.tuning = tune::options_from(*device.config);
+  if (!request.tuning_db.empty()) options.tuning.db_path = request.tuning_db;
+  switch (request.mode) {
+    case CompileMode::Frozen: options.mode = kiln::CompileMode::Frozen; break;
+    case CompileMode::Heuristic: options.mode = kiln::CompileMode::Heuristic; break;
+    case CompileMode::FromDatabase: options.mode = kiln::CompileMode::Tuned; break;
+    case CompileMode::TuneNow:
+      options.mode = kiln::CompileMode::Tuned;
+      options.tune_on_miss = true;
+      if (request.budget_s > 0) options.tuning.settings.budget_s = request.budget_s;
+      if (request.seed) options.tuning.settings.seed = *request.seed;
+      options.tuning.force = request.force;
+      options.tuning.kernel_name = request.kernel_name;
+      // As `kiln tune` does for an IR file: random inputs from the params.
+      KILN_TRY_ASSIGN(options.tuning.args, kernels::args_of(kernel, request.scalars));
+      break;
   }
-  if (request.mode == CompileMode::Heuristic) {
-    KILN_TRY_ASSIGN(handle->program, kernels::compile_for_device(device.device, kernel));
-    return handle.release();
-  }
-  tune::TuneOptions options = tune::options_from(*device.config);
-  if (!request.tuning_db.empty()) options.db_path = request.tuning_db;
-  if (request.mode == CompileMode::FromDatabase) {
-    options.settings.mode = tune::TuneMode::DbOnly;
-  } else {
-    options.settings.mode = tune::TuneMode::Tune;
-    if (request.budget_s > 0) options.settings.budget_s = request.budget_s;
-    if (request.seed) options.settings.seed = *request.seed;
-    options.force = request.force;
-    options.kernel_name = request.kernel_name;
-    // As `kiln tune` does for an IR file: random inputs from the params.
-    KILN_TRY_ASSIGN(options.args, kernels::args_of(kernel, request.scalars));
-  }
-  KILN_TRY_ASSIGN(tune::TunedProgram tuned, tune::get_tuned_program(device.device, kernel, options));
-  handle->program = std::move(tuned.program);
-  handle->sequence = passes::to_string(tuned.sequence);
-  handle->from_database = tuned.from_cache;
-  handle->tuned_ns = tuned.best_ns;
+  KILN_TRY_ASSIGN(handle->program, device.device.compile(kernel, options));
+  const CompileReport& report = handle->program.compile_report();
+  handle->sequence = report.sequence;
+  handle->from_database = report.from_database;
+  handle->tuned_ns = report.best_ns;
   return handle.release();
 }
 

@@ -1,10 +1,7 @@
 // A standard kernel end to end on a device (kiln/kernels/run.hpp).
 #include "kiln/kernels/run.hpp"
 
-#include "ir/op_trace.hpp"
-
 #include "kiln/ir/dtype.hpp"
-#include "kiln/passes/optimization.hpp"
 
 #include <kiln/sdk/host_memory.hpp>
 
@@ -34,19 +31,6 @@ Result<void> check_memory(const Device& device, const StandardKernel& kernel) {
 }
 
 }  // namespace
-
-Result<ir::Kernel> lower_for_device(const ir::Kernel& kernel, const DeviceInfo& device) {
-  // The always-on pipeline with an empty tuned sequence: what the autotuner
-  // starts from (and what `kiln tune` will replace with its best sequence).
-  return passes::optimize(kernel, {}, device);
-}
-
-Result<Program> compile_for_device(const Device& device, const ir::Kernel& kernel) {
-  KILN_TRY_ASSIGN(const ir::Kernel lowered, lower_for_device(kernel, device.info()));
-  Result<Program> program = device.compile(lowered);
-  if (!program) return ir::trace_to_given(std::move(program).error(), kernel, lowered);
-  return program;
-}
 
 Result<DeviceArguments> DeviceArguments::upload(const Device& device, std::span<const ArgSpec> args,
                                                 std::span<const HostBuffer> inputs) {
@@ -169,7 +153,7 @@ Result<RunReport> run_program(const Device& device, const StandardKernel& kernel
 Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const RunOptions& options) {
   KILN_TRY(check_memory(device, kernel));  // before compiling: a kernel that cannot run is not compiled
   const auto compile_start = std::chrono::steady_clock::now();
-  KILN_TRY_ASSIGN(const Program program, compile_for_device(device, kernel.kernel));
+  KILN_TRY_ASSIGN(const Program program, device.compile(kernel.kernel));
   const auto compile_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - compile_start).count());
   KILN_TRY_ASSIGN(RunReport report, run_program(device, kernel, program, options));

@@ -89,9 +89,7 @@ bool unclaimed_math(const ir::Op& op, const DeviceInfo& info) {
 
 }  // namespace
 
-Result<Program> Device::compile(const ir::Kernel& kernel) const { return compile(kernel, bounds_); }
-
-Result<Program> Device::compile(const ir::Kernel& source, passes::BoundsPolicy bounds) const {
+Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::BoundsPolicy bounds) const {
   // The ABI promises plugins only verified kernels.
   if (auto verified = ir::verify(source); !verified.ok()) {
     Error error = std::move(verified).error();

@@ -2,6 +2,7 @@
 
 #include "device_state.hpp"
 #include "plugin_text.hpp"
+#include "kiln/compile_options.hpp"
 
 #include <cstring>
 #include <utility>
@@ -22,7 +23,8 @@ Program::Program(Program&& other) noexcept
     : device_(std::move(other.device_)),
       program_(std::exchange(other.program_, nullptr)),
       wire_(std::move(other.wire_)),
-      bounds_checks_(std::move(other.bounds_checks_)) {}
+      bounds_checks_(std::move(other.bounds_checks_)),
+      report_(std::move(other.report_)) {}
 
 Program& Program::operator=(Program&& other) noexcept {
   if (this != &other) {
@@ -31,6 +33,7 @@ Program& Program::operator=(Program&& other) noexcept {
     program_ = std::exchange(other.program_, nullptr);
     wire_ = std::move(other.wire_);
     bounds_checks_ = std::move(other.bounds_checks_);
+    report_ = std::move(other.report_);
   }
   return *this;
 }
@@ -38,6 +41,11 @@ Program& Program::operator=(Program&& other) noexcept {
 const std::string& Program::device_id() const {
   static const std::string none = "(no device)";
   return device_ != nullptr ? device_->info().id : none;
+}
+
+const CompileReport& Program::compile_report() const {
+  static const CompileReport none{};
+  return report_ != nullptr ? *report_ : none;
 }
 
 Result<ProgramSource> Program::source() const {

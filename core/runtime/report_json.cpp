@@ -1,3 +1,4 @@
+#include "kiln/version.hpp"
 #include "kiln/runtime/report.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -115,6 +116,7 @@ void write_indented(std::string& out, const json::value& v, int depth) {
 
 std::string devices_report_json(const Runtime& runtime) {
   json::object report;
+  report["kiln_version"] = version();
   report["config"] = runtime.config().source();
   report["warnings"] = string_array(runtime.warnings());
   json::array plugins;

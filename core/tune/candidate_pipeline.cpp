@@ -28,7 +28,7 @@ PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kern
                 "): compiling it would take too long";
       return p;
     }
-    Result<Program> program = device.compile(p.kernel);
+    Result<Program> program = device.compile(p.kernel, {.mode = CompileMode::Frozen});
     if (!program) {
       p.failure = CandidateStatus::CompileFailed;
       p.error = program.error().to_string();

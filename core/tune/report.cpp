@@ -9,7 +9,7 @@ namespace kiln::tune {
 
 namespace json = boost::json;
 
-TuneReport make_tune_report(const TunedProgram& tuned, std::string kernel_name, std::string device_id) {
+TuneReport make_tune_report(const CompileReport& tuned, std::string kernel_name, std::string device_id) {
   TuneReport r;
   r.kernel = std::move(kernel_name);
   r.device = std::move(device_id);
@@ -18,14 +18,14 @@ TuneReport make_tune_report(const TunedProgram& tuned, std::string kernel_name, 
   r.speedup = tuned.best_ns > 0 && tuned.baseline_ns > 0
                   ? static_cast<double>(tuned.baseline_ns) / static_cast<double>(tuned.best_ns)
                   : 0;
-  r.sequence = passes::to_string(tuned.sequence);
+  r.sequence = tuned.sequence;
   r.candidates_measured = tuned.candidates_measured;
-  r.from_cache = tuned.from_cache;
-  r.tune_seconds = tuned.tune_seconds;
-  if (tuned.entry) {
-    r.kernel_hash = tuned.entry->key.kernel_hash;
-    r.timer = tuned.entry->timer;
-    r.statistic = tuned.entry->statistic;
+  r.from_cache = tuned.from_database;
+  r.tune_seconds = tuned.seconds;
+  if (tuned.record) {
+    r.kernel_hash = tuned.record->key.kernel_hash;
+    r.timer = tuned.record->timer;
+    r.statistic = tuned.record->statistic;
   }
   r.warnings = tuned.warnings;
   return r;

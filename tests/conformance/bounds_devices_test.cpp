@@ -103,7 +103,7 @@ class BoundsOnDevice : public ::testing::TestWithParam<std::string> {
 
 TEST_P(BoundsOnDevice, OutOfRangeNeverReachesThePlugin) {
   for (auto policy : {passes::BoundsPolicy::Guard, passes::BoundsPolicy::Prove, passes::BoundsPolicy::Trust}) {
-    Result<Program> program = device_.compile(kernel_of(kUnderIf), policy);
+    Result<Program> program = device_.compile(kernel_of(kUnderIf), {.mode = CompileMode::Frozen, .bounds = policy});
     ASSERT_FALSE(program.ok()) << passes::bounds_policy_name(policy);
     EXPECT_EQ(program.error().code, ErrorCode::Verify);
     EXPECT_EQ(program.error().op, 10);
@@ -114,7 +114,7 @@ TEST_P(BoundsOnDevice, OutOfRangeNeverReachesThePlugin) {
 
 TEST_P(BoundsOnDevice, DataDependentStoreIsRefusedOrGuarded) {
   const ir::Kernel scatter = kernel_of(kScatter);
-  Result<Program> refused = device_.compile(scatter, passes::BoundsPolicy::Prove);
+  Result<Program> refused = device_.compile(scatter, {.mode = CompileMode::Frozen, .bounds = passes::BoundsPolicy::Prove});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("computed from a load"), std::string::npos) << refused.error().to_string();
 
@@ -161,7 +161,7 @@ TEST_P(BoundsOnDevice, DataDependentStoreIsRefusedOrGuarded) {
 }
 
 TEST_P(BoundsOnDevice, VariableOffsetIsProvedAtLaunch) {
-  Result<Program> program = device_.compile(kernel_of(kVariableOffset), passes::BoundsPolicy::Prove);
+  Result<Program> program = device_.compile(kernel_of(kVariableOffset), {.mode = CompileMode::Frozen, .bounds = passes::BoundsPolicy::Prove});
   if (!program.ok() && program.error().code == ErrorCode::Unsupported)
     GTEST_SKIP() << "the device does not run this kernel: " << program.error().to_string();
   ASSERT_TRUE(program.ok()) << program.error().to_string();

@@ -95,7 +95,7 @@ TEST(DummyRuntime, ACompileErrorNamesTheOpOfTheKernelGiven) {
   auto v = w.unary(KILN_UNARY_SIN, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, x, i));
   w.store(KILN_DTYPE_F32, y, i, v);
   const ir::Kernel given = ir::Kernel::from_wire(w.ops);
-  Result<Program> program = kernels::compile_for_device(device, given);
+  Result<Program> program = device.compile(given);
   ASSERT_FALSE(program.ok());
   const Error& e = program.error();
   EXPECT_EQ(e.code, ErrorCode::Unsupported);

@@ -26,6 +26,7 @@ TEST(CliDevices, JsonListsEveryPluginWithStatusReasonAndDevices) {
   ASSERT_EQ(output.exit_code, 0) << output.err;
   const boost::json::object report = boost::json::parse(output.out).as_object();
   EXPECT_EQ(report.at("config").as_string(), config.string());
+  EXPECT_EQ(report.at("kiln_version").as_string(), KILN_PROJECT_VERSION);
   const boost::json::array& plugins = report.at("plugins").as_array();
   ASSERT_EQ(plugins.size(), 8u);  // six built-in (disabled here) + two
   std::map<std::string, boost::json::object> by_name;
@@ -111,6 +112,25 @@ TEST(CliDevices, UnknownOptionIsAUsageError) {
   const Output output = run_kiln(dir, "devices --jsn");
   EXPECT_EQ(output.exit_code, 1);
   EXPECT_THAT(output.err, HasSubstr("--jsn"));
+}
+
+// `kiln --version` is CMake's project version; `kiln help SUBCOMMAND` prints
+// exactly what `kiln SUBCOMMAND --help` prints, and an unknown one is an error.
+TEST(CliBasics, VersionAndHelp) {
+  ScratchDir dir;
+  const Output version = run_kiln(dir, "--version");
+  ASSERT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_EQ(version.out, std::string("kiln ") + KILN_PROJECT_VERSION + "\n");
+  for (const char* command : {"run", "tune", "devices"}) {
+    const Output help = run_kiln(dir, std::string("help ") + command);
+    const Output flag = run_kiln(dir, std::string(command) + " --help");
+    ASSERT_EQ(help.exit_code, 0) << help.err;
+    EXPECT_EQ(help.out, flag.out) << command;
+    EXPECT_THAT(help.out, HasSubstr("Usage:"));
+  }
+  const Output unknown = run_kiln(dir, "help frobnicate");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("help: no subcommand 'frobnicate'"));
 }
 
 }  // namespace

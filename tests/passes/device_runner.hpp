@@ -15,7 +15,7 @@ inline RunOutcome run_on_device(const Device& device, const ir::Kernel& kernel, 
     outcome.error = "on " + device.id() + ": " + e.to_string();
     return outcome;
   };
-  Result<Program> program = device.compile(kernel);
+  Result<Program> program = device.compile(kernel, {.mode = CompileMode::Frozen});
   if (!program.ok()) return failed(program.error());
   std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(args, seed);
   outcome.outputs = kernels::make_output_buffers(args);

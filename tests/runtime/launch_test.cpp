@@ -41,7 +41,7 @@ class Launches : public kiln::test::HandlesTest {
   static constexpr std::size_t kN = kGroups * kLocal;
 
   kiln::Program compile(const kiln::Device& device, const kiln::ir::Kernel& kernel) {
-    kiln::Result<kiln::Program> program = device.compile(kernel);
+    kiln::Result<kiln::Program> program = device.compile(kernel, {.mode = kiln::CompileMode::Frozen});
     EXPECT_TRUE(program.ok()) << program.error().to_string();
     return program.ok() ? std::move(program).value() : kiln::Program{};
   }
@@ -206,7 +206,7 @@ TEST_F(Launches, CompileReportsTheUnsupportedOp) {
   auto i = w.loop(n);
   w.store(KILN_DTYPE_F32, out, i, w.const_f32(1.0f));
   w.end_loop(i);
-  kiln::Result<kiln::Program> program = host.compile(kiln::ir::Kernel::from_wire(w.ops));
+  kiln::Result<kiln::Program> program = host.compile(kiln::ir::Kernel::from_wire(w.ops), {.mode = kiln::CompileMode::Frozen});
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.error().code, kiln::ErrorCode::Unsupported);
   EXPECT_EQ(program.error().op, 2);
@@ -268,7 +268,7 @@ TEST_F(Launches, ThreadsShareADeviceSafely) {
     threads.emplace_back([&, t] {
       const std::vector<float>& a = inputs[2 * t];
       const std::vector<float>& b = inputs[2 * t + 1];
-      kiln::Result<kiln::Program> program = host.compile(axpy_kernel());
+      kiln::Result<kiln::Program> program = host.compile(axpy_kernel(), {.mode = kiln::CompileMode::Frozen});
       kiln::Result<kiln::Buffer> ba = host.allocate(kBigN * 4), bb = host.allocate(kBigN * 4), bout = host.allocate(kBigN * 4);
       if (!program.ok() || !ba.ok() || !bb.ok() || !bout.ok() || !ba->write(bytes_of(a)).ok() ||
           !bb->write(bytes_of(b)).ok()) {

@@ -112,7 +112,8 @@ TEST(Threads, OneRuntimeFromManyThreadsOnOneDeviceAndOnSeveral) {
       options.settings.budget_s = 20;
       options.args = add.args;
       options.force = true;
-      kiln::Result<kiln::tune::TunedProgram> tuned = kiln::tune::get_tuned_program(*device, add.kernel, options);
+      kiln::CompileOptions compile{.mode = kiln::CompileMode::Tuned, .tune_on_miss = true, .tuning = options};
+      kiln::Result<kiln::Program> tuned = device->compile(add.kernel, compile);
       std::lock_guard lock(mutex);
       if (!tuned) problems.push_back("tune on " + device->id() + ": " + tuned.error().to_string());
     });

@@ -16,6 +16,9 @@ using kiln::tune::detail::CandidateBench;
 
 namespace {
 
+// The kernels here are compiled exactly as written: the bench measures what it is given.
+const CompileOptions kFrozen{.mode = CompileMode::Frozen};
+
 constexpr const char* kAdd = R"(
 %a = param 0 global f32[1000]
 %b = param 1 global f32[1000]
@@ -52,7 +55,7 @@ TEST(CandidateBench, TheUntunedKernelMatchesItself) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);
   CandidateBench bench = bench_for(device, kernel);
-  const Program program = device.compile(kernel).value();
+  const Program program = device.compile(kernel, kFrozen).value();
   bench.record_reference(program).value();
   const tune::detail::BenchOutcome outcome = bench.measure(program, timed(1, 3));
   EXPECT_EQ(outcome.status, CandidateStatus::Measured) << outcome.error;
@@ -66,9 +69,9 @@ TEST(CandidateBench, AWrongResultIsAMismatchNamingTheOutput) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);
   CandidateBench bench = bench_for(device, kernel);
-  bench.record_reference(device.compile(kernel).value()).value();
+  bench.record_reference(device.compile(kernel, kFrozen).value()).value();
   const ir::Kernel wrong = test::parse_ir(replace(kAdd, "add f32", "sub f32"));
-  const tune::detail::BenchOutcome outcome = bench.measure(device.compile(wrong).value(), {});
+  const tune::detail::BenchOutcome outcome = bench.measure(device.compile(wrong, kFrozen).value(), {});
   EXPECT_EQ(outcome.status, CandidateStatus::Mismatch);
   EXPECT_NE(outcome.error.find("output %2 (slot 2) differs from the untuned kernel's"), std::string::npos)
       << outcome.error;
@@ -79,14 +82,14 @@ TEST(CandidateBench, OutputsAreResetSoUnwrittenElementsFail) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);
   CandidateBench bench = bench_for(device, kernel);
-  const Program untuned = device.compile(kernel).value();
+  const Program untuned = device.compile(kernel, kFrozen).value();
   bench.record_reference(untuned).value();
   // The buffer now holds correct results; a kernel that writes only half of
   // them must not pass on what the previous run left behind.
   ASSERT_EQ(bench.measure(untuned, {}).status, CandidateStatus::Measured);
   const ir::Kernel half = test::parse_ir(replace(kAdd, "%n = const i64 1000\n%i = index group 0 %n",
                                                  "%n = const i64 500\n%i = index group 0 %n"));
-  const tune::detail::BenchOutcome outcome = bench.measure(device.compile(half).value(), {});
+  const tune::detail::BenchOutcome outcome = bench.measure(device.compile(half, kFrozen).value(), {});
   EXPECT_EQ(outcome.status, CandidateStatus::Mismatch);
   EXPECT_TRUE(std::isinf(outcome.max_error)) << "NaN where the reference has numbers";
 }
@@ -106,7 +109,7 @@ store f32 %x[%i], %m
 )");
   CandidateBench bench = bench_for(device, kernel);
   EXPECT_TRUE(bench.has_in_place_buffers());
-  const Program program = device.compile(kernel).value();
+  const Program program = device.compile(kernel, kFrozen).value();
   bench.record_reference(program).value();
   for (int candidate = 0; candidate < 3; ++candidate) {
     const tune::detail::BenchOutcome outcome = bench.measure(program, timed(2, 4));
@@ -128,16 +131,16 @@ store f32 %y[%i], %v
 )";
   const ir::Kernel kernel = test::parse_ir(copy);
   CandidateBench bench = bench_for(device, kernel);
-  bench.record_reference(device.compile(kernel).value()).value();
+  bench.record_reference(device.compile(kernel, kFrozen).value()).value();
   const ir::Kernel zeros = test::parse_ir(replace(copy, "store f32 %y[%i], %v", "%z = const f32 0\nstore f32 %y[%i], %z"));
-  EXPECT_EQ(bench.measure(device.compile(zeros).value(), {}).status, CandidateStatus::Mismatch);
+  EXPECT_EQ(bench.measure(device.compile(zeros, kFrozen).value(), {}).status, CandidateStatus::Mismatch);
 }
 
 TEST(CandidateBench, SlowCandidatesAreAbortedAndFaultsAreLaunchFailures) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);
   CandidateBench bench = bench_for(device, kernel);
-  const Program program = device.compile(kernel).value();
+  const Program program = device.compile(kernel, kFrozen).value();
   bench.record_reference(program).value();
   const tune::detail::BenchOutcome aborted = bench.measure(program, timed(0, 5, 1));
   EXPECT_EQ(aborted.status, CandidateStatus::Aborted);
@@ -150,7 +153,8 @@ TEST(CandidateBench, SlowCandidatesAreAbortedAndFaultsAreLaunchFailures) {
   const ir::Kernel faulty = test::parse_ir(replace(kAdd, "%y = load f32 %b[%i]",
                                                    "%big = const f32 100000\n%f = mul f32 %x, %big\n"
                                                    "%j = cast i64 %f\n%y = load f32 %b[%j]"));
-  const tune::detail::BenchOutcome failed = bench.measure(device.compile(faulty, passes::BoundsPolicy::Trust).value(), {});
+  const tune::detail::BenchOutcome failed = bench.measure(
+      device.compile(faulty, {.mode = CompileMode::Frozen, .bounds = passes::BoundsPolicy::Trust}).value(), {});
   EXPECT_EQ(failed.status, CandidateStatus::LaunchFailed);
   EXPECT_NE(failed.error.find("dummy"), std::string::npos) << failed.error;
 }
@@ -175,7 +179,7 @@ TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);
   CandidateBench bench = bench_for(device, kernel);
-  const Program program = device.compile(kernel).value();
+  const Program program = device.compile(kernel, kFrozen).value();
   bench.record_reference(program).value();
   // A clock on which every run (every timed_launch call) takes one second.
   auto now = std::make_shared<double>(0);
@@ -202,7 +206,7 @@ TEST(CandidateBench, TheTimedReferenceRunServesTheUntunedKernel) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);
   CandidateBench bench = bench_for(device, kernel);
-  const Program program = device.compile(kernel).value();
+  const Program program = device.compile(kernel, kFrozen).value();
   auto now = std::make_shared<double>(0);
   tune::detail::TimeAllowance allowance;
   allowance.clock = [now] { return *now += 1; };
@@ -227,8 +231,8 @@ TEST(CandidateBench, OnlyCandidatesThatCouldWinAreCompared) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);
   CandidateBench bench = bench_for(device, kernel);
-  bench.record_reference(device.compile(kernel).value()).value();
-  const Program wrong = device.compile(test::parse_ir(replace(kAdd, "add f32", "sub f32"))).value();
+  bench.record_reference(device.compile(kernel, kFrozen).value()).value();
+  const Program wrong = device.compile(test::parse_ir(replace(kAdd, "add f32", "sub f32")), kFrozen).value();
   tune::detail::TimeAllowance allowance;
   allowance.check_below_ns = 1;  // the best so far: 1 ns; this one cannot win
   const tune::detail::BenchOutcome slow = bench.measure(wrong, timed(0, 2), allowance);

@@ -74,15 +74,16 @@ TEST(DefaultSpace, TunesAStandardKernelAndReplaysExactlyWhatItMeasured) {
   const Device device = test::dummy_device();
   const kernels::StandardKernel k = kernels::make_standard_kernel("sum-rows", {64, 256, 1}).value();
   const fs::path db = fresh_db();
-  const TuneOptions options = quick_options(k, db);
-  const TunedProgram tuned = get_tuned_program(device, k.kernel, options).value();
-  ASSERT_TRUE(tuned.entry.has_value());
+  const CompileOptions options{.mode = CompileMode::Tuned, .tune_on_miss = true, .tuning = quick_options(k, db)};
+  const Program program = device.compile(k.kernel, options).value();
+  const CompileReport& tuned = program.compile_report();
+  ASSERT_TRUE(tuned.record.has_value());
   EXPECT_GE(tuned.candidates_measured, 2u);
   EXPECT_LE(tuned.best_ns, tuned.baseline_ns);
   // The stored text, replayed through passes::optimize, is the kernel measured.
-  const passes::OptSequence stored = passes::parse_sequence(tuned.entry->sequence).value();
-  EXPECT_EQ(ir::hash_hex(passes::optimize(k.kernel, stored, device.info()).value()), tuned.entry->final_hash);
-  for (const CandidateRecord& r : tuned.entry->candidates) {
+  const passes::OptSequence stored = passes::parse_sequence(tuned.record->sequence).value();
+  EXPECT_EQ(ir::hash_hex(passes::optimize(k.kernel, stored, device.info()).value()), tuned.record->final_hash);
+  for (const CandidateRecord& r : tuned.record->candidates) {
     if (r.final_hash.empty()) continue;
     const passes::OptSequence sequence = passes::parse_sequence(r.sequence).value();
     EXPECT_EQ(ir::hash_hex(passes::optimize(k.kernel, sequence, device.info()).value()), r.final_hash) << r.sequence;
@@ -95,15 +96,15 @@ TEST(DefaultSpace, TunesAStandardKernelAndReplaysExactlyWhatItMeasured) {
   Buffer out = device.allocate(expected[0].bytes()).value();
   in.write(inputs[0].data()).value();
   const LaunchArg args[] = {LaunchArg::buffer(in), LaunchArg::buffer(out)};
-  device.launch(tuned.program, args).value().wait().value();
+  device.launch(program, args).value().wait().value();
   kernels::HostBuffer actual(expected[0].dtype(), expected[0].size());
   out.read(actual.data()).value();
   EXPECT_LE(kernels::compare(actual, expected[0]), k.tolerance);
 
-  const TunedProgram again = get_tuned_program(device, k.kernel, options).value();
-  EXPECT_TRUE(again.from_cache);
-  EXPECT_EQ(again.candidates_measured, 0u);
-  EXPECT_EQ(again.kernel, tuned.kernel);
+  const Program again = device.compile(k.kernel, options).value();
+  EXPECT_TRUE(again.compile_report().from_database);
+  EXPECT_EQ(again.compile_report().candidates_measured, 0u);
+  EXPECT_EQ(again.compile_report().kernel, tuned.kernel);
 }
 
 // The recipes: on a GPU-shaped device the float4 elementwise recipe applies

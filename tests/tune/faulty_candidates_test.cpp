@@ -83,9 +83,11 @@ TEST(FaultyCandidates, ACrashingCandidateIsRecordedAndTheSearchAndDatabaseSurviv
   const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 1 << 14}).value();
   TuneOptions options = small_options(s, 8);
   options.args = add.args;
-  const TunedProgram tuned = get_tuned_program(device, add.kernel, options).value();
-  ASSERT_TRUE(tuned.entry.has_value());
-  const TuningEntry& entry = *tuned.entry;
+  const Program program =
+      device.compile(add.kernel, {.mode = CompileMode::Tuned, .tune_on_miss = true, .tuning = options}).value();
+  const CompileReport& tuned = program.compile_report();
+  ASSERT_TRUE(tuned.record.has_value());
+  const TuningEntry& entry = *tuned.record;
   EXPECT_GE(count(entry, CandidateStatus::LaunchFailed), 1u);
   // The others were timed: measured, or aborted as slower than the best.
   EXPECT_GE(count(entry, CandidateStatus::Measured) + count(entry, CandidateStatus::Aborted), 2u);
@@ -109,7 +111,7 @@ TEST(FaultyCandidates, ACrashingCandidateIsRecordedAndTheSearchAndDatabaseSurviv
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->candidates, entry.candidates);
   // The process is whole: the winner runs.
-  EXPECT_TRUE(tuned.program.valid());
+  EXPECT_TRUE(program.valid());
 }
 
 TEST(FaultyCandidates, AHangingCandidateIsAbandonedAtTheLaunchTimeout) {
@@ -127,13 +129,15 @@ TEST(FaultyCandidates, AHangingCandidateIsAbandonedAtTheLaunchTimeout) {
   TuneOptions options = small_options(s, 4);
   options.args = add.args;
   const auto begin = std::chrono::steady_clock::now();
-  const TunedProgram tuned = get_tuned_program(device, add.kernel, options).value();
+  const Program program =
+      device.compile(add.kernel, {.mode = CompileMode::Tuned, .tune_on_miss = true, .tuning = options}).value();
+  const CompileReport& report = program.compile_report();
   EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(60));
-  ASSERT_TRUE(tuned.entry.has_value());
+  ASSERT_TRUE(report.record.has_value());
   bool named = false;
-  for (const CandidateRecord& r : tuned.entry->candidates)
+  for (const CandidateRecord& r : report.record->candidates)
     if (r.status == CandidateStatus::LaunchFailed)
       named = named || r.error.find("hung in an isolated launch (no answer within 0.5 s") != std::string::npos;
   EXPECT_TRUE(named);
-  EXPECT_GE(count(*tuned.entry, CandidateStatus::Measured), 1u);
+  EXPECT_GE(count(*report.record, CandidateStatus::Measured), 1u);
 }

@@ -1,6 +1,7 @@
-// get_tuned_program: the first call tunes and stores, later calls replay the
-// stored sequence (launching nothing) and get the very kernel that was
-// measured; stale entries are tuned again; db-only and off never tune.
+// Device::compile in Tuned mode: with tune_on_miss the first call tunes and
+// stores, later calls replay the stored sequence (launching nothing) and get
+// the very kernel that was measured; stale entries are tuned again; without
+// tune_on_miss a miss falls back to the heuristic program and says why.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -40,129 +41,148 @@ struct Fixture {
   test::TestSplit split;
   test::TestCoarsen coarsen;
   SearchSpace space = test::planted_space({&split, &coarsen}, fewer_groups_first);
-  TuneOptions options;
+  CompileOptions options{.mode = CompileMode::Tuned, .tune_on_miss = true};
   int progress_reports = 0;
 
   explicit Fixture(fs::path db) {
-    options.settings.n_launches = 8;
-    options.settings.repeats = 2;
-    options.settings.max_sequence_length = 2;
-    options.space = &space;
-    options.db_path = std::move(db);
-    options.kernel_name = "elementwise";
-    options.on_progress = [this](const TuneProgress&) { ++progress_reports; };
+    options.tuning.settings.n_launches = 8;
+    options.tuning.settings.repeats = 2;
+    options.tuning.settings.max_sequence_length = 2;
+    options.tuning.space = &space;
+    options.tuning.db_path = std::move(db);
+    options.tuning.kernel_name = "elementwise";
+    options.tuning.on_progress = [this](const TuneProgress&) { ++progress_reports; };
   }
+
+  // The program and what compile reported.
+  struct Compiled {
+    Program program;
+    CompileReport report;
+  };
+  Result<Compiled> compile(const ir::Kernel& k) {
+    KILN_TRY_ASSIGN(Program program, device.compile(k, options));
+    CompileReport report = program.compile_report();
+    return Compiled{std::move(program), std::move(report)};
+  }
+  Compiled compile() { return compile(kernel).value(); }
 };
 
 }  // namespace
 
-TEST(TunedProgram, FirstCallTunesLaterCallsHitTheDatabase) {
+TEST(CompileTuned, FirstCallTunesLaterCallsHitTheDatabase) {
   Fixture f(fresh_db());
-  const TunedProgram first = get_tuned_program(f.device, f.kernel, f.options).value();
-  EXPECT_TRUE(first.tuned);
-  EXPECT_FALSE(first.from_cache);
-  EXPECT_GE(first.candidates_measured, 2u);
+  const Fixture::Compiled first = f.compile();
+  EXPECT_TRUE(first.report.tuned_now);
+  EXPECT_FALSE(first.report.from_database);
+  EXPECT_GE(first.report.candidates_measured, 2u);
   EXPECT_GT(f.progress_reports, 0);
-  ASSERT_TRUE(first.entry.has_value());
-  EXPECT_GT(first.entry->id, 0);
+  ASSERT_TRUE(first.report.record.has_value());
+  EXPECT_GT(first.report.record->id, 0);
   EXPECT_TRUE(first.program.valid());
-  EXPECT_EQ(first.warnings, std::vector<std::string>{});
+  EXPECT_EQ(first.report.warnings, std::vector<std::string>{});
 
   f.progress_reports = 0;
   const int applied_before = f.split.applied + f.coarsen.applied;
-  const TunedProgram second = get_tuned_program(f.device, f.kernel, f.options).value();
-  EXPECT_TRUE(second.from_cache);
-  EXPECT_FALSE(second.tuned);
-  EXPECT_EQ(second.candidates_measured, 0u);
+  const Fixture::Compiled second = f.compile();
+  EXPECT_TRUE(second.report.from_database);
+  EXPECT_FALSE(second.report.tuned_now);
+  EXPECT_EQ(second.report.candidates_measured, 0u);
   EXPECT_EQ(f.progress_reports, 0) << "no search, no measurement";
   EXPECT_LE(f.split.applied + f.coarsen.applied - applied_before,
-            static_cast<int>(passes::parse_sequence(first.entry->sequence)->size()))
+            static_cast<int>(passes::parse_sequence(first.report.record->sequence)->size()))
       << "only the replay of the stored sequence";
-  EXPECT_EQ(second.sequence, first.sequence);
-  EXPECT_EQ(second.best_ns, first.best_ns);
-  EXPECT_EQ(second.baseline_ns, first.baseline_ns);
-  EXPECT_EQ(second.kernel, first.kernel) << "exactly what was measured is what is replayed";
+  EXPECT_EQ(second.report.sequence, first.report.sequence);
+  EXPECT_EQ(second.report.best_ns, first.report.best_ns);
+  EXPECT_EQ(second.report.baseline_ns, first.report.baseline_ns);
+  EXPECT_EQ(second.report.kernel, first.report.kernel) << "exactly what was measured is what is replayed";
   EXPECT_TRUE(second.program.valid());
 }
 
-TEST(TunedProgram, ReplayingTheStoredSequenceReproducesTheMeasuredHash) {
+TEST(CompileTuned, ReplayingTheStoredSequenceReproducesTheMeasuredHash) {
   Fixture f(fresh_db());
-  const TunedProgram tuned = get_tuned_program(f.device, f.kernel, f.options).value();
-  ASSERT_FALSE(tuned.sequence.empty()) << "a split wins on the dummy";
-  const passes::OptSequence stored = passes::parse_sequence(tuned.entry->sequence).value();
+  const Fixture::Compiled tuned = f.compile();
+  ASSERT_FALSE(tuned.report.sequence.empty()) << "a split wins on the dummy";
+  const passes::OptSequence stored = passes::parse_sequence(tuned.report.record->sequence).value();
   const ir::Kernel replayed = f.space.lower(f.kernel, stored, f.device.info()).value();
-  EXPECT_EQ(ir::hash_hex(replayed), tuned.entry->final_hash);
-  EXPECT_EQ(ir::hash_hex(tuned.kernel), tuned.entry->final_hash);
+  EXPECT_EQ(ir::hash_hex(replayed), tuned.report.record->final_hash);
+  EXPECT_EQ(ir::hash_hex(tuned.report.kernel), tuned.report.record->final_hash);
   // Every measured candidate's recorded hash is what its sequence lowers to.
-  for (const CandidateRecord& r : tuned.entry->candidates) {
+  for (const CandidateRecord& r : tuned.report.record->candidates) {
     const ir::Kernel k = f.space.lower(f.kernel, passes::parse_sequence(r.sequence).value(), f.device.info()).value();
     EXPECT_EQ(ir::hash_hex(k), r.final_hash) << r.sequence;
   }
 }
 
-TEST(TunedProgram, AStaleEntryIsTunedAgainWithAWarning) {
+TEST(CompileTuned, AStaleEntryIsTunedAgainWithAWarning) {
   const fs::path db_path = fresh_db();
   Fixture f(db_path);
-  const TunedProgram first = get_tuned_program(f.device, f.kernel, f.options).value();
+  const Fixture::Compiled first = f.compile();
   {
     // As if a pass had changed what the sequence lowers to.
     TuningDb db = TuningDb::open(db_path).value();
-    TuningEntry entry = *first.entry;
+    TuningEntry entry = *first.report.record;
     entry.final_hash = "0000000000000000";
     db.store(entry).value();
   }
-  const TunedProgram second = get_tuned_program(f.device, f.kernel, f.options).value();
-  EXPECT_TRUE(second.tuned);
-  EXPECT_FALSE(second.from_cache);
-  ASSERT_EQ(second.warnings.size(), 1u);
-  EXPECT_NE(second.warnings[0].find("is stale: replaying"), std::string::npos) << second.warnings[0];
-  EXPECT_NE(second.warnings[0].find("tuning again"), std::string::npos) << second.warnings[0];
-  EXPECT_EQ(TuningDb::open(db_path).value().find(first.entry->key).value()->final_hash, first.entry->final_hash)
+  const Fixture::Compiled second = f.compile();
+  EXPECT_TRUE(second.report.tuned_now);
+  EXPECT_FALSE(second.report.from_database);
+  ASSERT_EQ(second.report.warnings.size(), 1u);
+  EXPECT_NE(second.report.warnings[0].find("is stale: replaying"), std::string::npos) << second.report.warnings[0];
+  EXPECT_NE(second.report.warnings[0].find("tuning again"), std::string::npos) << second.report.warnings[0];
+  EXPECT_EQ(TuningDb::open(db_path).value().find(first.report.record->key).value()->final_hash, first.report.record->final_hash)
       << "the new result replaced the stale one";
 }
 
-TEST(TunedProgram, DbOnlyNeverTunes) {
+TEST(CompileTuned, AMissFallsBackToTheHeuristicProgramAndSaysWhy) {
   const fs::path db_path = fresh_db();
   Fixture f(db_path);
-  f.options.settings.mode = TuneMode::DbOnly;
-  const TunedProgram miss = get_tuned_program(f.device, f.kernel, f.options).value();
-  EXPECT_FALSE(miss.tuned);
-  EXPECT_FALSE(miss.from_cache);
-  EXPECT_TRUE(miss.sequence.empty());
+  f.options.tune_on_miss = false;
+  const Fixture::Compiled miss = f.compile();
+  EXPECT_EQ(miss.report.requested, CompileMode::Tuned);
+  EXPECT_EQ(miss.report.used, CompileMode::Heuristic);
+  EXPECT_FALSE(miss.report.tuned_now);
+  EXPECT_FALSE(miss.report.from_database);
+  EXPECT_TRUE(miss.report.sequence.empty());
+  EXPECT_NE(miss.report.fallback_reason.find("has no record of kernel " + ir::hash_hex(f.kernel)), std::string::npos)
+      << miss.report.fallback_reason;
   EXPECT_EQ(f.progress_reports, 0);
   EXPECT_TRUE(TuningDb::open(db_path).value().list().value().empty());
-  EXPECT_EQ(miss.kernel, f.space.lower(f.kernel, {}, f.device.info()).value());
+  const Program heuristic = f.device.compile(f.kernel).value();
+  EXPECT_EQ(miss.report.kernel, heuristic.compile_report().kernel);
 
-  f.options.settings.mode = TuneMode::Tune;
-  const TunedProgram tuned = get_tuned_program(f.device, f.kernel, f.options).value();
-  f.options.settings.mode = TuneMode::DbOnly;
-  const TunedProgram hit = get_tuned_program(f.device, f.kernel, f.options).value();
-  EXPECT_TRUE(hit.from_cache);
-  EXPECT_EQ(hit.kernel, tuned.kernel);
+  f.options.tune_on_miss = true;
+  const Fixture::Compiled tuned = f.compile();
+  EXPECT_EQ(tuned.report.used, CompileMode::Tuned);
+  f.options.tune_on_miss = false;
+  const Fixture::Compiled hit = f.compile();
+  EXPECT_TRUE(hit.report.from_database);
+  EXPECT_EQ(hit.report.used, CompileMode::Tuned);
+  EXPECT_TRUE(hit.report.fallback_reason.empty());
+  EXPECT_EQ(hit.report.kernel, tuned.report.kernel);
 }
 
-TEST(TunedProgram, OffUsesTheUntunedKernelAndNoDatabase) {
-  const fs::path db_path = fresh_db();
-  Fixture f(db_path);
-  f.options.settings.mode = TuneMode::Off;
-  const TunedProgram off = get_tuned_program(f.device, f.kernel, f.options).value();
-  EXPECT_FALSE(off.tuned);
-  EXPECT_FALSE(off.from_cache);
-  EXPECT_TRUE(off.program.valid());
-  EXPECT_EQ(off.kernel, f.space.lower(f.kernel, {}, f.device.info()).value());
-  EXPECT_FALSE(fs::exists(db_path));
+TEST(CompileTuned, TheConfigsModeOffGivesHeuristicOptions) {
+  Config config = parse_config("{}", "test.json").value();
+  config.autotune.settings.mode = TuneMode::Off;
+  EXPECT_EQ(tuned_compile_options(config).mode, CompileMode::Heuristic);
+  config.autotune.settings.mode = TuneMode::DbOnly;
+  EXPECT_EQ(tuned_compile_options(config).mode, CompileMode::Tuned);
+  EXPECT_FALSE(tuned_compile_options(config).tune_on_miss);
+  config.autotune.settings.mode = TuneMode::Tune;
+  EXPECT_TRUE(tuned_compile_options(config).tune_on_miss);
 }
 
-TEST(TunedProgram, AnUnusableDatabaseCostsTheCacheNotTheProgram) {
+TEST(CompileTuned, AnUnusableDatabaseCostsTheCacheNotTheProgram) {
   Fixture f(fresh_db());
-  f.options.db_path = "/proc/kiln-cannot-create-this/tuning.sqlite";
-  const TunedProgram tuned = get_tuned_program(f.device, f.kernel, f.options).value();
-  EXPECT_TRUE(tuned.tuned);
-  ASSERT_FALSE(tuned.warnings.empty());
-  EXPECT_NE(tuned.warnings[0].find("tuning without it"), std::string::npos) << tuned.warnings[0];
+  f.options.tuning.db_path = "/proc/kiln-cannot-create-this/tuning.sqlite";
+  const Fixture::Compiled tuned = f.compile();
+  EXPECT_TRUE(tuned.report.tuned_now);
+  ASSERT_FALSE(tuned.report.warnings.empty());
+  EXPECT_NE(tuned.report.warnings[0].find("tuning without it"), std::string::npos) << tuned.report.warnings[0];
 }
 
-TEST(TunedProgram, ADifferentDeviceOrSpaceIsADifferentKey) {
+TEST(CompileTuned, ADifferentDeviceOrSpaceIsADifferentKey) {
   Fixture f(fresh_db());
   const TuningKey key = tuning_key(f.device, f.kernel, f.space).value();
   EXPECT_EQ(key.kernel_hash, ir::hash_hex(f.kernel));
@@ -173,7 +193,7 @@ TEST(TunedProgram, ADifferentDeviceOrSpaceIsADifferentKey) {
   EXPECT_NE(tuning_key(f.device, f.kernel, other).value().space_version, key.space_version);
 }
 
-TEST(TunedProgram, KernelsThatCannotBeMeasuredGiveClearErrors) {
+TEST(CompileTuned, KernelsThatCannotBeMeasuredGiveClearErrors) {
   Fixture f(fresh_db());
   // A buffer of unknown length: no test inputs can be made for it.
   const ir::Kernel unknown = test::parse_ir(R"(
@@ -184,7 +204,7 @@ TEST(TunedProgram, KernelsThatCannotBeMeasuredGiveClearErrors) {
 %x = load f32 %a[%i]
 store f32 %y[%i], %x
 )");
-  Result<TunedProgram> r = get_tuned_program(f.device, unknown, f.options);
+  Result<Fixture::Compiled> r = f.compile(unknown);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("cannot make test inputs"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("has no element count"), std::string::npos) << r.error().message;

@@ -97,7 +97,7 @@ Truth exhaustive(const Device& device, const ir::Kernel& kernel, const SearchSpa
     if (!lowered) continue;
     const std::string hash = ir::hash_hex(*lowered);
     if (seen.count(hash)) continue;
-    Result<Program> program = device.compile(*lowered);
+    Result<Program> program = device.compile(*lowered, {.mode = CompileMode::Frozen});
     if (!program) continue;
     TimedLaunchOptions timing;
     timing.repeats = 3;

@@ -2,9 +2,15 @@
 // into the public C++ API (commands.hpp), so a host app can do the same.
 #include "commands.hpp"
 
+#include <kiln/version.hpp>
+
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
 #include <exception>
 
 namespace kiln::cli {
@@ -39,8 +45,39 @@ int main(int argc, char** argv) {
   add_conformance_command(app, global);
   // Later issues add: bench.
 
+
+  // Both before parsing: CLI11 would ask for a subcommand first.
+  // `kiln --version`, also listed in --help.
+  bool version_flag = false;  // handled before parsing; declared so --help lists it
+  app.add_flag("--version", version_flag, "Print kiln's version and exit");
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    fmt::print("kiln {}\n", kiln::version());
+    return 0;
+  }
+  // `kiln help SUBCOMMAND` is `kiln SUBCOMMAND --help`, so the text is the same.
+  app.add_subcommand("help", "Print a subcommand's help: kiln help SUBCOMMAND (as kiln SUBCOMMAND --help)");
+  std::vector<std::string> args(argv, argv + argc);
+  if (argc >= 2 && args[1] == "help") {
+    args.erase(args.begin() + 1);
+    if (args.size() == 1) {
+      fmt::print("{}", app.help());
+      return 0;
+    }
+    const std::vector<CLI::App*> commands = app.get_subcommands([](CLI::App*) { return true; });
+    const bool known = std::any_of(commands.begin(), commands.end(),
+                                   [&](CLI::App* c) { return c->get_name() == args[1] && c->get_name() != "help"; });
+    if (!known) {
+      fmt::print(stderr, "kiln: error: help: no subcommand '{}' (kiln --help lists them)\n", args[1]);
+      return 1;
+    }
+    args.resize(2);
+    args.push_back("--help");
+  }
+  std::vector<char*> pointers;
+  for (std::string& a : args) pointers.push_back(a.data());
+
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(pointers.size()), pointers.data());
   } catch (const CLI::ParseError& e) {
     // --help is success; usage errors exit 1 like every error, but 2 for
     // `kiln conformance`, whose 1 means "a case failed" (CI tells them apart).

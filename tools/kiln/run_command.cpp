@@ -5,8 +5,8 @@
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/kernels/run.hpp>
-#include <kiln/passes/optimization.hpp>
-#include <kiln/tune/tuner.hpp>
+#include <kiln/compile_options.hpp>
+#include <kiln/runtime/device.hpp>
 
 #include <boost/json.hpp>
 
@@ -41,24 +41,25 @@ struct TunedUse {
   double tune_seconds = 0;
 };
 
-// The tuned program of `kernel` (tune::get_tuned_program with the config's
+// The tuned program of `kernel` (Device::compile with the config's
 // autotune settings: in mode `tune` a kernel the database lacks is tuned
-// first, within the budget; `db-only` and `off` never tune).
-kiln::tune::TunedProgram tuned_program(const kiln::Runtime& runtime, const kiln::Device& device,
-                                       const kernels::StandardKernel& kernel, const RunSettings& settings) {
-  kiln::tune::TuneOptions options = kiln::tune::options_from(runtime.config());
-  if (settings.budget_s > 0) options.settings.budget_s = settings.budget_s;
-  if (!settings.db.empty()) options.db_path = settings.db;
-  options.args = kernel.args;
+// first, within the budget; `db-only` falls back to the heuristic program
+// with a warning, `off` never looks).
+kiln::Program tuned_program(const kiln::Runtime& runtime, const kiln::Device& device,
+                            const kernels::StandardKernel& kernel, const RunSettings& settings) {
+  kiln::CompileOptions options = kiln::tuned_compile_options(runtime.config());
+  if (settings.budget_s > 0) options.tuning.settings.budget_s = settings.budget_s;
+  if (!settings.db.empty()) options.tuning.db_path = settings.db;
+  options.tuning.args = kernel.args;
   // As `kiln tune` does for a standard kernel: the same inputs and correctness guard.
-  options.tolerance = 2 * kernel.tolerance;
-  options.kernel_name = kernel.name + " " + std::string(ir::dtype_name(kernel.dtype));
+  options.tuning.tolerance = 2 * kernel.tolerance;
+  options.tuning.kernel_name = kernel.name + " " + std::string(ir::dtype_name(kernel.dtype));
   if (!settings.json)
-    options.on_progress = [](const kiln::tune::TuneProgress& p) {
+    options.tuning.on_progress = [](const kiln::tune::TuneProgress& p) {
       if (p.phase == kiln::tune::TuneProgress::Phase::Search)
         fmt::print(stderr, "run: not in the tuning database; tuning first (budget {:.0f} s)\n", p.budget_s);
     };
-  kiln::Result<kiln::tune::TunedProgram> tuned = kiln::tune::get_tuned_program(device, kernel.kernel, options);
+  kiln::Result<kiln::Program> tuned = device.compile(kernel.kernel, options);
   if (!tuned) fail(tuned.error());
   return std::move(tuned).value();
 }
@@ -111,10 +112,13 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
   std::optional<TunedUse> tuned_use;
   kiln::Result<kernels::RunReport> report = [&] {
     if (!settings.tuned) return kernels::run_standard_kernel(device, *kernel, options);
-    const kiln::tune::TunedProgram tuned = tuned_program(runtime, device, *kernel, settings);
-    for (const std::string& w : tuned.warnings) fmt::print(stderr, "warning: {}\n", w);
-    tuned_use = TunedUse{passes::to_string(tuned.sequence), tuned.from_cache, tuned.tune_seconds};
-    return kernels::run_standard_kernel(device, *kernel, tuned.program, options);
+    const kiln::Program tuned = tuned_program(runtime, device, *kernel, settings);
+    const kiln::CompileReport& compiled = tuned.compile_report();
+    for (const std::string& w : compiled.warnings) fmt::print(stderr, "warning: {}\n", w);
+    if (!compiled.fallback_reason.empty())
+      fmt::print(stderr, "warning: {}; running the heuristic program\n", compiled.fallback_reason);
+    tuned_use = TunedUse{compiled.sequence, compiled.from_database, compiled.seconds};
+    return kernels::run_standard_kernel(device, *kernel, tuned, options);
   }();
 
   if (!report) {

@@ -152,9 +152,10 @@ void run(const GlobalOptions& global, const TuneCommandOptions& o) {
   const kiln::Device device = check(runtime.device(o.device));
   const Subject subject = load_subject(o);
 
-  kiln::tune::TuneOptions options = kiln::tune::options_from(runtime.config());
   // Asking for a tuning overrides a config that turns tuning off.
-  options.settings.mode = kiln::tune::TuneMode::Tune;
+  kiln::CompileOptions compile{.mode = kiln::CompileMode::Tuned, .tune_on_miss = true,
+                               .tuning = kiln::tune::options_from(runtime.config())};
+  kiln::tune::TuneOptions& options = compile.tuning;
   if (o.budget_s > 0) options.settings.budget_s = o.budget_s;
   if (o.seed >= 0) options.settings.seed = static_cast<std::uint64_t>(o.seed);
   if (!o.db.empty()) options.db_path = o.db;
@@ -164,8 +165,8 @@ void run(const GlobalOptions& global, const TuneCommandOptions& o) {
   options.kernel_name = subject.name + " " + std::string(kiln::ir::dtype_name(kiln::ir::dtype_from_name(o.dtype).value_or(kiln::ir::DType::F32)));
   if (!o.quiet) options.on_progress = print_progress;
 
-  const kiln::tune::TunedProgram tuned = check(kiln::tune::get_tuned_program(device, subject.kernel, options));
-  kiln::tune::TuneReport report = kiln::tune::make_tune_report(tuned, subject.name, device.id());
+  const kiln::Program tuned = check(device.compile(subject.kernel, compile));
+  kiln::tune::TuneReport report = kiln::tune::make_tune_report(tuned.compile_report(), subject.name, device.id());
   if (!o.reference.empty())
     report.reference = kiln::tune::TuneReport::Reference{o.reference,
                                                          time_on_reference(runtime, o.reference, subject, options.settings)};

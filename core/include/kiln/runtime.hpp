@@ -13,3 +13,4 @@
 #include <kiln/runtime/program.hpp>
 #include <kiln/runtime/report.hpp>
 #include <kiln/runtime/runtime.hpp>
+#include <kiln/version.hpp>

@@ -52,16 +52,6 @@ struct RunReport {
   std::uint64_t time_ns() const { return timing ? timing->median_ns : 0; }
 };
 
-// The kernel a device compiles for a standard kernel: untuned, i.e.
-// passes::optimize(kernel, {}, device), the always-on pipeline with an empty
-// tuned sequence, so `kiln run` and the conformance tests check what the
-// autotuner starts from. A tuned program (`kiln run --tuned`) comes from
-// tune::get_tuned_program instead.
-Result<ir::Kernel> lower_for_device(const ir::Kernel& kernel, const DeviceInfo& device);
-
-// lower_for_device, then Device::compile.
-Result<Program> compile_for_device(const Device& device, const ir::Kernel& kernel);
-
 // Refuses (ErrorCode::OutOfMemory, the sizes named) buffers that do not fit
 // before anything is allocated: their bytes (summed with checked
 // arithmetic) `host_copies` times within the host's available memory, and
@@ -98,15 +88,17 @@ Result<std::vector<HostBuffer>> execute(const Device& device, const Program& pro
 double check_against_reference(const StandardKernel& kernel, std::span<const HostBuffer> inputs,
                                std::span<const HostBuffer> actual, std::string* worst = nullptr);
 
-// The whole path: compile_for_device, execute, check, then timed launches.
+// The whole path: Device::compile (Heuristic), execute, check, then timed
+// launches.
 // Errors: whatever compile or a launch reports (a FIXED_FUNCTION device
 // refusing a kernel is ErrorCode::Unsupported with Error::op). A result
 // outside the tolerance is not an error: RunReport::ok is false.
 Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel,
                                       const RunOptions& options = {});
 
-// The same path for a program compiled elsewhere (a tuned one,
-// tune::get_tuned_program): `program` must compute `kernel`; compile_ns is 0.
+// The same path for a program compiled elsewhere (a tuned one:
+// Device::compile in Tuned mode): `program` must compute `kernel`;
+// compile_ns is 0.
 Result<RunReport> run_standard_kernel(const Device& device, const StandardKernel& kernel, const Program& program,
                                       const RunOptions& options = {});
 

@@ -19,6 +19,7 @@
 // uses that same object.
 #pragma once
 
+#include <kiln/compile_options.hpp>
 #include <kiln/ir/kernel.hpp>
 #include <kiln/passes/bounds.hpp>
 #include <kiln/result.hpp>
@@ -42,7 +43,6 @@ struct MemoryInfo {
 class Device {
  public:
   Device() = default;
-  explicit Device(std::shared_ptr<detail::DeviceState> state) : state_(std::move(state)) {}
 
   bool valid() const { return state_ != nullptr; }
   const DeviceInfo& info() const;
@@ -54,17 +54,22 @@ class Device {
   // Waits for everything submitted to the device.
   Result<void> synchronize() const;
 
-  // Compiles a kernel (lowered with Kernel::to_wire). Errors carry the op
-  // index at fault (Error::op) when the plugin names one. No kernel reaches
-  // the plugin with a memory access the bounds policy did not accept
-  // (kiln/passes/bounds.hpp, docs/ir.md "Memory safety"): an access proved
-  // out of range is refused, unknown ones are guarded (Guard) or refused
-  // (Prove), and accesses that depend on VARIABLE params or unknown buffer
-  // lengths are proved at every launch.
-  Result<Program> compile(const ir::Kernel& kernel) const;
-  Result<Program> compile(const ir::Kernel& kernel, passes::BoundsPolicy bounds) const;
-  // The policy compile(kernel) applies: the config's "bounds" for a device
-  // from Runtime::device, Guard otherwise.
+  // The one way to compile a kernel (kiln/compile_options.hpp): Heuristic
+  // (the default) runs the always-on passes and the device's heuristic
+  // schedule, Tuned replays the tuning database's record (or falls back, or
+  // tunes now), Frozen compiles the kernel exactly as given. The Program's
+  // compile_report() says what was done. Errors carry the op index at fault
+  // (Error::op) in `kernel` as given, also when a pass moved or rewrote it.
+  // Compiles may run concurrently (no queue lock).
+  Result<Program> compile(const ir::Kernel& kernel, const CompileOptions& options = {}) const;
+  // The bounds policy every compile of this device applies unless
+  // CompileOptions::bounds names another: no kernel reaches the plugin with
+  // a memory access the policy did not accept (kiln/passes/bounds.hpp,
+  // docs/ir.md "Memory safety"): an access proved out of range is refused,
+  // unknown ones are guarded (Guard) or refused (Prove), and accesses that
+  // depend on VARIABLE params or unknown buffer lengths are proved at every
+  // launch. The config's "bounds" for a device from Runtime::device, Guard
+  // otherwise.
   passes::BoundsPolicy bounds_policy() const { return bounds_; }
   void set_bounds_policy(passes::BoundsPolicy bounds) { bounds_ = bounds; }
   // The plugin's identity of compile's output, for caching.
@@ -81,6 +86,12 @@ class Device {
                               const TimedLaunchOptions& options = {}) const;
 
  private:
+  friend class Runtime;
+  explicit Device(std::shared_ptr<detail::DeviceState> state) : state_(std::move(state)) {}
+  // Verifies `kernel` and hands it to the plugin as it is (Frozen's work;
+  // the other modes end here with the kernel their passes made).
+  Result<Program> compile_exactly(const ir::Kernel& kernel, passes::BoundsPolicy bounds) const;
+
   std::shared_ptr<detail::DeviceState> state_;
   passes::BoundsPolicy bounds_ = passes::BoundsPolicy::Guard;
 };

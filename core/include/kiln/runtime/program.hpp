@@ -10,6 +10,8 @@
 
 namespace kiln {
 
+struct CompileReport;
+
 namespace detail {
 class DeviceState;
 struct LaunchAccess;
@@ -40,6 +42,9 @@ class Program {
   Result<ProgramSource> source() const;
   // The wire kernel it was compiled from (the launch grid is computed from it).
   const std::vector<kiln_op>& wire() const { return wire_; }
+  // How Device::compile made it: the mode used, the kernel compiled, the
+  // tuned sequence, a fallback's reason (kiln/compile_options.hpp).
+  const CompileReport& compile_report() const;
 
  private:
   friend class Device;
@@ -49,6 +54,7 @@ class Program {
   std::vector<kiln_op> wire_;
   // Accesses the host proves at every launch (passes::check_launch_bounds).
   std::vector<std::uint32_t> bounds_checks_;
+  std::shared_ptr<const CompileReport> report_;
 };
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 // want the same.
 #pragma once
 
+#include <kiln/compile_options.hpp>
 #include <kiln/tune/tuner.hpp>
 
 #include <cstdint>
@@ -33,7 +34,8 @@ struct TuneReport {
   std::optional<Reference> reference;
 };
 
-TuneReport make_tune_report(const TunedProgram& tuned, std::string kernel_name, std::string device_id);
+// From the report of a program Device::compile made in Tuned mode.
+TuneReport make_tune_report(const CompileReport& tuned, std::string kernel_name, std::string device_id);
 
 // One JSON object, keys in this order: kernel, device, baseline_ns, best_ns,
 // speedup, sequence, candidates_measured, from_cache, tune_seconds, then

@@ -1,0 +1,57 @@
+// kiln/tune/tune_options.hpp - how a tuning runs: settings, database,
+// launch arguments, progress. Apart from tuner.hpp so that CompileOptions
+// (kiln/compile_options.hpp, included by Device) can hold one without the
+// runtime headers depending on the tuner's.
+#pragma once
+
+#include <kiln/kernels/library.hpp>
+#include <kiln/tune/autotune_config.hpp>
+#include <kiln/tune/tuning_db.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::tune {
+
+struct SearchSpace;
+
+// Reported while tuning (from the calling thread).
+struct TuneProgress {
+  enum class Phase { Search, Measure, Done } phase = Phase::Search;
+  std::uint32_t measured = 0;        // candidates timed so far
+  std::uint32_t planned = 0;         // candidates to time (n_launches, or fewer when the space is small)
+  std::uint64_t best_ns = 0;         // best valid time so far (0: none yet)
+  std::string best_sequence;
+  double elapsed_s = 0;
+  double budget_s = 0;
+  const CandidateRecord* last = nullptr;  // the candidate just measured (Measure phase)
+};
+
+struct TuneOptions {
+  AutotuneSettings settings;
+  // The tuning database; empty: default_tuning_db_path().
+  std::filesystem::path db_path;
+  // What to search; null: default_search_space(). Must outlive the call.
+  const SearchSpace* space = nullptr;
+  // Launch arguments for measurement, in slot order (a standard kernel's
+  // carry input ranges); nullopt: kernels::args_of(kernel, scalars).
+  std::optional<std::vector<kernels::ArgSpec>> args;
+  std::vector<double> scalars;
+  // compare() error a candidate may show against the untuned kernel; <= 0:
+  // twice kernels::tolerance(dtype, the longest loop nest).
+  double tolerance = 0;
+  // For people, stored with the entry: "matmul 1024x1024x1024 f32", a file name.
+  std::string kernel_name;
+  // Tune even when the database has an entry (the new result replaces it).
+  bool force = false;
+  std::function<void(const TuneProgress&)> on_progress;
+  // Seconds on a steady clock; empty: std::chrono::steady_clock. Tests
+  // pass their own to check the budget without depending on real time.
+  std::function<double()> clock;
+};
+
+}  // namespace kiln::tune
