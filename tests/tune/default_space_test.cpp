@@ -180,7 +180,7 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   gpu.vector_width_mask |= 1u << 8;
   const SearchResult search = beam_search(k.kernel, gpu, space, settings, [] { return false; });
   const std::vector<SearchCandidate> order = measurement_order(search, 24);
-  for (std::string_view recipe : {"mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)", "mma_tile(warps=4,tm=2,tn=4)"}) {
+  for (std::string_view recipe : {"mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=1)", "mma_tile(warps=4,tm=2,tn=4)"}) {
     SCOPED_TRACE(recipe);
     const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
       return c.recipe && passes::to_string(c.sequence) == recipe;
