@@ -330,7 +330,11 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
   # and mma_tile), tuned on the tune device beside torch's matmul in the same
   # run: f16 and bf16 at 4096^3 and 1024^3, then the odd and skinny shapes,
   # each checked against the reference by `kiln run --tuned`.
-  # KILN_GPU_MMA_BUDGET (seconds per tune, default 20), KILN_GPU_MMA_DTYPES.
+  # KILN_GPU_MMA_BUDGET (seconds per tune, default 20), KILN_GPU_MMA_DTYPES,
+  # KILN_GPU_MMA_SHAPES (a subset of "4096 1024 1000x999x1001 16x4096x4096
+  # 4097x4095x4093 1x4096x4096 8x4096x4096", default the first four),
+  # KILN_GPU_MMA_OPTS (sequences separated by '|', each timed first at 4096^3 by
+  # `kiln run --opt SEQ --no-check`: configs side by side without a tuning).
   if want mma && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     MMA_DB=$LOGS/tuning-mma.sqlite
     rm -f "$MMA_DB"
@@ -355,10 +359,21 @@ for name in sys.argv[1].split():
         print("PERF matmul_%d_%s" % (n, name), 2 * n ** 3 / median_ms(lambda: a @ b) / 1e9, "TFLOP/s")
 PY
     fi
+    MMA_SHAPES=${KILN_GPU_MMA_SHAPES:-4096 1024 1000x999x1001 16x4096x4096}
+    IFS='|' read -ra MMA_OPTS <<<"${KILN_GPU_MMA_OPTS:-}"
     for dt in $MMA_DTYPES; do
+      for opt in "${MMA_OPTS[@]}"; do
+        out=$(timeout 120 "$KILN" run matmul --size 4096 --dtype "$dt" --device "$TUNE_DEVICE" --opt "$opt" --no-check \
+                --repeats 10 --json 2>>"$LOGS/run-mma-opts.log")
+        echo "$out" >>"$LOGS/kiln-run-mma-opts.log"
+        gflops=$(json_field gflops "$out")
+        row "mma: 4096 $dt --opt" "$(awk -v g="${gflops:-0}" 'BEGIN { printf "%.1f TFLOP/s", g / 1000 }')" "$(echo "$opt" | cut -c1-76)"
+      done
       for spec in "4096|--size 4096" "1024|--size 1024" "1000x999x1001|--m 1000 --n 999 --k 1001" \
-                  "16x4096x4096|--m 16 --n 4096 --k 4096"; do
+                  "16x4096x4096|--m 16 --n 4096 --k 4096" "4097x4095x4093|--m 4097 --n 4095 --k 4093" \
+                  "1x4096x4096|--m 1 --n 4096 --k 4096" "8x4096x4096|--m 8 --n 4096 --k 4096"; do
         IFS='|' read -r shape sizes <<<"$spec"
+        [[ " $MMA_SHAPES " == *" $shape "* ]] || continue
         # shellcheck disable=SC2086
         out=$(timeout 200 "$KILN" tune matmul $sizes --dtype "$dt" --device "$TUNE_DEVICE" --budget "$MMA_BUDGET" \
                 --db "$MMA_DB" --json 2>"$LOGS/tune-mma-$shape-$dt.log")

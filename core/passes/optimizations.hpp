@@ -21,7 +21,7 @@ const Optimization& pad();
 const Optimization& reassociate();
 // end of structural
 
-// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile)
+// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile, mma_staged)
 const Optimization& register_block();
 const Optimization& tiled_reduce();
 const Optimization& local_tile();
@@ -30,6 +30,7 @@ const Optimization& lane_reduce();
 const Optimization& row_cache();
 const Optimization& online_softmax();
 const Optimization& mma_tile();
+const Optimization& mma_staged();
 // end of performance
 
 }  // namespace kiln::passes::opts

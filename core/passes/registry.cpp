@@ -32,6 +32,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::row_cache());
     all.push_back(&opts::online_softmax());
     all.push_back(&opts::mma_tile());
+    all.push_back(&opts::mma_staged());
     // end of performance
 
     return all;

@@ -27,7 +27,14 @@ const SearchSpace& default_search_space() {
              // GPU matrix product: 128x128 LOCAL tiles, 8x8 per thread, float4 copies.
              "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
              // GPU matrix product of f16/bf16 on devices that claim the MMA op (sm_80+):
-             // 4 warps per group, each a 32 x 32 block of C in 2 x 4 m16n8k16 tiles.
+             // 128 x 128 blocks of 4 warps (64 x 64 each), A and B tiles of k 64 staged
+             // through shared memory (one stage: two of k 64 exceed the 48 KB of static
+             // shared memory); the same with 8 warps (64 x 32 each); k 32 in two stages;
+             // small matrices' gathered fragments (4 warps of 32 x 32). Measured on the
+             // H200 (docs/passes.md, mma_staged): 253, 234 and 172 TFLOP/s at 4096^3 f16.
+             "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=1)",
+             "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=4,stages=1)",
+             "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)",
              "mma_tile(warps=4,tm=2,tn=4)",
              // CPU (AVX-512) elementwise: 16 consecutive elements per iteration as one
              // vector (libmvec calls, streaming stores into large outputs).

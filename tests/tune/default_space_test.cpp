@@ -164,7 +164,8 @@ TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
 }
 
 // The MMA recipe: on a GPU that claims the MMA op and its f16 feature, an f16
-// matmul's candidates include mma_tile's recipe early, and it lowers; on one
+// matmul's candidates include mma_tile's recipe early (mma_staged's: see the
+// report of branch mma, not yet checked here), and it lowers; on one
 // that does not claim it, it never appears.
 TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   const SearchSpace& space = default_search_space();
@@ -175,18 +176,21 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   DeviceInfo gpu = *passes::device_preset("preset:gpu");
   const SearchResult without = beam_search(k.kernel, gpu, space, settings, [] { return false; });
   for (const SearchCandidate& c : without.candidates)
-    EXPECT_EQ(passes::to_string(c.sequence).find("mma_tile"), std::string::npos) << passes::to_string(c.sequence);
+    EXPECT_EQ(passes::to_string(c.sequence).find("mma_"), std::string::npos) << passes::to_string(c.sequence);
   gpu.op_kind_dtypes[KILN_OP_MMA] |= 1u << KILN_DTYPE_F32;
   gpu.features[KILN_FEATURE_WORD(KILN_FEATURE_MMA_M16N8K16_F16)] |= KILN_FEATURE_MASK(KILN_FEATURE_MMA_M16N8K16_F16);
   gpu.vector_width_mask |= 1u << 8;
   const SearchResult search = beam_search(k.kernel, gpu, space, settings, [] { return false; });
   const std::vector<SearchCandidate> order = measurement_order(search, 24);
-  const auto at = std::find_if(order.begin(), order.end(), [](const SearchCandidate& c) {
-    return c.recipe && passes::to_string(c.sequence) == "mma_tile(warps=4,tm=2,tn=4)";
-  });
-  ASSERT_NE(at, order.end());
-  EXPECT_LT(at - order.begin(), 8);
-  Result<ir::Kernel> lowered = space.lower(k.kernel, at->sequence, gpu);
-  ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
-  EXPECT_NE(ir::print(*lowered).find("mma m16n8k16 f16"), std::string::npos);
+  for (std::string_view recipe : {"mma_tile(warps=4,tm=2,tn=4)"}) {
+    SCOPED_TRACE(recipe);
+    const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
+      return c.recipe && passes::to_string(c.sequence) == recipe;
+    });
+    ASSERT_NE(at, order.end());
+    EXPECT_LT(at - order.begin(), 8);
+    Result<ir::Kernel> lowered = space.lower(k.kernel, at->sequence, gpu);
+    ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
+    EXPECT_NE(ir::print(*lowered).find("mma m16n8k16 f16"), std::string::npos);
+  }
 }

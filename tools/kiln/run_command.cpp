@@ -32,6 +32,8 @@ struct RunSettings {
   bool tuned = false;     // the tuned program (the tuning database; tunes when it has none)
   std::string db;         // tuning database file; empty: the config's
   double budget_s = 0;    // tuning budget when a tuning runs; 0: the config's
+  bool no_check = false;  // --no-check: time only (the C++ reference of a large matmul takes a minute)
+  std::optional<std::string> opt;  // --opt: this optimization sequence instead (e.g. to time one config)
 };
 
 // What `--tuned` used: the sequence and whether it came from the database.
@@ -107,10 +109,21 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
   const kiln::Device device = pick_device(runtime, settings.device);
   kernels::RunOptions options;
   options.seed = settings.seed;
+  options.check = !settings.no_check;
   options.timing.warmups = settings.warmups;
   options.timing.repeats = settings.repeats;
   std::optional<TunedUse> tuned_use;
   kiln::Result<kernels::RunReport> report = [&] {
+    if (settings.opt) {  // the given sequence, as a tuning would apply it
+      kiln::Result<passes::OptSequence> sequence = passes::parse_sequence(*settings.opt);
+      if (!sequence) fail(sequence.error());
+      kiln::Result<ir::Kernel> optimized = passes::optimize(kernel->kernel, *sequence, device.info());
+      if (!optimized) fail(optimized.error());
+      kiln::Result<kiln::Program> program = device.compile(*optimized);
+      if (!program) fail(program.error());
+      tuned_use = TunedUse{passes::to_string(*sequence), false, 0};
+      return kernels::run_standard_kernel(device, *kernel, *program, options);
+    }
     if (!settings.tuned) return kernels::run_standard_kernel(device, *kernel, options);
     const kiln::Program tuned = tuned_program(runtime, device, *kernel, settings);
     const kiln::CompileReport& compiled = tuned.compile_report();
@@ -150,7 +163,8 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
     if (tuned_use)
       fmt::print("  tuned:   {} ({})\n", tuned_use->sequence.empty() ? "(untuned)" : tuned_use->sequence,
                  tuned_use->from_cache ? "from the tuning database"
-                                       : fmt::format("tuned now in {:.1f} s", tuned_use->tune_seconds));
+                 : settings.opt         ? std::string("given by --opt")
+                                        : fmt::format("tuned now in {:.1f} s", tuned_use->tune_seconds));
   }
   std::fflush(stdout);
   if (!report->ok)
@@ -196,6 +210,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   command->add_flag("--tuned", settings->tuned,
                     "Run the tuned program: from the tuning database, or tuned first (within the config's autotune "
                     "budget) when the database lacks it and autotune.mode is tune");
+  command->add_flag("--no-check", settings->no_check,
+                    "Do not compare with the C++ reference (single-threaded: a minute for a 4096^3 matmul)");
+  command->add_option("--opt", settings->opt,
+                      "Run the kernel optimized with this sequence (e.g. \"mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2)\") "
+                      "instead of untuned or --tuned");
   command->add_option("--db", settings->db, "Tuning database file for --tuned (default: the config's tuning_db)");
   command->add_option("--budget", settings->budget_s, "Tuning budget in seconds for --tuned (default: the config's)")
       ->check(kBudgetSeconds);

@@ -289,7 +289,10 @@ std::string cuda_mma(const Dialect& d, const MmaHelper& h) {
   std::string out = std::string(d.function_prefix) + " " + c_type + " " + std::string(h.name) + "(const " +
                     std::string(h.a_type) + " a, const " + std::string(h.b_type) + " b, const " + c_type +
                     " c) {\n  unsigned int ra[4], rb[2];\n";
-  if (h.shape == KILN_MMA_M16N8K16) {
+  if (h.shape == KILN_MMA_M16N8K16 && h.raw) {  // bits already: pack the pairs, element 2j low
+    out += "  for (int i = 0; i < 4; ++i) ra[i] = (unsigned int)a.v[2 * i] | ((unsigned int)a.v[2 * i + 1] << 16);\n";
+    out += "  for (int i = 0; i < 2; ++i) rb[i] = (unsigned int)b.v[2 * i] | ((unsigned int)b.v[2 * i + 1] << 16);\n";
+  } else if (h.shape == KILN_MMA_M16N8K16) {
     const std::string cvt = "cvt.rn." + input + "x2.f32 %0, %1, %2;";
     out += "  for (int i = 0; i < 4; ++i) asm(\"" + cvt + "\" : \"=r\"(ra[i]) : \"f\"(a.v[2 * i + 1]), \"f\"(a.v[2 * i]));\n";
     out += "  for (int i = 0; i < 2; ++i) asm(\"" + cvt + "\" : \"=r\"(rb[i]) : \"f\"(b.v[2 * i + 1]), \"f\"(b.v[2 * i]));\n";
@@ -433,6 +436,7 @@ const Dialect& cuda_dialect() {
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
       .local_storage_prefix = "__shared__ ",
       .barrier = "__syncthreads();",
+      .raw_halves = true,
       .cast = c_cast,
       .literal = c_literal,
       .helper = detail::math_helper,

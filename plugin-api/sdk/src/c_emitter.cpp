@@ -43,6 +43,7 @@ class Emitter {
 
   EmittedKernel run() {
     collect_shape();
+    if (d_.raw_halves) find_raw_halves();
     for (std::uint32_t id = 0; id < ops_.size(); ++id) emit(id);
     if (!open_blocks_.empty()) {
       const std::uint32_t id = open_blocks_.back();
@@ -70,6 +71,106 @@ class Emitter {
   int depth_ = 1;
   std::vector<std::uint32_t> open_blocks_;
   std::set<std::pair<unsigned, unsigned>> vector_types_;
+  std::vector<bool> raw_;  // Dialect::raw_halves: the op's f16/bf16 value is held as its bits (U16)
+
+  bool raw(std::uint32_t id) const { return id < raw_.size() && raw_[id]; }
+
+  // An op that only moves f16/bf16 data is raw when every use of its value
+  // takes raw data: a STORE's value, an MMA's A or B, or a data operand of a
+  // raw mover. Users follow their operands, so one backward sweep decides.
+  void find_raw_halves() {
+    raw_.assign(ops_.size(), false);
+    std::vector<bool> candidate(ops_.size(), false), refused(ops_.size(), false);
+    for (std::uint32_t id = 0; id < ops_.size(); ++id) {
+      const kiln_op& op = ops_[id];
+      switch (op.kind) {
+        case KILN_OP_CONST: case KILN_OP_LOAD: case KILN_OP_VEC_BROADCAST: case KILN_OP_VEC_INSERT:
+        case KILN_OP_VEC_EXTRACT: case KILN_OP_SELECT: candidate[id] = is_half(op.dtype); break;
+        default: break;
+      }
+    }
+    for (std::uint32_t id = static_cast<std::uint32_t>(ops_.size()); id-- > 0;) {
+      const kiln_op& op = ops_[id];
+      raw_[id] = candidate[id] && !refused[id];
+      const unsigned n = operand_count(op.kind);
+      for (unsigned i = 0; i < n; ++i) {
+        const std::uint32_t src = op.src[i];
+        if (src >= id) continue;  // malformed: emit() rejects it
+        bool takes_raw = false;
+        switch (op.kind) {
+          case KILN_OP_STORE: takes_raw = i == 2; break;
+          case KILN_OP_MMA: takes_raw = i < 2; break;
+          case KILN_OP_VEC_BROADCAST: case KILN_OP_VEC_EXTRACT: takes_raw = raw_[id]; break;
+          case KILN_OP_VEC_INSERT: takes_raw = raw_[id]; break;
+          case KILN_OP_SELECT: takes_raw = raw_[id] && i > 0; break;
+          default: break;
+        }
+        if (!takes_raw) refused[src] = true;
+      }
+    }
+  }
+
+  // Operand i of op `id` (a scalar) in raw form.
+  std::string raw_scalar(std::uint32_t id, unsigned i) {
+    const std::uint32_t src = ops_[id].src[i];
+    return raw(src) ? var(src) : spell_.to_storage(ops_[src].dtype, var(src));
+  }
+  // Lane k of operand i of op `id` (a vector) in raw form.
+  std::string raw_lane(std::uint32_t id, unsigned i, unsigned k) {
+    const std::uint32_t src = ops_[id].src[i];
+    return raw(src) ? d_.lane(var(src), k) : spell_.to_storage(ops_[src].dtype, d_.lane(var(src), k));
+  }
+
+  // A raw op: the same data movement on the bits.
+  void emit_raw(std::uint32_t id, const kiln_op& op) {
+    const std::string type = value_type(id, KILN_DTYPE_U16, op.lanes);
+    switch (op.kind) {
+      case KILN_OP_CONST: return define(id, type, d_.literal(d_, KILN_DTYPE_U16, op.imm & 0xFFFFu));
+      case KILN_OP_LOAD: {
+        memory_operand(id, false);
+        if (op.lanes == 1) return define(id, type, element(op, 0));
+        const std::string whole = d_.vector_access(d_, {var(id), type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, false});
+        if (!whole.empty()) return line(whole);
+        std::vector<std::string> lanes;
+        for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(element(op, k));
+        return define(id, type, d_.vector_literal(type, lanes));
+      }
+      case KILN_OP_VEC_BROADCAST: {
+        if (value_operand(id, 0).lanes != 1) reject(id, KILN_STATUS_INVALID_ARGUMENT, "broadcast source must be a scalar");
+        const std::string x = raw_scalar(id, 0);
+        if (op.lanes == 1) return define(id, type, x);
+        return define(id, type, d_.vector_literal(type, std::vector<std::string>(op.lanes, x)));
+      }
+      case KILN_OP_VEC_INSERT: {
+        const kiln_op& v = value_operand(id, 0);
+        value_operand(id, 1);
+        if (op.lanes < 2 || v.lanes != op.lanes || op.attr >= op.lanes)
+          reject(id, KILN_STATUS_INVALID_ARGUMENT, "lane out of range or vector widths differ");
+        std::vector<std::string> lanes;
+        for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(k == op.attr ? raw_scalar(id, 1) : raw_lane(id, 0, k));
+        return define(id, type, d_.vector_literal(type, lanes));
+      }
+      case KILN_OP_VEC_EXTRACT: {
+        const kiln_op& v = value_operand(id, 0);
+        if (op.attr >= v.lanes || v.lanes < 2) reject(id, KILN_STATUS_INVALID_ARGUMENT, "lane out of range");
+        return define(id, type, raw_lane(id, 0, op.attr));
+      }
+      default: {  // SELECT
+        const kiln_op& cond = value_operand(id, 0);
+        for (unsigned i = 1; i < 3; ++i)
+          if (value_operand(id, i).lanes != op.lanes || ops_[op.src[i]].dtype != op.dtype)
+            reject(id, KILN_STATUS_INVALID_ARGUMENT, "operand " + std::to_string(i) + " is not of the result's type");
+        if (cond.lanes != 1 && cond.lanes != op.lanes)
+          reject(id, KILN_STATUS_INVALID_ARGUMENT, "the condition has " + std::to_string(cond.lanes) + " lanes");
+        if (op.lanes == 1) return define(id, type, "(" + var(op.src[0]) + " ? " + raw_scalar(id, 1) + " : " + raw_scalar(id, 2) + ")");
+        std::vector<std::string> lanes;
+        for (unsigned k = 0; k < op.lanes; ++k)
+          lanes.push_back("(" + (cond.lanes == 1 ? var(op.src[0]) : d_.lane(var(op.src[0]), k)) + " ? " + raw_lane(id, 1, k) +
+                          " : " + raw_lane(id, 2, k) + ")");
+        return define(id, type, d_.vector_literal(type, lanes));
+      }
+    }
+  }
 
   [[noreturn]] void reject(std::uint32_t id, kiln_status status, const std::string& why) const {
     fail(status, describe(id, ops_[id]) + ": " + why, id);
@@ -168,6 +269,7 @@ class Emitter {
         break;
       default: break;
     }
+    if (raw(id)) return emit_raw(id, op);
     switch (op.kind) {
       case KILN_OP_CONST: {
         const std::string type = value_type(id, op.dtype, 1);  // validates the dtype first
@@ -242,8 +344,27 @@ class Emitter {
       if (v.dtype != (i < 2 ? op.attr : static_cast<std::uint32_t>(KILN_DTYPE_F32)) || v.lanes != lanes[i])
         reject(id, KILN_STATUS_INVALID_ARGUMENT, "operand " + std::to_string(i) + " is not the fragment type");
     }
-    const std::string a = value_type(id, op.attr, info.a_lanes), b = value_type(id, op.attr, info.b_lanes);
     const std::string c = value_type(id, KILN_DTYPE_F32, info.c_lanes);
+    if (d_.raw_halves && is_half(op.attr)) {
+      // Fragments as bits; one built here from float values where an operand is not raw.
+      std::array<std::string, 2> in;
+      for (unsigned i = 0; i < 2; ++i) {
+        const unsigned lanes_i = i == 0 ? info.a_lanes : info.b_lanes;
+        const std::string type = value_type(id, KILN_DTYPE_U16, lanes_i);
+        in[i] = var(op.src[i]);
+        if (raw(op.src[i])) continue;
+        std::vector<std::string> lanes;
+        for (unsigned k = 0; k < lanes_i; ++k) lanes.push_back(raw_lane(id, i, k));
+        in[i] = var(id) + (i == 0 ? "_a" : "_b");
+        line("const " + type + " " + in[i] + " = " + d_.vector_literal(type, lanes) + ";");
+      }
+      const std::string a = value_type(id, KILN_DTYPE_U16, info.a_lanes), b = value_type(id, KILN_DTYPE_U16, info.b_lanes);
+      const std::string name = "kiln_mma_" + std::string(mma_shape_name(op.code)) + "_" +
+                               std::string(mma_input_name(op.code, op.attr)) + "_bits";
+      if (simd_helpers_.insert(name).second) globals_ += d_.mma(d_, {name, op.code, op.attr, a, b, c, true});
+      return define(id, c, name + "(" + in[0] + ", " + in[1] + ", " + var(op.src[2]) + ")");
+    }
+    const std::string a = value_type(id, op.attr, info.a_lanes), b = value_type(id, op.attr, info.b_lanes);
     const std::string name = "kiln_mma_" + std::string(mma_shape_name(op.code)) + "_" +
                              std::string(mma_input_name(op.code, op.attr));
     if (simd_helpers_.insert(name).second) globals_ += d_.mma(d_, {name, op.code, op.attr, a, b, c});
@@ -312,6 +433,14 @@ class Emitter {
     const kiln_op& value = value_operand(id, 2);
     if (value.lanes != op.lanes || value.dtype != op.dtype)
       reject(id, KILN_STATUS_INVALID_ARGUMENT, "the value's dtype or lanes differ from the store's");
+    if (raw(op.src[2])) {  // the bits as they are
+      const std::string type = value_type(id, KILN_DTYPE_U16, op.lanes);
+      if (op.lanes == 1) return line(element(op, 0) + " = " + var(op.src[2]) + ";");
+      const std::string whole = d_.vector_access(d_, {var(op.src[2]), type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, true});
+      if (!whole.empty()) return line(whole);
+      for (unsigned k = 0; k < op.lanes; ++k) line(element(op, k) + " = " + d_.lane(var(op.src[2]), k) + ";");
+      return;
+    }
     const std::string type = value_type(id, op.dtype, op.lanes);
     const std::string v = var(op.src[2]);
     if (op.lanes == 1) return line(element(op, 0) + " = " + spell_.to_storage(op.dtype, v) + ";");

@@ -80,6 +80,7 @@ struct MmaHelper {
   unsigned shape = 0;  // kiln_mma_shape
   unsigned input = 0;  // dtype of A and B
   std::string_view a_type, b_type, c_type;
+  bool raw = false;  // A and B are f16/bf16 bits (U16 vectors, Dialect::raw_halves), not float values
 };
 
 struct Dialect {
@@ -117,6 +118,12 @@ struct Dialect {
   // kStreamingStoreBytes are non-temporal (they would only evict the caches;
   // no read-for-ownership traffic), fenced at the end of each thread's work.
   bool streaming_stores = false;
+  // f16/bf16 values that are only moved (LOADed, STOREd, taken apart and put
+  // together with VEC_EXTRACT/VEC_INSERT/VEC_BROADCAST, SELECTed, fed to an
+  // MMA) stay in their 16-bit storage form ("raw", typed as U16): no
+  // conversion to float and back per element, and whole-vector accesses.
+  // Requires `mma` to take raw fragments when MmaHelper::raw is set.
+  bool raw_halves = false;
 
   // Structural hooks.
   // `x` as `type`; x is a primary expression or parenthesized: "(T)x", "T(x)".

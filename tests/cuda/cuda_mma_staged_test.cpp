@@ -1,0 +1,75 @@
+// mma_staged's kernels in the CUDA dialect: the matmul rewritten with LOCAL
+// staging (the tuner's recipe, one stage, edges, tf32) emits shared arrays,
+// whole 16-byte copies of f16 bits (no per-element conversions) and mma.sync,
+// and compiles with NVRTC for sm_80 and sm_90 (no GPU needed).
+#include <gtest/gtest.h>
+
+#include "cuda_source.hpp"
+#include "nvrtc_compiler.hpp"
+
+#include <kiln/ir/dtype.hpp>
+#include <kiln/kernels/library.hpp>
+#include <kiln/passes/device_presets.hpp>
+#include <kiln/passes/optimization.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <regex>
+
+using namespace kiln::cuda;
+
+namespace {
+
+// The GPU preset claiming the MMA op as an sm_80+ CUDA device does.
+kiln::DeviceInfo mma_device() {
+  kiln::DeviceInfo d = kiln::passes::gpu_preset();
+  d.op_kind_dtypes[KILN_OP_MMA] |= 1u << KILN_DTYPE_F32;
+  for (unsigned f : {KILN_FEATURE_MMA_M16N8K16_F16, KILN_FEATURE_MMA_M16N8K16_BF16, KILN_FEATURE_MMA_M16N8K8_TF32})
+    d.features[KILN_FEATURE_WORD(f)] |= KILN_FEATURE_MASK(f);
+  d.vector_width_mask |= 1u << 8;
+  return d;
+}
+
+}  // namespace
+
+TEST(CudaMmaStaged, TheStagedKernelsCompileForSm80AndSm90) {
+  struct Case {
+    const char* dtype;
+    kiln::kernels::KernelSize size;
+    const char* step;
+  };
+  const Case cases[] = {
+      {"f16", {.m = 256, .n = 256, .k = 256}, "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)"},
+      {"bf16", {.m = 128, .n = 128, .k = 64}, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=1)"},
+      {"f16", {.m = 1000, .n = 999, .k = 1001}, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=2)"},  // guards, scalar copies
+      {"f32", {.m = 128, .n = 128, .k = 64}, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,tf32=1)"},
+  };
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.dtype) + " " + c.step);
+    const auto dtype = kiln::ir::dtype_from_name(c.dtype);
+    ASSERT_TRUE(dtype);
+    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, *dtype);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
+    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), mma_device());
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    try {
+      const std::string source = generate_cuda_source(optimized->to_wire());
+      EXPECT_NE(source.find("__shared__"), std::string::npos) << source;
+      EXPECT_NE(source.find("mma.sync.aligned"), std::string::npos) << source;
+      if (std::string(c.dtype) == "f16" && c.size.k % 8 == 0) {
+        // 16-byte copies of the bits, global to registers to shared.
+        EXPECT_NE(source.find("= *(const kiln_u16x8*)"), std::string::npos) << source;
+        EXPECT_FALSE(std::regex_search(source, std::regex(R"(kiln_f16_to_f32\(v[0-9]+\[)")))
+            << "no loaded element is converted:\n" << source;
+      }
+      for (int major : {8, 9}) {
+        const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
+        EXPECT_TRUE(code.is_cubin) << major;
+      }
+    } catch (const kiln::sdk::PluginError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}

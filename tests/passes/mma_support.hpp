@@ -1,0 +1,60 @@
+// Test helpers of the MMA optimizations (opt_mma_tile_test.cpp,
+// opt_mma_staged_test.cpp): the dummy device claiming the MMA op, a GPU
+// preset that does, and a differential run against the untuned kernel.
+#pragma once
+
+#include "passes/device_runner.hpp"
+#include "passes/opt_perf_support.hpp"
+
+#include <memory>
+
+namespace kiln::passes::test {
+
+// The dummy plugin alone, its one device claiming the MMA op and features.
+inline const Runtime* mma_runtime() {
+  static const std::unique_ptr<Runtime> runtime = []() -> std::unique_ptr<Runtime> {
+    Result<Config> config = parse_config(
+        R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"mma": true}]}},
+                        "c": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
+                        "cuda": {"enabled": false}}})",
+        "mma-tile-test-config.json");
+    if (!config) return nullptr;
+    Result<Runtime> made = Runtime::create(std::move(config).value());
+    if (!made) return nullptr;
+    return std::make_unique<Runtime>(std::move(made).value());
+  }();
+  return runtime.get();
+}
+
+// The dummy's MMA device, or nullptr (the test then fails: the dummy is always built with the tests).
+inline const DeviceInfo* mma_device_info() {
+  const Runtime* runtime = mma_runtime();
+  if (runtime == nullptr) return nullptr;
+  const PluginRecord* record = runtime->plugin("dummy");
+  if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.empty()) return nullptr;
+  return &record->devices.front();
+}
+
+// The GPU preset with the MMA op and its three features claimed.
+inline DeviceInfo mma_preset() {
+  DeviceInfo d = gpu_preset();
+  d.op_kind_dtypes[KILN_OP_MMA] |= 1u << KILN_DTYPE_F32;
+  for (unsigned f : {KILN_FEATURE_MMA_M16N8K16_F16, KILN_FEATURE_MMA_M16N8K16_BF16, KILN_FEATURE_MMA_M16N8K8_TF32})
+    d.features[KILN_FEATURE_WORD(f)] |= KILN_FEATURE_MASK(f);
+  d.vector_width_mask |= 1u << 8;
+  return d;
+}
+
+// Applies `step` for the dummy's MMA device, runs the result there and the
+// untuned kernel on the interpreter (same random inputs); "" when equal
+// within `tolerance`.
+inline std::string differs_on_dummy(const kernels::StandardKernel& k, std::string_view step, double tolerance = 0,
+                             std::uint64_t seed = 5) {
+  const DeviceInfo* info = mma_device_info();
+  if (info == nullptr) return "the dummy's MMA device is not there";
+  const ir::Kernel after = applied(k.kernel, step, *info);
+  const Device device = mma_runtime()->device(info->id).value();
+  return compare_outcomes(run_on_interpreter(k.kernel, k.args, seed), run_on_device(device, after, k.args, seed), tolerance);
+}
+
+}  // namespace kiln::passes::test
