@@ -118,7 +118,7 @@ TEST_P(BoundsOnDevice, DataDependentStoreIsRefusedOrGuarded) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("computed from a load"), std::string::npos) << refused.error().to_string();
 
-  Result<Program> program = device_.compile(scatter);  // guard, the default
+  Result<Program> program = device_.compile(scatter, {.mode = CompileMode::Frozen});  // guard, the default
   if (!program.ok() && program.error().code == ErrorCode::Unsupported)
     GTEST_SKIP() << "the device does not run this kernel: " << program.error().to_string();
   ASSERT_TRUE(program.ok()) << program.error().to_string();
@@ -185,7 +185,7 @@ TEST_P(BoundsOnDevice, LimitsAreCheckedBeforeCompile) {
     const ir::Kernel big_local = kernel_of("%0 = param 0 global_mut f32[1]\n%1 = storage local f32[" +
                                            std::to_string(elements) + "]\n%2 = const i64 0\n%3 = const f32 1\n" +
                                            "store f32 %1[%2], %3\n%5 = load f32 %1[%2]\nstore f32 %0[%2], %5\n");
-    Result<Program> p = device_.compile(big_local);
+    Result<Program> p = device_.compile(big_local, {.mode = CompileMode::Frozen});
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message.find("past the device's local memory of " + std::to_string(info.local_memory_bytes)),
               std::string::npos)
@@ -196,7 +196,7 @@ TEST_P(BoundsOnDevice, LimitsAreCheckedBeforeCompile) {
     const ir::Kernel wide = kernel_of("%0 = param 0 global_mut f32[" + std::to_string(threads) + "]\n%1 = const i64 " +
                                       std::to_string(threads) + "\n%2 = index local 0 %1\n%3 = const f32 1\n" +
                                       "store f32 %0[%2], %3\n");
-    Result<Program> p = device_.compile(wide);
+    Result<Program> p = device_.compile(wide, {.mode = CompileMode::Frozen});
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message.find("past the device's maximum"), std::string::npos) << p.error().to_string();
   }

@@ -82,7 +82,7 @@ std::string check_device(const Device& device, ir::DType dt, bool optimize_first
     }
     // Neither claimed nor lowerable: refused by name, never sent.
     const ir::UnaryOp alone[] = {op};
-    Result<Program> program = device.compile(math_kernel(dt, 16, alone));
+    Result<Program> program = device.compile(math_kernel(dt, 16, alone), {.mode = CompileMode::Frozen});
     EXPECT_FALSE(program.ok()) << device.id() << " " << op_name(op);
     if (!program.ok() && !info.fixed_function()) {
       EXPECT_EQ(program.error().code, ErrorCode::Unsupported) << program.error().to_string();
@@ -166,7 +166,7 @@ TEST(MathDevices, Dummy) {
     for (ir::UnaryOp op : kMathOps)
       EXPECT_EQ(device.info().supports_unary(static_cast<unsigned>(op), KILN_DTYPE_F32), !lowered) << op_name(op);
     const ir::UnaryOp erf[] = {ir::UnaryOp::Erf};
-    Result<Program> program = device.compile(math_kernel(ir::DType::F64, 16, erf));
+    Result<Program> program = device.compile(math_kernel(ir::DType::F64, 16, erf), {.mode = CompileMode::Frozen});
     EXPECT_EQ(program.ok(), !lowered);
     if (lowered && !program.ok()) {
       EXPECT_EQ(program.error().code, ErrorCode::Unsupported);

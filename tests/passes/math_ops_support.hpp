@@ -122,7 +122,7 @@ inline Columns run_interpreter(const ir::Kernel& kernel, ir::DType dt, const Col
 // The kernel's outputs on `device` (compiled by Device::compile, which
 // lowers what the device does not claim), or the error.
 inline Result<Columns> run_device(const Device& device, const ir::Kernel& kernel, ir::DType dt, const Columns& inputs) {
-  KILN_TRY_ASSIGN(Program program, device.compile(kernel));
+  KILN_TRY_ASSIGN(Program program, device.compile(kernel, {.mode = CompileMode::Frozen}));
   std::vector<Buffer> buffers;
   std::vector<LaunchArg> args;
   for (std::size_t pass = 0; pass < 2; ++pass)

@@ -252,7 +252,7 @@ TEST(CandidateBench, AnInterpretedSampleIsTheReferenceOfALargeGrid) {
   // About 10 ops per group: room for a few dozen groups, not all 1000.
   ASSERT_TRUE(bench.record_interpreted_reference(kernel, 300));
   EXPECT_TRUE(bench.interpreted_reference());
-  const tune::detail::BenchOutcome right = bench.measure(device.compile(kernel).value(), timed(0, 1));
+  const tune::detail::BenchOutcome right = bench.measure(device.compile(kernel, kFrozen).value(), timed(0, 1));
   EXPECT_EQ(right.status, CandidateStatus::Measured) << right.error;
   EXPECT_EQ(right.max_error, 0);
   // Wrong only in the last element: the sample always holds the last group.
@@ -262,7 +262,7 @@ TEST(CandidateBench, AnInterpretedSampleIsTheReferenceOfALargeGrid) {
                                                                               "%v = select f32 %e, %t, %s\n"
                                                                               "store f32 %c[%i], %v"),
                                          "%n = const i64 1000", "%n = const i64 1000\n%last = const i64 999");
-  const tune::detail::BenchOutcome wrong = bench.measure(device.compile(test::parse_ir(last_wrong)).value(), {});
+  const tune::detail::BenchOutcome wrong = bench.measure(device.compile(test::parse_ir(last_wrong), kFrozen).value(), {});
   EXPECT_EQ(wrong.status, CandidateStatus::Mismatch);
   EXPECT_NE(wrong.error.find("differs from the reference interpreter's"), std::string::npos) << wrong.error;
 }
@@ -276,5 +276,5 @@ TEST(CandidateBench, AGroupPastTheBudgetLeavesTheReferenceToTheDevice) {
   // A grid that fits is run whole: every element is compared.
   EXPECT_TRUE(bench.record_interpreted_reference(kernel, 1'000'000));
   const ir::Kernel wrong = test::parse_ir(replace(kAdd, "add f32", "sub f32"));
-  EXPECT_EQ(bench.measure(device.compile(wrong).value(), {}).status, CandidateStatus::Mismatch);
+  EXPECT_EQ(bench.measure(device.compile(wrong, kFrozen).value(), {}).status, CandidateStatus::Mismatch);
 }

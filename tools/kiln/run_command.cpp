@@ -5,6 +5,7 @@
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/kernels/run.hpp>
+#include <kiln/passes/optimization.hpp>
 #include <kiln/compile_options.hpp>
 #include <kiln/runtime/device.hpp>
 
@@ -119,7 +120,7 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
       if (!sequence) fail(sequence.error());
       kiln::Result<ir::Kernel> optimized = passes::optimize(kernel->kernel, *sequence, device.info());
       if (!optimized) fail(optimized.error());
-      kiln::Result<kiln::Program> program = device.compile(*optimized);
+      kiln::Result<kiln::Program> program = device.compile(*optimized, {.mode = kiln::CompileMode::Frozen});
       if (!program) fail(program.error());
       tuned_use = TunedUse{passes::to_string(*sequence), false, 0};
       return kernels::run_standard_kernel(device, *kernel, *program, options);

@@ -55,7 +55,7 @@ struct CompileOptions {
   tune::TuneOptions tuning{};
   // The bounds policy for this compile (every mode); empty: the device's
   // (Device::bounds_policy(), the config's "bounds").
-  std::optional<passes::BoundsPolicy> bounds;
+  std::optional<passes::BoundsPolicy> bounds = std::nullopt;
 };
 
 // Tuned, as a config says: its tuning_db and autotune settings; a miss
