@@ -115,6 +115,14 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
   KILN_TRY_ASSIGN(ir::Kernel untuned, space.lower(kernel, {}, device));
   const bool prefer_threads = device.max_local_threads > 1;
   Ranked best;
+  // A fixed-function device (cblas) runs the shapes it recognises, which a
+  // schedule would only hide from it.
+  if (device.fixed_function()) {
+    best.schedule.cost_ns = space.cost(untuned, device);
+    best.schedule.lowered = std::move(untuned);
+    best.schedule.considered = 1;
+    return std::move(best.schedule);
+  }
   best.schedule.cost_ns = space.cost(untuned, device);
   best.schedule.lowered = std::move(untuned);
   best.threads = uses_local_threads(best.schedule.lowered);

@@ -165,16 +165,25 @@ TEST(Verify, RuleMemorySizeFitsTheLimit) {
 // indentation is quadratic in depth): nesting past kMaxBlockDepth is refused
 // at the block that crosses it, and printing stays linear.
 TEST(Verify, RuleNestingDepth) {
+  // Built with the builder: the text form refuses this nesting itself
+  // (kMaxTextNesting), the verifier is what every other way in meets.
   auto nest = [](std::uint32_t depth) {
-    std::string text = "%0 = param 0 global_mut f32[1]\n%1 = const i64 1\n";
-    for (std::uint32_t i = 0; i < depth; ++i) text += "loop %1\n";
-    text += "%z = const i64 0\n%f = const f32 1\nstore f32 %0[%z], %f\n";
-    for (std::uint32_t i = 0; i < depth; ++i) text += "endloop\n";
-    return text;
+    Builder b;
+    const Value out = b.param(ParamKind::GlobalMut, DType::F32, 1);
+    const Value one = b.constant_i64(1);
+    std::vector<Value> loops;
+    for (std::uint32_t i = 0; i < depth; ++i) loops.push_back(b.loop(one));
+    b.store(out, b.constant_i64(0), b.constant(DType::F32, 1.0f));
+    for (std::uint32_t i = depth; i-- > 0;) b.end_loop(loops[i]);
+    return b.finish();
   };
-  expect_valid(nest(kMaxBlockDepth));
-  expect_violation(nest(kMaxBlockDepth + 1), 2 + kMaxBlockDepth, "nesting-depth", "more than 256 nested loops and ifs");
-  const Kernel deep = kernel_of(nest(20000));
+  EXPECT_TRUE(verify(nest(kMaxBlockDepth)).ok());
+  const auto result = verify(nest(kMaxBlockDepth + 1));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().op, 2 + kMaxBlockDepth) << result.error().to_string();
+  EXPECT_NE(result.error().message.find("rule nesting-depth:"), std::string::npos) << result.error().to_string();
+  EXPECT_NE(result.error().message.find("more than 256 nested loops and ifs"), std::string::npos);
+  const Kernel deep = nest(20000);
   EXPECT_EQ(verify_all(deep).size(), 1u);
   EXPECT_LT(print(deep).size(), 40005u * 160);  // 40005 lines of at most 64 indents: linear (was 800 MB)
 }

@@ -40,8 +40,12 @@ class Launches : public kiln::test::HandlesTest {
   static constexpr std::int64_t kGroups = 37;
   static constexpr std::size_t kN = kGroups * kLocal;
 
+  // Frozen and trusted: the test plugin runs only loads, stores and three
+  // arithmetic ops, not the comparisons a bounds guard adds; these tests are
+  // about the launch's argument checks.
   kiln::Program compile(const kiln::Device& device, const kiln::ir::Kernel& kernel) {
-    kiln::Result<kiln::Program> program = device.compile(kernel, {.mode = kiln::CompileMode::Frozen});
+    kiln::Result<kiln::Program> program =
+        device.compile(kernel, {.mode = kiln::CompileMode::Frozen, .bounds = kiln::passes::BoundsPolicy::Trust});
     EXPECT_TRUE(program.ok()) << program.error().to_string();
     return program.ok() ? std::move(program).value() : kiln::Program{};
   }
@@ -150,12 +154,14 @@ TEST_F(Launches, TheGridIsCheckedAgainstTheDeviceLimits) {
   kiln::Buffer ba = allocate(host, 4096 * 4), bout = allocate(host, 4096 * 4);
   using kiln::LaunchArg;
   {
-    // 128 threads per group: the device allows 64 on axis 0.
-    const kiln::Program program = compile(host, axpy_kernel(0, 128));
-    const LaunchArg args[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(bout),
-                              LaunchArg::value(1.0f), LaunchArg::value<std::int64_t>(2)};
-    EXPECT_EQ(host.launch(program, args).error().message,
-              "host:0: launch grid: 128 threads per group on axis 0, the device allows 64");
+    // 128 threads per group: the device allows 64 on axis 0. A constant
+    // group size is refused when compiled (device limits, before the plugin).
+    kiln::Result<kiln::Program> program = host.compile(
+        axpy_kernel(0, 128), {.mode = kiln::CompileMode::Frozen, .bounds = kiln::passes::BoundsPolicy::Trust});
+    ASSERT_FALSE(program.ok());
+    EXPECT_NE(program.error().message.find("128 threads per work-group on axis 0, past the device's maximum of 64"),
+              std::string::npos)
+        << program.error().to_string();
   }
   const kiln::Program program = compile(host, axpy_kernel());
   const LaunchArg too_many[] = {LaunchArg::buffer(ba), LaunchArg::buffer(ba), LaunchArg::buffer(bout),

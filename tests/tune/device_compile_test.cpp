@@ -5,6 +5,7 @@
 
 #include "kiln/compile_options.hpp"
 #include "kiln/passes/optimization.hpp"
+#include "kiln/tune/heuristic.hpp"
 #include "tune/dummy_device.hpp"
 
 using namespace kiln;
@@ -35,7 +36,10 @@ TEST(DeviceCompile, HeuristicIsTheDefaultAndRunsTheAlwaysOnPasses) {
   const CompileReport& report = program.compile_report();
   EXPECT_EQ(report.requested, CompileMode::Heuristic);
   EXPECT_EQ(report.used, CompileMode::Heuristic);
-  EXPECT_EQ(report.kernel, passes::optimize(given, {}, device.info()).value());
+  // The heuristic schedule (kiln/tune/heuristic.hpp) after the always-on passes.
+  const passes::OptSequence sequence = passes::parse_sequence(report.sequence).value();
+  EXPECT_EQ(report.kernel, passes::optimize(given, sequence, device.info()).value());
+  EXPECT_EQ(report.sequence, passes::to_string(tune::heuristic_schedule(given, device.info())->sequence));
   EXPECT_NE(report.kernel, given);
   EXPECT_TRUE(report.fallback_reason.empty());
   EXPECT_EQ(ir::Kernel::from_wire(program.wire()), report.kernel) << "the report names what the device compiled";
