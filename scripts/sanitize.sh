@@ -17,7 +17,7 @@
 #
 # Environment:
 #   KILN_SANITIZE_BUILD_DIR  build folder (default: build-sanitize)
-#   KILN_FUZZ_SECONDS        seconds per fuzz target (default 10; 0: no fuzzing)
+#   KILN_FUZZ_SECONDS        seconds per fuzz target (default 4; 0: no fuzzing)
 #   KILN_SANITIZE_FULL=1     also the loader and tune suites
 #   KILN_SANITIZE=0          skip this stage
 set -euo pipefail
@@ -66,4 +66,4 @@ export KILN_FUZZ_ITERATIONS="${KILN_FUZZ_ITERATIONS:-5000}"
 kiln_log "sanitizer tests: ctest -L '$labels' -j2"
 ctest --test-dir "$build" --output-on-failure -j2 -L "$labels"
 
-KILN_BUILD_DIR="$build" "$KILN_ROOT/scripts/fuzz.sh" "${KILN_FUZZ_SECONDS:-10}"
+KILN_BUILD_DIR="$build" "$KILN_ROOT/scripts/fuzz.sh" "${KILN_FUZZ_SECONDS:-4}"

@@ -171,7 +171,7 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   const SearchSpace& space = default_search_space();
   const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {64, 64, 64}, ir::DType::F16).value();
   AutotuneSettings settings;
-  settings.n_total_opts = 30;
+  settings.n_total_opts = 12;
   settings.n_removed_per_step = 4;
   DeviceInfo gpu = *passes::device_preset("preset:gpu");
   const SearchResult without = beam_search(k.kernel, gpu, space, settings, [] { return false; });
