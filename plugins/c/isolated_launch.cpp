@@ -10,6 +10,7 @@
 // docs/autotune.md gives measured figures. Timings are of the kernel runs
 // in the worker alone, with the same policy (sdk::time_runs) as in-process.
 #include "c.hpp"
+#include "owned_fd.hpp"
 #include "subprocess.hpp"
 #include "worker_protocol.hpp"
 
@@ -32,20 +33,6 @@ namespace kiln::cplugin {
 namespace fs = std::filesystem;
 
 namespace {
-
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  ~OwnedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 class Mapping {
  public:

@@ -1,4 +1,5 @@
 #include "subprocess.hpp"
+#include "owned_fd.hpp"
 
 #include <kiln/sdk/plugin_support.hpp>
 
@@ -27,21 +28,6 @@ namespace {
 
 // Above every fd a child is handed at (0..4).
 constexpr int kHighFd = 16;
-
-// An owned file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string read_all(int fd) {
   std::string out;
@@ -123,8 +109,8 @@ std::string ProcessResult::how_it_ended() const {
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                           const std::vector<ChildFd>& fds) {
   if (argv.empty()) sdk::fail(KILN_STATUS_INTERNAL, "run_process: empty argv");
-  Fd out(::memfd_create("kiln-c-stdout", MFD_CLOEXEC));
-  Fd err(::memfd_create("kiln-c-stderr", MFD_CLOEXEC));
+  OwnedFd out(::memfd_create("kiln-c-stdout", MFD_CLOEXEC));
+  OwnedFd err(::memfd_create("kiln-c-stderr", MFD_CLOEXEC));
   if (out.get() < 0 || err.get() < 0)
     sdk::fail(KILN_STATUS_INTERNAL, std::string("memfd_create: ") + std::strerror(errno));
 
@@ -134,10 +120,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   std::vector<ChildFd> moves = fds;
   moves.push_back({out.get(), 1});
   moves.push_back({err.get(), 2});
-  std::vector<std::unique_ptr<Fd>> high;
+  std::vector<std::unique_ptr<OwnedFd>> high;
   bool own_stdin = false;
   for (ChildFd& move : moves) {
-    high.push_back(std::make_unique<Fd>(::fcntl(move.parent, F_DUPFD_CLOEXEC, kHighFd)));
+    high.push_back(std::make_unique<OwnedFd>(::fcntl(move.parent, F_DUPFD_CLOEXEC, kHighFd)));
     if (high.back()->get() < 0) sdk::fail(KILN_STATUS_INTERNAL, std::string("fcntl(F_DUPFD): ") + std::strerror(errno));
     move.parent = high.back()->get();
     own_stdin = own_stdin || move.child == 0;
