@@ -106,6 +106,9 @@ Result<StandardKernel> make_standard_kernel(std::string_view name, const KernelS
   kernel.dtype = dtype;
   kernel.dtypes = dtypes;
   kernel.tolerance = tolerance(dtype, reduction_length(*entry, size));
+  kernel.tf32_tolerance =
+      dtype == DType::F32 ? std::max(kernel.tolerance, tolerance(DType::F16, reduction_length(*entry, size)))
+                          : kernel.tolerance;
   return kernel;
 }
 

@@ -154,4 +154,15 @@ std::string device_misfit(const Product& p, const DeviceInfo& device) {
   return "";
 }
 
+ir::Value c_element(ir::Builder& b, ir::DType c_dtype, ir::Value value) {
+  return c_dtype == ir::DType::F32 ? value : b.cast(c_dtype, value);
+}
+
+void store_c_element(ir::Builder& b, ir::Value c_mem, ir::Value index, ir::Value value, ir::Value row_in,
+                     ir::Value col_in) {
+  const ir::Value inside = row_in.valid() && col_in.valid() ? b.and_(row_in, col_in) : (row_in.valid() ? row_in : col_in);
+  if (inside.valid()) b.if_then(inside, [&] { b.store(c_mem, index, value); });
+  else b.store(c_mem, index, value);
+}
+
 }  // namespace kiln::passes::opts::mma

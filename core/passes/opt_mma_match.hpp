@@ -4,6 +4,7 @@
 // in (i, k), (k, j), (i, j). Shared so both accept the same kernels.
 #pragma once
 
+#include "kiln/ir/builder.hpp"
 #include "kiln/ir/kernel.hpp"
 #include "kiln/runtime/device_info.hpp"
 #include "opt_local_tile_match.hpp"
@@ -36,5 +37,12 @@ unsigned shape_code(const Product& p);
 // Why the device cannot run the product's MMA (shape and input dtype
 // claimed, fragment vector widths), or "".
 std::string device_misfit(const Product& p, const DeviceInfo& device);
+
+// `value`, an f32 element of D, in C's dtype (cast when narrower).
+ir::Value c_element(ir::Builder& b, ir::DType c_dtype, ir::Value value);
+// Stores `value` at `index` of C under `row_in && col_in` where either is
+// given (an invalid Value: that side needs no guard). Both MMA rewrites end so.
+void store_c_element(ir::Builder& b, ir::Value c_mem, ir::Value index, ir::Value value, ir::Value row_in,
+                     ir::Value col_in);
 
 }  // namespace kiln::passes::opts::mma

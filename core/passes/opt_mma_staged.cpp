@@ -350,13 +350,10 @@ class Emitter {
           const Value d = b_.load(acc_, c(4 * (r * s_.tn() + col)), 4);
           for (int e = 0; e < 2; ++e) {
             const Value j = affine(col0, 1, 8 * col + e);
-            Value v = b_.extract(d, static_cast<std::uint32_t>(2 * h + e));
-            if (c_dtype != DType::F32) v = b_.cast(c_dtype, v);
+            const Value v = mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h + e)));
             const Value index = b_.add(row_at, scaled(j, p_.c.c1));
             const Value col_in = guard_n_ ? b_.cmplt(j, c(n_)) : Value{};
-            const Value inside = row_in.valid() && col_in.valid() ? b_.and_(row_in, col_in) : (row_in.valid() ? row_in : col_in);
-            if (inside.valid()) b_.if_then(inside, [&] { b_.store(c_mem, index, v); });
-            else b_.store(c_mem, index, v);
+            mma::store_c_element(b_, c_mem, index, v, row_in, col_in);
           }
         }
       }

@@ -216,16 +216,10 @@ class Emitter {
         const Value d = b_.load(acc, c(4 * (r * s_.tn + col)), 4);
         for (std::uint32_t i = 0; i < 4; ++i) {
           const int h = static_cast<int>(i / 2), e = static_cast<int>(i % 2);
-          Value v = b_.extract(d, i);
-          if (c_dtype != DType::F32) v = b_.cast(c_dtype, v);
+          const Value v = mma::c_element(b_, c_dtype, b_.extract(d, i));
           const Value index = b_.add(c_row[r][h], c_col[col][e]);
-          Value inside = guard_m && guard_n ? b_.and_(row_in[r][h], c_col_in[col][e])
-                                            : (guard_m ? row_in[r][h] : (guard_n ? c_col_in[col][e] : Value{}));
-          if (inside.valid()) {
-            b_.if_then(inside, [&] { b_.store(c_mem, index, v); });
-          } else {
-            b_.store(c_mem, index, v);
-          }
+          mma::store_c_element(b_, c_mem, index, v, guard_m ? row_in[r][h] : Value{},
+                               guard_n ? c_col_in[col][e] : Value{});
         }
       }
     return b_.finish();

@@ -74,6 +74,7 @@ class SectionReader {
         {"noise_band", number(s.noise_band, 0, 1, true)},
         {"compile_threads", integer(s.compile_threads, 0, 256)},
         {"overlap_compile", [&](const json::value& v, const std::string& k) { return read_overlap(v, k, s.overlap_compile); }},
+        {"allow_tf32", boolean(s.allow_tf32)},
     };
     for (const auto& [key, value] : section.as_object()) {
       const std::string name(key);
@@ -106,6 +107,14 @@ class SectionReader {
       if (!v.is_int64() || v.as_int64() < static_cast<std::int64_t>(low) || v.as_int64() > static_cast<std::int64_t>(high))
         return error(key, "expected " + want + ", got " + json::serialize(v));
       out = static_cast<std::uint32_t>(v.as_int64());
+      return {};
+    };
+  }
+
+  Field boolean(bool& out) {
+    return [this, &out](const json::value& v, const std::string& key) -> Result<void> {
+      if (!v.is_bool()) return error(key, "expected true or false, got " + kind(v));
+      out = v.as_bool();
       return {};
     };
   }

@@ -51,7 +51,7 @@ std::int64_t longest_loop_nest(const ir::Kernel& kernel) {
 
 Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Kernel& kernel,
                                               std::vector<kernels::ArgSpec> args, std::uint64_t seed,
-                                              double tolerance) {
+                                              double tolerance, bool tf32_products) {
   CandidateBench bench;
   bench.device_ = device;
   bench.args_ = std::move(args);
@@ -86,6 +86,9 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
       if (bench.in_place_[slot]) fill_random(initial, seed + slot, arg.low, arg.high);
       bench.initial_[slot] = std::move(initial);
       bench.tolerance_[slot] = tolerance > 0 ? tolerance : 2 * kernels::tolerance(arg.dtype, nest);
+      // tf32 keeps 10 mantissa bits, as f16 does: its products' error is f16's.
+      if (tf32_products && arg.dtype == ir::DType::F32)
+        bench.tolerance_[slot] = std::max(bench.tolerance_[slot], 2 * kernels::tolerance(ir::DType::F16, nest));
     }
     bench.launch_args_.push_back(LaunchArg::buffer(bench.buffers_[slot]));
   }

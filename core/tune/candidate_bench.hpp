@@ -42,9 +42,12 @@ class CandidateBench {
   // outputs are reset to NaN (integers: 0x5a bytes) before every candidate,
   // so an element a candidate fails to write never passes.
   // `tolerance` <= 0: twice kernels::tolerance(dtype, the kernel's longest
-  // loop nest), since the reference carries rounding error too.
+  // loop nest), since the reference carries rounding error too; with
+  // `tf32_products` (AutotuneSettings::allow_tf32) f32 outputs get at least f16's,
+  // the error of products of inputs rounded to tf32.
   static Result<CandidateBench> create(const Device& device, const ir::Kernel& kernel,
-                                       std::vector<kernels::ArgSpec> args, std::uint64_t seed, double tolerance);
+                                       std::vector<kernels::ArgSpec> args, std::uint64_t seed, double tolerance,
+                                       bool tf32_products = false);
 
   // Runs the untuned program once; its outputs become the reference. For
   // kernels without in-place buffers that run is a timed launch of one run

@@ -81,7 +81,7 @@ namespace detail {
 Result<Program> compile_tuned(const Device& device, const ir::Kernel& kernel, const CompileOptions& options,
                               CompileReport& report) {
   const TuneOptions& tuning = options.tuning;
-  const SearchSpace& space = tuning.space != nullptr ? *tuning.space : default_search_space();
+  const SearchSpace& space = search_space_of(tuning);
   // Without a record (or with one that cannot be used): the heuristic
   // program, saying why, unless the options ask to tune.
   auto fall_back = [&](std::string reason) -> Result<Program> {

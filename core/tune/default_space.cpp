@@ -4,88 +4,116 @@
 #include "kiln/passes/optimization.hpp"
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/tune/search_space.hpp"
+#include "kiln/tune/tune_options.hpp"
 
 namespace kiln::tune {
 
-const SearchSpace& default_search_space() {
-  static const SearchSpace space = [] {
-    SearchSpace s;
-    s.optimizations = passes::optimizations();
-    s.normalize = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::normalize(k, d); };
-    s.apply = [](const ir::Kernel& k, const passes::OptStep& step, const DeviceInfo& d) {
-      return passes::apply_sequence(k, {step}, d);
-    };
-    s.cost = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::estimate_cost(k, d).total_ns; };
-    s.lower = [](const ir::Kernel& k, const passes::OptSequence& seq, const DeviceInfo& d) {
-      return passes::optimize(k, seq, d);
-    };
-    // Recipes that do not fit a kernel or device fail to apply and are skipped.
+namespace {
+
+SearchSpace make_default_space(Precision precision) {
+  SearchSpace s;
+  s.optimizations = passes::optimizations();
+  s.normalize = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::normalize(k, d); };
+  s.apply = [](const ir::Kernel& k, const passes::OptStep& step, const DeviceInfo& d) {
+    return passes::apply_sequence(k, {step}, d);
+  };
+  s.cost = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::estimate_cost(k, d).total_ns; };
+  s.lower = [](const ir::Kernel& k, const passes::OptSequence& seq, const DeviceInfo& d) {
+    return passes::optimize(k, seq, d);
+  };
+  // Recipes that do not fit a kernel or device fail to apply and are skipped.
+  for (const char* recipe : {
+           // GPU elementwise: one float4 per thread, 256 threads per group.
+           "coarsen(axis=0,factor=4,mode=0); unroll(loop=0,factor=0); vectorize(lanes=4); "
+           "split_local(axis=0,factor=256)",
+           // GPU matrix product: 128x128 LOCAL tiles, 8x8 per thread, float4 copies.
+           "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
+           // GPU matrix product of f16/bf16 on devices that claim the MMA op (sm_80+):
+           // 128 x 128 blocks of 4 warps (64 x 64 each), A and B tiles of k 64 staged
+           // through shared memory (one stage: two of k 64 exceed the 48 KB of static
+           // shared memory); the same with 8 warps (64 x 32 each); k 32 in two stages;
+           // small matrices' gathered fragments (4 warps of 32 x 32). Measured on the
+           // H200 (docs/passes.md, mma_staged): 253, 234 and 172 TFLOP/s at 4096^3 f16.
+           "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=1)",
+           "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=4,stages=1)",
+           "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)",
+           "mma_tile(warps=4,tm=2,tn=4)",
+           // CPU (AVX-512) elementwise: 16 consecutive elements per iteration as one
+           // vector (libmvec calls, streaming stores into large outputs).
+           "coarsen(axis=0,factor=16,mode=0); unroll(loop=0,factor=0); vectorize(lanes=16)",
+           // CPU (AVX-512) matrix product: an 8x32 register tile, 16-lane vectors.
+           "register_block(loop=0,tm=8,tn=32,unroll=4); vectorize(lanes=16)",
+           // Row kernels (docs/passes.md, "Row kernels"). Loops are named by position, so
+           // each recipe works from the last loop to the first (a step never renumbers the
+           // loops before the one it rewrites). Three loops: softmax (max, sum, write);
+           // two: layernorm and rmsnorm (statistics, write).
+           // CPU (AVX-512): the writing loop in 16-wide vectors (streaming stores), each
+           // reduction in 16 lane partials, i.e. one vector accumulator.
+           "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
+           "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
+           // The same with the sum loop's exp(x - max) kept in a stack array for the
+           // writing loop (one exp per element instead of two), or the row for the
+           // writing loop (layernorm, rmsnorm).
+           "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
+           "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); row_cache(loop=0); "
+           "vectorize(lanes=16)",
+           // CPU, rows that are no multiple of 16: lane partials only (scalar loads).
+           "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
+           "lane_reduce(loop=0,lanes=16)",
+           // GPU: a row per group, every loop split across the group's threads (one LOCAL
+           // axis, coalesced), each thread's share of the row and of softmax's exp(x - max)
+           // kept in registers between the loops (row_cache, then full unrolling gives the
+           // arrays constant indices), so memory sees each element once. 1024 threads for
+           // long rows (up to 64K elements: 64 per thread), 256 for short ones.
+           "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+           "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); "
+           "tiled_reduce(loop=2,local=256,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           // Rows too long for both arrays in a thread's registers (n = 50257 at 1024
+           // threads): the exponentials only; the sum loop re-reads the row (from L2).
+           "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+           "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); row_cache(loop=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); row_cache(loop=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+       })
+    s.recipes.push_back(passes::parse_sequence(recipe).value());
+  s.version = search_space_version(s.optimizations);
+  if (precision == Precision::AllowTf32) {
+    // f32 matrix products on the tf32 MMA (m16n8k8): mma_staged never
+    // proposes tf32 itself (it changes the numerics), so these recipes are
+    // how a tuning that allows it reaches it. The f16 blocks halved in k
+    // (a tf32 element is 4 bytes), measured by hand on the H200 at 4096^3
+    // (docs/passes.md, mma_staged).
     for (const char* recipe : {
-             // GPU elementwise: one float4 per thread, 256 threads per group.
-             "coarsen(axis=0,factor=4,mode=0); unroll(loop=0,factor=0); vectorize(lanes=4); "
-             "split_local(axis=0,factor=256)",
-             // GPU matrix product: 128x128 LOCAL tiles, 8x8 per thread, float4 copies.
-             "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
-             // GPU matrix product of f16/bf16 on devices that claim the MMA op (sm_80+):
-             // 128 x 128 blocks of 4 warps (64 x 64 each), A and B tiles of k 64 staged
-             // through shared memory (one stage: two of k 64 exceed the 48 KB of static
-             // shared memory); the same with 8 warps (64 x 32 each); k 32 in two stages;
-             // small matrices' gathered fragments (4 warps of 32 x 32). Measured on the
-             // H200 (docs/passes.md, mma_staged): 253, 234 and 172 TFLOP/s at 4096^3 f16.
-             "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=1)",
-             "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=4,stages=1)",
-             "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)",
-             "mma_tile(warps=4,tm=2,tn=4)",
-             // CPU (AVX-512) elementwise: 16 consecutive elements per iteration as one
-             // vector (libmvec calls, streaming stores into large outputs).
-             "coarsen(axis=0,factor=16,mode=0); unroll(loop=0,factor=0); vectorize(lanes=16)",
-             // CPU (AVX-512) matrix product: an 8x32 register tile, 16-lane vectors.
-             "register_block(loop=0,tm=8,tn=32,unroll=4); vectorize(lanes=16)",
-             // Row kernels (docs/passes.md, "Row kernels"). Loops are named by position, so
-             // each recipe works from the last loop to the first (a step never renumbers the
-             // loops before the one it rewrites). Three loops: softmax (max, sum, write);
-             // two: layernorm and rmsnorm (statistics, write).
-             // CPU (AVX-512): the writing loop in 16-wide vectors (streaming stores), each
-             // reduction in 16 lane partials, i.e. one vector accumulator.
-             "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-             "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
-             "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
-             // The same with the sum loop's exp(x - max) kept in a stack array for the
-             // writing loop (one exp per element instead of two), or the row for the
-             // writing loop (layernorm, rmsnorm).
-             "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-             "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
-             "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); row_cache(loop=0); "
-             "vectorize(lanes=16)",
-             // CPU, rows that are no multiple of 16: lane partials only (scalar loads).
-             "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
-             "lane_reduce(loop=0,lanes=16)",
-             // GPU: a row per group, every loop split across the group's threads (one LOCAL
-             // axis, coalesced), each thread's share of the row and of softmax's exp(x - max)
-             // kept in registers between the loops (row_cache, then full unrolling gives the
-             // arrays constant indices), so memory sees each element once. 1024 threads for
-             // long rows (up to 64K elements: 64 per thread), 256 for short ones.
-             "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
-             "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
-             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
-             "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); "
-             "tiled_reduce(loop=2,local=256,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
-             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
-             // Rows too long for both arrays in a thread's registers (n = 50257 at 1024
-             // threads): the exponentials only; the sum loop re-reads the row (from L2).
-             "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
-             "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); unroll(loop=2,factor=0); "
-             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
-             "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); row_cache(loop=0); "
-             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
-             "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); row_cache(loop=0); "
-             "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+             "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=1,tf32=1)",
+             "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=4,stages=1,tf32=1)",
+             "mma_staged(bm=128,bn=128,bk=16,wm=2,wn=2,stages=2,tf32=1)",
+             "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=1,tf32=1)",
          })
       s.recipes.push_back(passes::parse_sequence(recipe).value());
-    s.version = search_space_version(s.optimizations);
-    return s;
-  }();
-  return space;
+    s.version += "+tf32";
+  }
+  return s;
+}
+
+}  // namespace
+
+const SearchSpace& default_search_space(Precision precision) {
+  static const SearchSpace exact = make_default_space(Precision::Exact);
+  static const SearchSpace tf32 = make_default_space(Precision::AllowTf32);
+  return precision == Precision::AllowTf32 ? tf32 : exact;
+}
+
+const SearchSpace& search_space_of(const TuneOptions& options) {
+  if (options.space != nullptr) return *options.space;
+  return default_search_space(options.settings.allow_tf32 ? Precision::AllowTf32 : Precision::Exact);
 }
 
 }  // namespace kiln::tune

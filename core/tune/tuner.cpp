@@ -58,7 +58,7 @@ class Tuning {
         kernel_(kernel),
         options_(options),
         settings_(options.settings),
-        space_(options.space != nullptr ? *options.space : default_search_space()),
+        space_(search_space_of(options)),
         clock_(clock_of(options)),
         start_(clock_()) {}
 
@@ -83,7 +83,8 @@ class Tuning {
                                                                                         : "does not compile") +
                             ": " + untuned.error);
     KILN_TRY_ASSIGN(detail::CandidateBench bench, detail::CandidateBench::create(device_, kernel_, std::move(args),
-                                                                                 settings_.seed + 1, options_.tolerance));
+                                                                                 settings_.seed + 1, options_.tolerance,
+                                                                                 settings_.allow_tf32));
     // The reference outputs from the interpreter on a sample of the grid
     // when it can: no launch, so a slow untuned kernel is only measured,
     // with the abort threshold, after the heuristic choice. Else the

@@ -41,7 +41,7 @@ TEST(AutotuneConfig, ReadsEveryField) {
     "n_removed_per_step": 0, "n_total_opts": 7, "max_sequence_length": 3, "max_kernel_ops": 0,
     "budget_s": 2.5, "seed": 18446744073709551615, "warmups": 0, "repeats": 9,
     "statistic": "min", "abort_factor": 0, "noise_band": 0.1,
-    "compile_threads": 3, "overlap_compile": "never"
+    "compile_threads": 3, "overlap_compile": "never", "allow_tf32": true
   })").value();
   const AutotuneSettings& s = config.autotune.settings;
   EXPECT_EQ(s.mode, TuneMode::DbOnly);
@@ -61,6 +61,8 @@ TEST(AutotuneConfig, ReadsEveryField) {
   EXPECT_DOUBLE_EQ(s.noise_band, 0.1);
   EXPECT_EQ(s.compile_threads, 3u);
   EXPECT_EQ(s.overlap_compile, AutotuneSettings::Overlap::Never);
+  EXPECT_TRUE(s.allow_tf32);
+  EXPECT_FALSE(AutotuneSettings{}.allow_tf32) << "exact f32 unless asked";
   EXPECT_TRUE(config.warnings.empty());
 }
 
@@ -78,6 +80,8 @@ TEST(AutotuneConfig, WrongTypesAndRangesNameFileLineColumnAndKey) {
   EXPECT_EQ(error_of(R"({"seed": -3})"), "/etc/kiln/config.json:2:16: autotune.seed: expected an integer >= 0, got -3");
   EXPECT_EQ(error_of(R"({"noise_band": 2})"),
             "/etc/kiln/config.json:2:16: autotune.noise_band: expected a number >= 0 and <= 1, got 2");
+  EXPECT_EQ(error_of(R"({"allow_tf32": 1})"),
+            "/etc/kiln/config.json:2:16: autotune.allow_tf32: expected true or false, got an integer");
   EXPECT_NE(error_of("[1, 2]").find("autotune: expected an object"), std::string::npos);
 }
 

@@ -143,14 +143,16 @@ TEST(DefaultSpace, ARecipeThatAppliesIsMeasuredEarly) {
 // cached (row_cache); either is among the first candidates measured.
 TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
   const SearchSpace& space = default_search_space();
+  // A short search (8 steps): the recipes are proposed before any step, and
+  // the steps only add rivals; a longer one costs the suite tens of seconds.
   AutotuneSettings settings;
-  settings.n_total_opts = 30;
+  settings.n_total_opts = 8;
   settings.n_removed_per_step = 4;
   const std::pair<const char*, const char*> wanted[] = {{"preset:cpu", "lane_reduce"}, {"preset:gpu", "row_cache"}};
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (const auto& [preset, step] : wanted) {
       SCOPED_TRACE(std::string(name) + " on " + preset);
-      const kernels::StandardKernel k = kernels::make_standard_kernel(name, {4, 16384, 1}).value();
+      const kernels::StandardKernel k = kernels::make_standard_kernel(name, {4, 4096, 1}).value();
       const DeviceInfo device = *passes::device_preset(preset);
       const SearchResult search = beam_search(k.kernel, device, space, settings, [] { return false; });
       const std::vector<SearchCandidate> order = measurement_order(search, 24);
@@ -171,7 +173,10 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   const SearchSpace& space = default_search_space();
   const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {64, 64, 64}, ir::DType::F16).value();
   AutotuneSettings settings;
-  settings.n_total_opts = 12;
+  // A small search: the recipes join before any step; every seed and step
+  // lowers a 64^3 matmul (the MMA lowering is large), seconds each here.
+  settings.n_seeds = 16;
+  settings.n_total_opts = 4;
   settings.n_removed_per_step = 4;
   DeviceInfo gpu = *passes::device_preset("preset:gpu");
   const SearchResult without = beam_search(k.kernel, gpu, space, settings, [] { return false; });

@@ -17,7 +17,8 @@ inline const Runtime& dummy_runtime() {
   static const Runtime runtime = [] {
     const std::string text = R"({"plugins": {"c": {"enabled": false}, "cblas": {"enabled": false},
         "cuda": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
-        "dummy": {"enabled": true, "options": {"simulate": [{"name": "sim-gpu", "launch_overhead_ns": 0, "memory_bandwidth_gbps": 20000}], "noise": 0}}}})";
+        "dummy": {"enabled": true, "options": {"simulate": [{"name": "sim-gpu", "launch_overhead_ns": 0, "memory_bandwidth_gbps": 20000},
+                                                {"name": "sim-mma", "launch_overhead_ns": 0, "memory_bandwidth_gbps": 20000, "mma": true}], "noise": 0}}}})";
     Result<Config> config = parse_config(text, "tune-test-config.json");
     if (!config) throw ErrorException(config.error());
     Result<Runtime> runtime = Runtime::create(std::move(config).value());
@@ -28,6 +29,8 @@ inline const Runtime& dummy_runtime() {
 }
 
 inline Device dummy_device() { return dummy_runtime().device("dummy:0").value(); }
+// The same simulated GPU, claiming the MMA op (every shape, docs/dummy.md).
+inline Device dummy_mma_device() { return dummy_runtime().device("dummy:1").value(); }
 
 inline ir::Kernel parse_ir(std::string_view text) {
   Result<ir::Kernel> kernel = ir::parse(text);

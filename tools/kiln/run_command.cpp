@@ -31,6 +31,7 @@ struct RunSettings {
   std::uint32_t repeats = 5;
   bool json = false;
   bool tuned = false;     // the tuned program (the tuning database; tunes when it has none)
+  bool allow_tf32 = false;  // --tuned: the record (or tuning) that allows tf32 matrix products
   std::string db;         // tuning database file; empty: the config's
   double budget_s = 0;    // tuning budget when a tuning runs; 0: the config's
   bool no_check = false;  // --no-check: time only (the C++ reference of a large matmul takes a minute)
@@ -52,6 +53,7 @@ kiln::Program tuned_program(const kiln::Runtime& runtime, const kiln::Device& de
                             const kernels::StandardKernel& kernel, const RunSettings& settings) {
   kiln::CompileOptions options = kiln::tuned_compile_options(runtime.config());
   if (settings.budget_s > 0) options.tuning.settings.budget_s = settings.budget_s;
+  if (settings.allow_tf32) options.tuning.settings.allow_tf32 = true;
   if (!settings.db.empty()) options.tuning.db_path = settings.db;
   options.tuning.args = kernel.args;
   // As `kiln tune` does for a standard kernel: the same inputs and correctness guard.
@@ -105,6 +107,7 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
                                  settings.k.value_or(settings.size)};
   kiln::Result<kernels::StandardKernel> kernel = kernels::make_standard_kernel(settings.kernel, size, *dtype);
   if (!kernel) fail(kernel.error());
+  if (settings.allow_tf32) kernel->tolerance = kernel->tf32_tolerance;
 
   const kiln::Runtime runtime = open_runtime(global);
   const kiln::Device device = pick_device(runtime, settings.device);
@@ -211,6 +214,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   command->add_flag("--tuned", settings->tuned,
                     "Run the tuned program: from the tuning database, or tuned first (within the config's autotune "
                     "budget) when the database lacks it and autotune.mode is tune");
+  command->add_flag("--allow-tf32", settings->allow_tf32,
+                    "With --tuned: the tuning that lets f32 matrix products run on tf32 matrix units (kiln tune "
+                    "--allow-tf32)");
   command->add_flag("--no-check", settings->no_check,
                     "Do not compare with the C++ reference (single-threaded: a minute for a 4096^3 matmul)");
   command->add_option("--opt", settings->opt,

@@ -1,5 +1,5 @@
 // kiln tune KERNEL --device ID [--size N | --m M --n N --k K] [--dtype T]
-//           [--budget S] [--seed N] [--force] [--reference ID] [--json]
+//           [--budget S] [--seed N] [--allow-tf32] [--force] [--reference ID] [--json]
 // Tunes a standard kernel (or a kernel in an IR text file) on a device, or
 // finds it in the tuning database, and says what it chose and how fast it is.
 // Progress goes to stderr while it works.
@@ -36,6 +36,7 @@ struct TuneCommandOptions {
   double budget_s = 0;
   std::int64_t seed = -1;
   bool force = false;
+  bool allow_tf32 = false;
   bool json = false;
   bool quiet = false;
   std::string db;
@@ -75,7 +76,7 @@ Subject load_subject(const TuneCommandOptions& o) {
     s.args = std::move(standard.args);
     // The library's tolerance is against an exact reference; the untuned
     // kernel on the device carries rounding error of its own.
-    s.tolerance = 2 * standard.tolerance;
+    s.tolerance = 2 * (o.allow_tf32 ? standard.tf32_tolerance : standard.tolerance);
     return s;
   }
   std::error_code ec;
@@ -157,6 +158,7 @@ void run(const GlobalOptions& global, const TuneCommandOptions& o) {
                                .tuning = kiln::tune::options_from(runtime.config())};
   kiln::tune::TuneOptions& options = compile.tuning;
   if (o.budget_s > 0) options.settings.budget_s = o.budget_s;
+  if (o.allow_tf32) options.settings.allow_tf32 = true;
   if (o.seed >= 0) options.settings.seed = static_cast<std::uint64_t>(o.seed);
   if (!o.db.empty()) options.db_path = o.db;
   options.force = o.force;
@@ -212,6 +214,9 @@ void add_tune_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--seed", o->seed, "Seed of the search (default: the config's autotune.seed)");
   command->add_option("--db", o->db, "Tuning database file (default: the config's tuning_db)");
   command->add_option("--reference", o->reference, "Also time the untuned kernel on this device (e.g. cblas:0)");
+  command->add_flag("--allow-tf32", o->allow_tf32,
+                    "Let f32 matrix products run on tf32 matrix units (inputs rounded to 10 mantissa bits; "
+                    "default: the config's autotune.allow_tf32, else exact f32)");
   command->add_flag("--force", o->force, "Tune even when the database has the kernel (the result replaces it)");
   command->add_flag("--quiet", o->quiet, "No progress lines");
   command->add_flag("--json", o->json,

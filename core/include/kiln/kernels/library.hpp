@@ -80,6 +80,9 @@ struct StandardKernel {
   double flops = 0;            // arithmetic ops (exp counts as one), for GFLOP/s
   double bytes = 0;            // minimal bytes read + written, for GB/s
   double tolerance = 0;        // compare() error accepted (see host_buffer.hpp)
+  // The error accepted when f32 products may run on tf32 matrix units
+  // (AutotuneSettings::allow_tf32): f16's, whose 10 mantissa bits tf32 keeps.
+  double tf32_tolerance = 0;
   std::vector<ir::DType> dtypes;  // the dtypes this kernel can be made in
   Reference reference;         // computes in double, stores in the buffer dtype
 

@@ -55,6 +55,13 @@ struct AutotuneSettings {
   // Whether compilation may overlap measurement. "auto": not on CPU devices,
   // where a compiler running next to the kernel disturbs its timing.
   enum class Overlap { Auto, Always, Never } overlap_compile = Overlap::Auto;
+
+  // Numerics: false keeps every f32 product exact in f32. true lets f32
+  // matrix products run on the tf32 matrix units (each input rounded to 10
+  // mantissa bits, as torch.backends.cuda.matmul.allow_tf32 = True does):
+  // the search then uses default_search_space(Precision::AllowTf32), whose
+  // version differs, so tf32 records never answer an exact tuning's look-up.
+  bool allow_tf32 = false;
 };
 
 // Parses the object of an `autotune` section (JSON text, comments and

@@ -55,10 +55,22 @@ struct SearchSpace {
   const passes::Optimization* find(std::string_view name) const;
 };
 
+// What a tuning may trade for speed. Exact: candidates compute what the
+// kernel says in its dtypes (floating-point sums may be reassociated).
+// AllowTf32: f32 matrix products may also run on the tf32 MMA (inputs
+// rounded to tf32, kernel_ir.h KILN_OP_MMA); AutotuneSettings::allow_tf32.
+enum class Precision { Exact, AllowTf32 };
+
 // kiln's search space: passes::optimizations(), passes::normalize,
 // passes::apply_sequence for one step, passes::estimate_cost (total_ns), and
-// passes::optimize as the lowering.
-const SearchSpace& default_search_space();
+// passes::optimize as the lowering. AllowTf32 adds the tf32 matrix-product
+// recipes and has its own version (so its own tuning records).
+const SearchSpace& default_search_space(Precision precision = Precision::Exact);
+
+struct TuneOptions;
+// The space a tuning with `options` searches: options.space, else the
+// default space of options.settings.allow_tf32.
+const SearchSpace& search_space_of(const TuneOptions& options);
 
 // A space from parts (tests plant optimizations of their own this way). A
 // step is the optimization of that name in `optimizations`, its result
