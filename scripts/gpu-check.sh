@@ -333,6 +333,8 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
   # KILN_GPU_MMA_BUDGET (seconds per tune, default 20), KILN_GPU_MMA_DTYPES,
   # KILN_GPU_MMA_SHAPES (a subset of "4096 1024 1000x999x1001 16x4096x4096
   # 4097x4095x4093 1x4096x4096 8x4096x4096", default the first four),
+  # KILN_GPU_MMA_DTYPES (f16 bf16 f32 tf32; tf32 = f32 tuned with --allow-tf32
+  # against torch with allow_tf32, f32 = exact against cuBLAS sgemm),
   # KILN_GPU_MMA_OPTS (sequences separated by '|', each timed first at 4096^3 by
   # `kiln run --opt SEQ --no-check`: configs side by side without a tuning).
   if want mma && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
@@ -353,7 +355,9 @@ def median_ms(fn, repeats=20, warmups=3):
         times.append(s.elapsed_time(e))
     return sorted(times)[(len(times) - 1) // 2]
 for name in sys.argv[1].split():
-    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[name]
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "tf32": torch.float32}[name]
+    # f32: exact f32 products (cuBLAS sgemm); tf32: torch's allow_tf32 switch.
+    torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
     for n in (4096, 1024):
         a = torch.rand(n, n, device=dev, dtype=dt); b = torch.rand(n, n, device=dev, dtype=dt)
         print("PERF matmul_%d_%s" % (n, name), 2 * n ** 3 / median_ms(lambda: a @ b) / 1e9, "TFLOP/s")
@@ -362,8 +366,12 @@ PY
     MMA_SHAPES=${KILN_GPU_MMA_SHAPES:-4096 1024 1000x999x1001 16x4096x4096}
     IFS='|' read -ra MMA_OPTS <<<"${KILN_GPU_MMA_OPTS:-}"
     for dt in $MMA_DTYPES; do
+      # "tf32": f32 inputs with the tuning's allow_tf32 precision option.
+      dtype_args="--dtype $dt"
+      [ "$dt" = tf32 ] && dtype_args="--dtype f32 --allow-tf32"
       for opt in "${MMA_OPTS[@]}"; do
-        out=$(timeout 120 "$KILN" run matmul --size 4096 --dtype "$dt" --device "$TUNE_DEVICE" --opt "$opt" --no-check \
+        # shellcheck disable=SC2086
+        out=$(timeout 120 "$KILN" run matmul --size 4096 ${dtype_args%--allow-tf32} --device "$TUNE_DEVICE" --opt "$opt" --no-check \
                 --repeats 10 --json 2>>"$LOGS/run-mma-opts.log")
         echo "$out" >>"$LOGS/kiln-run-mma-opts.log"
         gflops=$(json_field gflops "$out")
@@ -375,7 +383,7 @@ PY
         IFS='|' read -r shape sizes <<<"$spec"
         [[ " $MMA_SHAPES " == *" $shape "* ]] || continue
         # shellcheck disable=SC2086
-        out=$(timeout 200 "$KILN" tune matmul $sizes --dtype "$dt" --device "$TUNE_DEVICE" --budget "$MMA_BUDGET" \
+        out=$(timeout 200 "$KILN" tune matmul $sizes $dtype_args --device "$TUNE_DEVICE" --budget "$MMA_BUDGET" \
                 --db "$MMA_DB" --json 2>"$LOGS/tune-mma-$shape-$dt.log")
         echo "$out" >>"$LOGS/kiln-tune-mma.log"
         best=$(json_field best_ns "$out")
@@ -391,7 +399,7 @@ PY
         ratio=""
         [ -n "$torch" ] && ratio=$(awk -v a="$rate" -v b="$torch" 'BEGIN { printf "%.2fx", a / b }')
         # shellcheck disable=SC2086
-        checked=$(timeout 200 "$KILN" run matmul $sizes --dtype "$dt" --device "$TUNE_DEVICE" --tuned --db "$MMA_DB" \
+        checked=$(timeout 200 "$KILN" run matmul $sizes $dtype_args --device "$TUNE_DEVICE" --tuned --db "$MMA_DB" \
                     --json 2>"$LOGS/run-mma-$shape-$dt.log" | grep -o '"ok":[a-z]*' | head -1)
         row "mma: matmul $shape $dt" "$rate TFLOP/s" "${ratio:+$ratio torch ${torch} TFLOP/s; }run --tuned ${checked:-?}; $(json_field tune_seconds "$out" | cut -c1-5) s"
         row "" "" "seq: $(json_field sequence "$out" | cut -c1-76)"
