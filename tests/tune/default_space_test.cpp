@@ -165,10 +165,9 @@ TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
     }
 }
 
-// The MMA recipe: on a GPU that claims the MMA op and its f16 feature, an f16
-// matmul's candidates include mma_tile's recipe early (mma_staged's: see the
-// report of branch mma, not yet checked here), and it lowers; on one
-// that does not claim it, it never appears.
+// The MMA recipes: on a GPU that claims the MMA op and its f16 feature, an
+// f16 matmul's candidates include mma_tile's and mma_staged's recipes early,
+// and they lower; on one that does not claim it, they never appear.
 TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   const SearchSpace& space = default_search_space();
   const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {64, 64, 64}, ir::DType::F16).value();
@@ -187,7 +186,7 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   gpu.vector_width_mask |= 1u << 8;
   const SearchResult search = beam_search(k.kernel, gpu, space, settings, [] { return false; });
   const std::vector<SearchCandidate> order = measurement_order(search, 24);
-  for (std::string_view recipe : {"mma_tile(warps=4,tm=2,tn=4)"}) {
+  for (std::string_view recipe : {"mma_tile(warps=4,tm=2,tn=4)", "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=1)"}) {
     SCOPED_TRACE(recipe);
     const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
       return c.recipe && passes::to_string(c.sequence) == recipe;

@@ -341,4 +341,16 @@ TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
   const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
   EXPECT_EQ(result.entry.sequence, "");
   EXPECT_EQ(result.entry.candidates_measured, 1u);
+
+  // A recipe is exempt: chosen by hand at its size, it is searched and measured.
+  SearchSpace with_recipe = space;
+  with_recipe.recipes.push_back(passes::parse_sequence("test_split(factor=64)").value());
+  const SearchResult searched = beam_search(kernel, device.info(), with_recipe, settings);
+  ASSERT_EQ(searched.candidates.size(), 2u);
+  EXPECT_TRUE(searched.candidates[1].recipe);
+  const TuneResult measured = tune_kernel(device, kernel, options_for(with_recipe, settings)).value();
+  EXPECT_EQ(measured.entry.candidates_measured, 2u);
+  const CandidateRecord* recipe = find_record(measured.entry, "test_split(factor=64)");
+  ASSERT_NE(recipe, nullptr);
+  EXPECT_EQ(recipe->status, CandidateStatus::Measured) << recipe->error;
 }
