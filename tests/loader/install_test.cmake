@@ -10,6 +10,8 @@
 #                  its kernels are unsupported (it does not compile), exit 0
 #   STEP=capi      build tests/capi/capi_test.c (C99, pedantic, -Werror) in a
 #                  C-only project with find_package(kiln), run it
+#   STEP=cpp       build examples/cpp (GELU written with the builder's
+#                  operators) against the installed kiln and run it on c:0
 #   STEP=python    the Python package's tests (python/tests) with the package
 #                  cmake --install put under the prefix, which must find the
 #                  installed libkiln by itself (no KILN_LIBRARY)
@@ -171,6 +173,15 @@ target_compile_options(kiln_gelu_c PRIVATE -Wall -Wextra -pedantic -Werror)
   run(${WORK_DIR}/capi/kiln_gelu_c)
   message(STATUS "${output}")
 
+elseif(STEP STREQUAL "cpp")
+  # The C++ column of docs/embedding.md; it checks itself against the host formula.
+  build_example(cpp)
+  run(${WORK_DIR}/cpp/kiln-gelu-cpp c:0)
+  if(NOT output MATCHES "gelu on c:0: max abs error")
+    message(FATAL_ERROR "unexpected C++ GELU output:\n${output}")
+  endif()
+  message(STATUS "${output}")
+
 elseif(STEP STREQUAL "python")
   # Debian's python3-numpy and python3-pytest live with /usr/bin/python3,
   # which need not be the python3 first on PATH.
@@ -201,5 +212,5 @@ elseif(STEP STREQUAL "python")
   message(STATUS "${output}")
 
 else()
-  message(FATAL_ERROR "STEP must be install, plugin, host_app, conformance, capi or python")
+  message(FATAL_ERROR "STEP must be install, plugin, host_app, conformance, capi, cpp or python")
 endif()
