@@ -169,5 +169,62 @@ TEST_F(KilnRun, BadArgumentsExitOneWithAClearMessage) {
   }
 }
 
+// `kiln run FILE.kir`: any IR file on a device, random inputs, checked against
+// the interpreter; var params from --scalar.
+TEST_F(KilnRun, AnIrFileRunsOnADeviceCheckedAgainstTheInterpreter) {
+  const fs::path file = dir_ / "saxpy.kir";
+  std::ofstream(file) << R"(# y[i] = a * x[i] + y0[i], n threads
+%0 = param 0 global f32[300]
+%1 = param 1 global f32[300]
+%2 = param 2 global_mut f32[300]
+%3 = param 3 var f32
+%4 = param 4 var i64
+%5 = index group 0 %4
+%6 = load f32 %0[%5]
+%7 = load f32 %1[%5]
+%8 = mul f32 %3, %6
+%9 = add f32 %8, %7
+store f32 %2[%5], %9
+)";
+  const CliOutput run = kiln("run " + file.string() + " --device dummy:0 --scalar %3=2.5 --scalar %4=300 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const boost::json::object report = boost::json::parse(run.out).as_object();
+  EXPECT_TRUE(report.at("ok").as_bool());
+  EXPECT_TRUE(report.at("checked").as_bool());
+  EXPECT_EQ(report.at("kernel").as_string(), file.string());
+  EXPECT_GT(report.at("time_ns").to_number<std::uint64_t>(), 0u);
+
+  const CliOutput summary = kiln("run " + file.string() + " --device dummy:0 --scalar %3=2.5 --scalar %4=300");
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("result:  ok"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("time:"), std::string::npos) << summary.out;
+}
+
+TEST_F(KilnRun, IrFileErrorsNameTheLineTheScalarOrTheDevice) {
+  const fs::path bad = dir_ / "bad.kir";
+  std::ofstream(bad) << "%0 = param 0 global f32[4]\n%1 = frobnicate f32 %0\n";
+  const fs::path var = dir_ / "var.kir";
+  std::ofstream(var) << "%0 = param 0 global_mut f32[8]\n%1 = param 1 var i64\n%2 = index group 0 %1\n"
+                        "%3 = const f32 1.5\nstore f32 %0[%2], %3\n";
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"run " + bad.string() + " --device dummy:0", bad.string() + ":2:"},
+      {"run " + var.string() + " --device dummy:0", "var param %1 (slot 1, i64) needs a value: --scalar %1=VALUE"},
+      {"run " + var.string() + " --device dummy:0 --scalar %1=8 --scalar %7=1", "no var param %7 (its var params: %1)"},
+      {"run " + var.string() + " --device dummy:0 --scalar %1=eight", "--scalar %1: `eight` is not a number"},
+      {"run " + var.string() + " --device dummy:9 --scalar %1=8", "dummy:9"},
+      {"run " + var.string() + " --device dummy:0 --scalar %1=8 --dtype f16", "an IR file declares its own"},
+      {"run " + (dir_ / "missing.kir").string() + " --device dummy:0", "missing.kir"},
+  };
+  for (const Case& c : cases) {
+    const CliOutput run = kiln(c.args);
+    EXPECT_EQ(run.exit_code, 1) << c.args;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << c.args << ": " << run.err;
+    EXPECT_EQ(run.err.find("internal error"), std::string::npos) << c.args << ": " << run.err;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test

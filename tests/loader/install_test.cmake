@@ -1,5 +1,7 @@
 # The install test, in three steps (ctest runs them as fixtures, in order):
-#   STEP=install   cmake --install the build tree into WORK_DIR/prefix
+#   STEP=install   cmake --install the build tree into WORK_DIR/prefix; the
+#                  installed headers are exactly the allow-list and compile
+#                  from the prefix alone
 #   STEP=plugin    build examples/out-of-tree-plugin against the installed
 #                  kiln, point a config at it, and check that the installed
 #                  `kiln devices --json` lists it as loaded
@@ -10,6 +12,8 @@
 #                  its kernels are unsupported (it does not compile), exit 0
 #   STEP=capi      build tests/capi/capi_test.c (C99, pedantic, -Werror) in a
 #                  C-only project with find_package(kiln), run it
+#   STEP=cpp       build examples/cpp (GELU written with the builder's
+#                  operators) against the installed kiln and run it on c:0
 #   STEP=python    the Python package's tests (python/tests) with the package
 #                  cmake --install put under the prefix, which must find the
 #                  installed libkiln by itself (no KILN_LIBRARY)
@@ -52,6 +56,43 @@ if(STEP STREQUAL "install")
       message(FATAL_ERROR "not installed: ${prefix}/${file}")
     endif()
   endforeach()
+  # Exactly the headers a host or a plugin author needs: an internal header
+  # installed by mistake, or a public one left out, fails here.
+  set(allowed
+    compile_options.hpp kernel_ir.h kiln.h plugin.h result.hpp runtime.hpp version.hpp
+    ir/builder.hpp ir/dtype.hpp ir/expr.hpp ir/hash.hpp ir/kernel.hpp ir/text.hpp ir/verify.hpp
+    kernels/host_buffer.hpp kernels/library.hpp kernels/run.hpp passes/bounds.hpp
+    runtime/buffer.hpp runtime/config.hpp runtime/device.hpp runtime/device_info.hpp runtime/event.hpp
+    runtime/launch.hpp runtime/plugin_record.hpp runtime/program.hpp runtime/report.hpp runtime/runtime.hpp
+    tune/autotune_config.hpp tune/tune_options.hpp tune/tuning_db.hpp)
+  set(allowed_sdk  # for out-of-tree plugins (docs/plugin-guide.md)
+    c_emitter.hpp capabilities.hpp device_filter.hpp grid.hpp half.hpp handles.hpp host_cpu.hpp host_memory.hpp
+    interpreter.hpp launch_args.hpp listing.hpp op_rules.hpp plugin_entry.hpp plugin_state.hpp plugin_support.hpp
+    plugin_table.hpp single_device.hpp timing.hpp wire.hpp)
+  foreach(header ${allowed_sdk})
+    list(APPEND allowed sdk/${header})
+  endforeach()
+  file(GLOB_RECURSE installed RELATIVE ${prefix}/include/kiln ${prefix}/include/kiln/*)
+  list(SORT installed)
+  list(SORT allowed)
+  if(NOT installed STREQUAL allowed)
+    set(extra ${installed})
+    list(REMOVE_ITEM extra ${allowed})
+    set(missing ${allowed})
+    list(REMOVE_ITEM missing ${installed})
+    message(FATAL_ERROR "installed headers differ from the allow-list: not allowed: '${extra}'; missing: '${missing}'")
+  endif()
+  # The host headers compile from the installed tree alone, so none of them
+  # includes a header that stays in the build tree. One translation unit for
+  # all of them: one per header took a second each on the CI machine.
+  set(all_headers "")
+  foreach(header ${allowed})
+    if(NOT header MATCHES "^sdk/")
+      string(APPEND all_headers "#include <kiln/${header}>\n")
+    endif()
+  endforeach()
+  file(WRITE ${WORK_DIR}/installed_headers.cpp "${all_headers}")
+  run(${CXX_COMPILER} -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I${prefix}/include ${WORK_DIR}/installed_headers.cpp)
   # The package must not drag the SDK or Boost into host applications.
   file(READ ${prefix}/lib/cmake/kiln/kilnTargets.cmake targets)
   string(REGEX MATCH "set_target_properties\\(kiln::kiln PROPERTIES[^)]*\\)" kiln_properties "${targets}")
@@ -171,6 +212,15 @@ target_compile_options(kiln_gelu_c PRIVATE -Wall -Wextra -pedantic -Werror)
   run(${WORK_DIR}/capi/kiln_gelu_c)
   message(STATUS "${output}")
 
+elseif(STEP STREQUAL "cpp")
+  # The C++ column of docs/embedding.md; it checks itself against the host formula.
+  build_example(cpp)
+  run(${WORK_DIR}/cpp/kiln-gelu-cpp c:0)
+  if(NOT output MATCHES "gelu on c:0: max abs error")
+    message(FATAL_ERROR "unexpected C++ GELU output:\n${output}")
+  endif()
+  message(STATUS "${output}")
+
 elseif(STEP STREQUAL "python")
   # Debian's python3-numpy and python3-pytest live with /usr/bin/python3,
   # which need not be the python3 first on PATH.
@@ -201,5 +251,5 @@ elseif(STEP STREQUAL "python")
   message(STATUS "${output}")
 
 else()
-  message(FATAL_ERROR "STEP must be install, plugin, host_app, conformance, capi or python")
+  message(FATAL_ERROR "STEP must be install, plugin, host_app, conformance, capi, cpp or python")
 endif()

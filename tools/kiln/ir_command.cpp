@@ -6,7 +6,7 @@
 // preset:small, preset:cpu; default preset:gpu, so that no plugin is
 // needed). --json prints one JSON object instead of text.
 #include "commands.hpp"
-#include "input_file.hpp"
+#include "ir_file.hpp"
 #include "ir_run.hpp"
 
 #include <kiln/ir/hash.hpp>
@@ -51,7 +51,6 @@ struct IrOptions {
   bool json = false;
 };
 
-std::string read_text(const std::string& file) { return read_input_file(file, kMaxIrFileBytes); }
 
 // Parses and verifies; errors name FILE:LINE:COL (parse) or FILE:LINE (verify).
 // A standard kernel's name (matmul, exp-chain, ...) that is not a file gives
@@ -65,14 +64,7 @@ ir::Kernel read_kernel(const std::string& file, std::int64_t size) {
         return std::move(standard->kernel);
       }
   }
-  Result<ir::SourceKernel> parsed = ir::parse_with_lines(read_text(file));
-  if (!parsed.ok()) fail(make_error(ErrorCode::Parse, file + ":" + parsed.error().message));
-  if (Result<void> valid = ir::verify(parsed->kernel); !valid.ok()) {
-    const Error& e = valid.error();
-    const bool has_line = e.op >= 0 && static_cast<std::size_t>(e.op) < parsed->lines.size();
-    fail(make_error(ErrorCode::Verify, file + ":" + (has_line ? std::to_string(parsed->lines[e.op]) + ": " : " ") + e.message));
-  }
-  return std::move(parsed->kernel);
+  return read_ir_file(file);
 }
 
 DeviceInfo resolve_device(const std::string& id, const GlobalOptions& global) {

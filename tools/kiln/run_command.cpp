@@ -1,6 +1,9 @@
-// kiln run KERNEL: one standard kernel on one device, checked against its
-// C++ reference and timed (kiln/kernels/run.hpp does the work).
+// kiln run KERNEL|FILE.kir: one standard kernel, or the kernel of an IR
+// file, on one device, checked against its reference (the C++ one of a
+// standard kernel, the interpreter for a file) and timed (kiln/kernels/run.hpp
+// does the work).
 #include "commands.hpp"
+#include "ir_file.hpp"
 #include "option_limits.hpp"
 
 #include <kiln/ir/dtype.hpp>
@@ -36,6 +39,8 @@ struct RunSettings {
   double budget_s = 0;    // tuning budget when a tuning runs; 0: the config's
   bool no_check = false;  // --no-check: time only (the C++ reference of a large matmul takes a minute)
   std::optional<std::string> opt;  // --opt: this optimization sequence instead (e.g. to time one config)
+  std::vector<std::string> scalars;  // --scalar %N=VALUE: the var params of an IR file
+  bool shape_given = false;          // --size/--m/--n/--k/--dtype (a standard kernel's, refused for a file)
 };
 
 // What `--tuned` used: the sequence and whether it came from the database.
@@ -77,8 +82,9 @@ std::string duration(std::uint64_t ns) {
 
 void print_summary(const kernels::StandardKernel& kernel, const kiln::Device& device,
                    const kernels::RunReport& report) {
-  fmt::print("{} {} [{}] on {} ({})\n", kernel.name, ir::dtype_name(kernel.dtype), kernels::size_text(kernel), report.device,
-             device.info().name);
+  // An IR file declares its own sizes; a standard kernel's are its settings.
+  const std::string size = names_ir_file(kernel.name) ? "" : " [" + kernels::size_text(kernel) + "]";
+  fmt::print("{} {}{} on {} ({})\n", kernel.name, ir::dtype_name(kernel.dtype), size, report.device, device.info().name);
   if (report.checked)
     fmt::print("  result:  {}, max relative error {:.3g} (tolerance {:.3g}{})\n", report.ok ? "ok" : "WRONG",
                report.max_rel_err, report.tolerance,
@@ -100,14 +106,29 @@ kiln::Device pick_device(const kiln::Runtime& runtime, const std::string& id) {
   return std::move(device).value();
 }
 
-void run(const GlobalOptions& global, const RunSettings& settings) {
+// The standard kernel named, or the kernel of the IR file named.
+kernels::StandardKernel make_kernel(const RunSettings& settings) {
+  if (names_ir_file(settings.kernel)) {
+    if (settings.shape_given)
+      throw CommandFailed(settings.kernel + ": --size, --m, --n, --k and --dtype are a standard kernel's; an IR file "
+                                            "declares its own sizes and dtypes");
+    return ir_file_kernel(settings.kernel, settings.scalars);
+  }
+  if (!settings.scalars.empty()) throw CommandFailed("--scalar is for an IR file; " + settings.kernel + " is a standard kernel");
   const std::optional<ir::DType> dtype = ir::dtype_from_name(settings.dtype);
   if (!dtype) throw CommandFailed("--dtype " + settings.dtype + ": not a dtype (f32, f16, bf16, f64, i32, i64, ...)");
   const kernels::KernelSize size{settings.m.value_or(settings.size), settings.n.value_or(settings.size),
                                  settings.k.value_or(settings.size)};
   kiln::Result<kernels::StandardKernel> kernel = kernels::make_standard_kernel(settings.kernel, size, *dtype);
   if (!kernel) fail(kernel.error());
+  // tf32 products carry f16's rounding: the check allows it (docs/autotune.md, "Precision").
   if (settings.allow_tf32) kernel->tolerance = kernel->tf32_tolerance;
+  return std::move(kernel).value();
+}
+
+void run(const GlobalOptions& global, const RunSettings& settings) {
+  const std::optional<kernels::StandardKernel> kernel = make_kernel(settings);
+  const char* const reference = names_ir_file(settings.kernel) ? "the interpreter" : "the C++ reference";
 
   const kiln::Runtime runtime = open_runtime(global);
   const kiln::Device device = pick_device(runtime, settings.device);
@@ -172,9 +193,9 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
   }
   std::fflush(stdout);
   if (!report->ok)
-    throw CommandFailed(fmt::format("{} on {}: the result differs from the C++ reference (max relative error {:.3g} in "
+    throw CommandFailed(fmt::format("{} on {}: the result differs from {} (max relative error {:.3g} in "
                                     "output {}, tolerance {:.3g})",
-                                    report->kernel, report->device, report->max_rel_err, report->worst_output,
+                                    report->kernel, report->device, reference, report->max_rel_err, report->worst_output,
                                     report->tolerance));
 }
 
@@ -182,12 +203,17 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
 
 void add_run_command(CLI::App& app, const GlobalOptions& global) {
   CLI::App* command = app.add_subcommand(
-      "run", "Run a standard kernel on a device: compile, random inputs, check against the C++ reference, time");
+      "run",
+      "Run a standard kernel, or any IR file (FILE.kir), on a device: compile, random inputs, check against the C++ "
+      "reference (for a file: the interpreter), time");
   auto settings = std::make_shared<RunSettings>();
   std::string kernel_names;
   for (std::string_view name : kernels::standard_kernel_names())
     kernel_names += (kernel_names.empty() ? "" : ", ") + std::string(name);
-  command->add_option("kernel", settings->kernel, "The standard kernel: " + kernel_names)->required();
+  command->add_option("kernel", settings->kernel, "The standard kernel (" + kernel_names + ") or an IR text file (.kir)")
+      ->required();
+  command->add_option("--scalar", settings->scalars,
+                      "For an IR file: the value of a var param, %N=VALUE (N its value as printed); repeat for each");
   command->add_option("--device", settings->device,
                       "Device id, e.g. c:0 (default: the first device of the highest-priority loaded plugin that "
                       "can compile)");
@@ -225,7 +251,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--db", settings->db, "Tuning database file for --tuned (default: the config's tuning_db)");
   command->add_option("--budget", settings->budget_s, "Tuning budget in seconds for --tuned (default: the config's)")
       ->check(kBudgetSeconds);
-  command->callback([&global, settings] { run(global, *settings); });
+  command->callback([&global, settings, command] {
+    for (const char* option : {"--size", "--m", "--n", "--k", "--dtype"})
+      if (command->count(option) > 0) settings->shape_given = true;
+    run(global, *settings);
+  });
 }
 
 }  // namespace kiln::cli
