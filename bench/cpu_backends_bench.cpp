@@ -13,13 +13,13 @@
 #include <kiln/kernels/run.hpp>
 #include <kiln/runtime.hpp>
 
-#include <chrono>
+#include "triad.hpp"
+
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -119,33 +119,17 @@ void time_kernel(benchmark::State& state, const std::string& device_id, const st
   state.SetLabel(device_id + " " + p->device.info().name);
 }
 
-// a[i] = b[i] + s * c[i] over 2^26 floats on two threads (STREAM's triad:
-// 12 bytes per element, write-allocate traffic not counted).
+// STREAM's triad over 2^26 floats on two threads (tools/anchors/triad.hpp,
+// the same code `kiln bench` uses as its CPU anchor).
 void BM_Triad(benchmark::State& state) {
-  const std::size_t n = std::size_t{1} << 26;
-  const unsigned threads = 2;
-  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
-  auto triad = [&](std::size_t begin, std::size_t end) {
-    const float s = 3.0f;
-    for (std::size_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
-  };
-  auto run = [&] {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(triad, n * t / threads, n * (t + 1) / threads);
-    for (std::thread& thread : pool) thread.join();
-  };
-  run();  // first touch
+  kiln::anchors::Triad triad(std::size_t{1} << 26, 2);
   double total_s = 0;
   for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    benchmark::DoNotOptimize(a.data());
-    benchmark::ClobberMemory();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = triad.run_seconds();
     state.SetIterationTime(seconds);
     total_s += seconds;
   }
-  const double gbps = 12.0 * static_cast<double>(n) * static_cast<double>(state.iterations()) / total_s * 1e-9;
+  const double gbps = triad.bytes() * static_cast<double>(state.iterations()) / total_s * 1e-9;
   state.counters["GB/s"] = gbps;
   record_best("triad GB/s", gbps);
 }

@@ -46,5 +46,6 @@ void add_ir_command(CLI::App& app, const GlobalOptions& global);
 void add_tune_command(CLI::App& app, const GlobalOptions& global);
 void add_cache_command(CLI::App& app, const GlobalOptions& global);
 void add_conformance_command(CLI::App& app, const GlobalOptions& global);
+void add_bench_command(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace kiln::cli

@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
   add_tune_command(app, global);
   add_cache_command(app, global);
   add_conformance_command(app, global);
-  // Later issues add: bench.
-
+  add_bench_command(app, global);
 
   // Both before parsing: CLI11 would ask for a subcommand first.
   // `kiln --version`, also listed in --help.

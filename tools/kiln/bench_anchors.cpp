@@ -1,0 +1,105 @@
+#include "bench_anchors.hpp"
+
+#include "triad.hpp"
+
+#include <kiln/ir/dtype.hpp>
+#include <kiln/kernels/run.hpp>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace kiln::cli {
+
+namespace {
+
+// 2^25 floats per array (3 x 128 MiB) is far past any last-level cache;
+// the quick run's 2^22 (3 x 16 MiB) is past this machine's and takes
+// milliseconds.
+constexpr std::size_t kTriadElements = std::size_t{1} << 25;
+constexpr std::size_t kQuickTriadElements = std::size_t{1} << 22;
+constexpr unsigned kTriadThreads = 2;
+// The device copy: 256 MiB each way (quick: 16 MiB), at most a quarter of
+// the device's free memory.
+constexpr std::uint64_t kCopyBytes = std::uint64_t{256} << 20;
+constexpr std::uint64_t kQuickCopyBytes = std::uint64_t{16} << 20;
+
+}  // namespace
+
+BenchAnchors::BenchAnchors(const kiln::Runtime& runtime, bool quick, unsigned repeats)
+    : runtime_(runtime), quick_(quick), repeats_(std::max(1u, repeats)) {}
+
+BenchAnchors::~BenchAnchors() = default;
+
+AnchorRate BenchAnchors::anchor_for(const kiln::Device& device, const kiln::kernels::StandardKernel& kernel,
+                                    bool is_matmul) {
+  const bool host = device.info().host_memory();
+  if (host) return is_matmul ? cblas_matmul(kernel) : triad();
+  if (!is_matmul) return device_copy(device);
+  if (device.info().plugin == "cuda")
+    return {"", 0, "the cuBLAS anchor is not built yet (it needs the CUDA plugin to expose device pointers)"};
+  return {"", 0, "no vendor BLAS is loaded for the " + device.info().plugin + " plugin"};
+}
+
+AnchorRate BenchAnchors::triad() {
+  if (triad_gbps_ == 0) {
+    fmt::print(stderr, "bench: measuring the triad anchor ({} threads)\n", kTriadThreads);
+    triad_ = std::make_unique<kiln::anchors::Triad>(quick_ ? kQuickTriadElements : kTriadElements, kTriadThreads);
+    triad_gbps_ = triad_->best_gbps(std::max(repeats_, 3u));
+  }
+  return {"triad", triad_gbps_, ""};
+}
+
+AnchorRate BenchAnchors::cblas_matmul(const kiln::kernels::StandardKernel& kernel) {
+  const std::string key = fmt::format("cblas {} {} {} {}", kernel.size.m, kernel.size.n, kernel.size.k,
+                                      ir::dtype_name(kernel.dtype));
+  if (auto it = measured_.find(key); it != measured_.end()) return it->second;
+  AnchorRate anchor = [&]() -> AnchorRate {
+    kiln::Result<kiln::Device> cblas = runtime_.device("cblas:0");
+    if (!cblas) return {"", 0, "cblas:0 is absent: " + cblas.error().message};
+    fmt::print(stderr, "bench: measuring the cblas:0 matmul anchor ({})\n", kiln::kernels::size_text(kernel));
+    kiln::kernels::RunOptions options;
+    options.check = false;  // the anchor's own row checks it
+    options.timing.warmups = 1;
+    options.timing.repeats = repeats_;
+    kiln::Result<kiln::kernels::RunReport> report = kiln::kernels::run_standard_kernel(*cblas, kernel, options);
+    if (!report) return {"", 0, "cblas:0 cannot run this matmul: " + report.error().message};
+    if (!report->timing || report->timing->min_ns == 0) return {"", 0, "cblas:0 gave no timing"};
+    return {"cblas:0", kernel.flops / static_cast<double>(report->timing->min_ns), ""};
+  }();
+  measured_[key] = anchor;
+  return anchor;
+}
+
+AnchorRate BenchAnchors::device_copy(const kiln::Device& device) {
+  if (auto it = measured_.find(device.id()); it != measured_.end()) return it->second;
+  AnchorRate anchor = [&]() -> AnchorRate {
+    std::uint64_t bytes = quick_ ? kQuickCopyBytes : kCopyBytes;
+    if (kiln::Result<kiln::MemoryInfo> memory = device.memory_info(); memory && memory->free_bytes > 0)
+      bytes = std::min(bytes, memory->free_bytes / 4);
+    bytes = std::max<std::uint64_t>(bytes & ~std::uint64_t{255}, 256);
+    fmt::print(stderr, "bench: measuring {}'s copy anchor ({} MiB)\n", device.id(), bytes >> 20);
+    kiln::Result<kiln::Buffer> source = device.allocate(bytes);
+    if (!source) return {"", 0, "could not allocate the copy anchor's buffers: " + source.error().message};
+    kiln::Result<kiln::Buffer> target = device.allocate(bytes);
+    if (!target) return {"", 0, "could not allocate the copy anchor's buffers: " + target.error().message};
+    double best_s = 0;
+    for (unsigned r = 0; r <= repeats_; ++r) {  // the first copy is a warm-up
+      const auto start = std::chrono::steady_clock::now();
+      if (kiln::Result<void> copied = target->copy_from(*source, bytes); !copied)
+        return {"", 0, "the device copy failed: " + copied.error().message};
+      // copy_from is synchronous: it returns when the bytes are there.
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (r > 0 && (best_s == 0 || seconds < best_s)) best_s = seconds;
+    }
+    if (best_s <= 0) return {"", 0, "the device copy took no measurable time"};
+    // Each byte read once and written once, as the kernels' rates count.
+    return {"copy", 2.0 * static_cast<double>(bytes) / best_s * 1e-9, ""};
+  }();
+  measured_[device.id()] = anchor;
+  return anchor;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,54 @@
+// tools/kiln/bench_anchors.hpp - what `kiln bench` divides a kernel's rate
+// by: a yardstick measured in the same run, on the same machine, so that a
+// ratio survives a loaded machine better than a bare figure does.
+//
+//   memory kernels on host-memory devices (c, cblas): the two-thread triad
+//   matmul on host-memory devices: OpenBLAS sgemm through cblas:0, same shape
+//   memory kernels on other devices: a device-to-device Buffer::copy_from
+//   matmul on other devices: the vendor BLAS (not built yet: no anchor)
+#pragma once
+
+#include <kiln/kernels/library.hpp>
+#include <kiln/runtime.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace kiln::anchors {
+class Triad;
+}
+
+namespace kiln::cli {
+
+// An anchor's rate (GB/s or GFLOP/s, the kernel's unit), or why there is none.
+struct AnchorRate {
+  std::string name;           // "triad", "cblas:0 sgemm", "copy"; empty when absent
+  double rate = 0;
+  std::string absent_reason;  // set when there is no anchor
+};
+
+class BenchAnchors {
+ public:
+  // quick: smaller anchor arrays (the CTest run); repeats: best of this many.
+  BenchAnchors(const kiln::Runtime& runtime, bool quick, unsigned repeats);
+  ~BenchAnchors();
+
+  // The anchor of `kernel` (is_matmul: GFLOP/s, else GB/s) on `device`;
+  // measured on first use and kept for the run.
+  AnchorRate anchor_for(const kiln::Device& device, const kiln::kernels::StandardKernel& kernel, bool is_matmul);
+
+ private:
+  AnchorRate triad();
+  AnchorRate cblas_matmul(const kiln::kernels::StandardKernel& kernel);
+  AnchorRate device_copy(const kiln::Device& device);
+
+  const kiln::Runtime& runtime_;
+  bool quick_;
+  unsigned repeats_;
+  std::unique_ptr<kiln::anchors::Triad> triad_;
+  double triad_gbps_ = 0;
+  std::map<std::string, AnchorRate> measured_;  // by device id or matmul shape
+};
+
+}  // namespace kiln::cli
