@@ -166,7 +166,9 @@ TEST(FaultyCandidates, AHangingCandidateIsTimedOutAtTheTunersLimit) {
   ASSERT_TRUE(report.record.has_value());
   EXPECT_GE(count(*report.record, CandidateStatus::TimedOut), 1u);
   for (const CandidateRecord& r : report.record->candidates)
-    if (r.status == CandidateStatus::TimedOut) EXPECT_NE(r.error.find("passed its time limit"), std::string::npos) << r.error;
+    if (r.status == CandidateStatus::TimedOut) {
+      EXPECT_NE(r.error.find("passed its time limit"), std::string::npos) << r.error;
+    }
   EXPECT_GE(count(*report.record, CandidateStatus::Measured), 1u);
   // The database, read back from the file, holds the timed-out candidates.
   const TuningDb db = TuningDb::open(options.db_path).value();
