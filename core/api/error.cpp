@@ -15,6 +15,7 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::Unavailable: return "unavailable";
     case ErrorCode::DeviceLost: return "device lost";
     case ErrorCode::Internal: return "internal error";
+    case ErrorCode::Timeout: return "timeout";
     case ErrorCode::Config: return "config error";
     case ErrorCode::Parse: return "parse error";
     case ErrorCode::Verify: return "invalid kernel";

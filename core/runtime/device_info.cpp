@@ -72,6 +72,7 @@ DeviceInfo DeviceInfo::from_abi(const kiln_device_info& given, std::string plugi
   out.memory_bytes = in.memory_bytes;
   out.local_memory_bytes = in.local_memory_bytes;
   out.register_bytes = in.register_bytes;
+  out.max_register_bytes = in.max_register_bytes != 0 ? in.max_register_bytes : kDefaultMaxRegisterBytes;
   for (int axis = 0; axis < 3; ++axis) {
     out.max_grid_dims[axis] = in.max_grid_dims[axis];
     out.max_local_dims[axis] = in.max_local_dims[axis];

@@ -23,6 +23,7 @@ Result<void> check_device_limits(const ir::Kernel& kernel, const DeviceInfo& inf
   // The verifier caps one STORAGE at 2^48 bytes, so the sum cannot wrap
   // before it passes any device's local memory; checked all the same.
   std::uint64_t local_bytes = 0;
+  std::uint64_t register_bytes = 0;
   std::uint64_t threads = 1;
   for (ir::ValueId id = 0; id < kernel.size(); ++id) {
     const ir::Op& op = kernel[id];
@@ -35,6 +36,17 @@ Result<void> check_device_limits(const ir::Kernel& kernel, const DeviceInfo& inf
         return over_limit(info, id, "local storage of " + std::to_string(local_bytes) +
                                         " bytes per work-group (up to this op), past the device's local memory of " +
                                         std::to_string(info.local_memory_bytes) + " bytes");
+    }
+    if (op.kind == ir::OpKind::Storage && op.scope() == ir::Scope::Register) {
+      std::uint64_t bytes = 0;
+      if (__builtin_mul_overflow(op.imm, std::uint64_t{ir::dtype_bytes(op.dtype)}, &bytes) ||
+          __builtin_add_overflow(register_bytes, bytes, &register_bytes))
+        register_bytes = UINT64_MAX;
+      const std::uint64_t limit = info.max_register_bytes != 0 ? info.max_register_bytes : kDefaultMaxRegisterBytes;
+      if (register_bytes > limit)
+        return over_limit(info, id, "register storage of " + std::to_string(register_bytes) +
+                                        " bytes per thread (up to this op), past the device's limit of " +
+                                        std::to_string(limit) + " bytes (max_register_bytes)");
     }
     if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local && op.attr < 3) {
       const auto length = ir::constant_int(kernel, op.src[0]);

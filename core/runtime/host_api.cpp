@@ -35,7 +35,7 @@ void discard_error(kiln_error* error) {
 Error take_error(kiln_error* error, std::string_view plugin, std::string_view function, std::int64_t op) {
   Error e;
   const int status = static_cast<int>(error->status);
-  e.code = status >= KILN_STATUS_INVALID_ARGUMENT && status <= KILN_STATUS_INTERNAL
+  e.code = status >= KILN_STATUS_INVALID_ARGUMENT && status <= KILN_STATUS_TIMEOUT
                ? static_cast<ErrorCode>(status)
                : ErrorCode::Internal;
   e.message = error->message.empty() ? std::string(status_name(error->status)) : error->message;
@@ -62,6 +62,7 @@ std::string_view status_name(kiln_status status) {
     case KILN_STATUS_UNAVAILABLE: return "unavailable";
     case KILN_STATUS_DEVICE_LOST: return "device lost";
     case KILN_STATUS_INTERNAL: return "internal error";
+    case KILN_STATUS_TIMEOUT: return "timeout";
   }
   return "unknown status";
 }

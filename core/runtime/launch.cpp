@@ -220,6 +220,7 @@ Result<Timing> Device::timed_launch(const Program& program, std::span<const Laun
   call.repeats = options.repeats;
   call.flags = options.flags;
   call.abort_ns = options.abort_ns;
+  call.timeout_ns = options.timeout_ns;
   call.samples_ns = timing.samples_ns.data();
   {
     std::lock_guard lock(state_->queue_mutex());

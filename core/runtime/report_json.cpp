@@ -45,6 +45,7 @@ json::object device_json(const DeviceInfo& d) {
   o["device_timer"] = d.device_timer();
   o["local_memory_bytes"] = d.local_memory_bytes;
   o["register_bytes"] = d.register_bytes;
+  o["max_register_bytes"] = d.max_register_bytes;
   o["max_local_dims"] = number_array(d.max_local_dims);
   o["max_grid_dims"] = number_array(d.max_grid_dims);
   o["clock_mhz"] = d.clock_mhz;

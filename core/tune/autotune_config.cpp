@@ -70,8 +70,10 @@ class SectionReader {
         {"warmups", integer(s.warmups, 0, 1000)},
         {"repeats", integer(s.repeats, 1, 1000)},
         {"statistic", [&](const json::value& v, const std::string& k) { return read_statistic(v, k, s.statistic); }},
-        {"abort_factor", [&](const json::value& v, const std::string& k) { return read_abort(v, k, s.abort_factor); }},
+        {"abort_factor", [&](const json::value& v, const std::string& k) { return read_factor(v, k, s.abort_factor, "never abort"); }},
         {"noise_band", number(s.noise_band, 0, 1, true)},
+        {"timeout_factor", [&](const json::value& v, const std::string& k) { return read_factor(v, k, s.timeout_factor, "no time limit"); }},
+        {"timeout_floor_s", number(s.timeout_floor_s, 0, 86400, false)},
         {"compile_threads", integer(s.compile_threads, 0, 256)},
         {"overlap_compile", [&](const json::value& v, const std::string& k) { return read_overlap(v, k, s.overlap_compile); }},
         {"allow_tf32", boolean(s.allow_tf32)},
@@ -145,10 +147,11 @@ class SectionReader {
     return error(key, "expected an integer >= 0, got " + (v.is_int64() ? json::serialize(v) : kind(v)));
   }
 
-  Result<void> read_abort(const json::value& v, const std::string& key, double& out) const {
+  // A factor of the best time: >= 1, or 0 meaning `zero_means`.
+  Result<void> read_factor(const json::value& v, const std::string& key, double& out, std::string_view zero_means) const {
     if (!v.is_number() || !std::isfinite(v.to_number<double>()) ||
         (v.to_number<double>() != 0 && v.to_number<double>() < 1))
-      return error(key, "expected a number >= 1 (or 0: never abort), got " +
+      return error(key, "expected a number >= 1 (or 0: " + std::string(zero_means) + "), got " +
                              (v.is_number() ? shortest(v.to_number<double>()) : kind(v)));
     out = v.to_number<double>();
     return {};

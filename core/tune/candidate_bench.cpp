@@ -13,6 +13,13 @@
 
 namespace kiln::tune::detail {
 
+std::uint64_t candidate_timeout_ns(const AutotuneSettings& settings, std::uint64_t best_ns) {
+  if (settings.timeout_factor <= 0) return 0;
+  const double floor_ns = settings.timeout_floor_s * 1e9;
+  const double scaled_ns = settings.timeout_factor * static_cast<double>(best_ns);
+  return static_cast<std::uint64_t>(std::ceil(std::min(std::max(floor_ns, scaled_ns), 1.8e19)));
+}
+
 namespace {
 
 // Slots of GLOBAL_MUT params that some LOAD reads: written in place.
@@ -304,13 +311,14 @@ BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOp
   return measure_runs(program, options, allowance, known);
 }
 
-Result<void> CandidateBench::run_once(const Program& program, std::uint32_t flags) {
-  if ((flags & KILN_TIMED_ISOLATE) != 0) {
+Result<void> CandidateBench::run_once(const Program& program, const TimedLaunchOptions& options) {
+  if ((options.flags & KILN_TIMED_ISOLATE) != 0) {
     // A timed launch of one run: the only launch a plugin can isolate.
     TimedLaunchOptions once;
     once.warmups = 0;
     once.repeats = 1;
-    once.flags = flags;
+    once.flags = options.flags;
+    once.timeout_ns = options.timeout_ns;
     KILN_TRY(device_.timed_launch(program, launch_args_, once));
     return {};
   }
@@ -322,7 +330,7 @@ BenchOutcome CandidateBench::measure_runs(const Program& program, const TimedLau
                                           const TimeAllowance& allowance, const Probe* known) {
   BenchOutcome outcome;
   auto failed = [&](const Error& error) {
-    outcome.status = CandidateStatus::LaunchFailed;
+    outcome.status = error.code == ErrorCode::Timeout ? CandidateStatus::TimedOut : CandidateStatus::LaunchFailed;
     outcome.error = status_text(error);
     return outcome;
   };
@@ -331,7 +339,7 @@ BenchOutcome CandidateBench::measure_runs(const Program& program, const TimedLau
   if (has_in_place_buffers()) {
     // Repeated timed runs would update the buffers again and again: check
     // one run from the restored state, then restore again for timing.
-    if (Result<void> r = run_once(program, options.flags); !r) return failed(r.error());
+    if (Result<void> r = run_once(program, options); !r) return failed(r.error());
     Result<double> error = compare_outputs(problem);
     if (!error) return failed(error.error());
     outcome.max_error = *error;

@@ -6,6 +6,7 @@
 #include "kiln/kernels/host_buffer.hpp"
 #include "kiln/kernels/library.hpp"
 #include "kiln/runtime/device.hpp"
+#include "kiln/tune/autotune_config.hpp"
 #include "kiln/tune/tuning_db.hpp"
 
 #include <cstdint>
@@ -15,6 +16,11 @@
 #include <vector>
 
 namespace kiln::tune::detail {
+
+// The time limit of one run of a candidate (TimedLaunchOptions::timeout_ns):
+// max(timeout_factor x best_ns, timeout_floor_s); the floor alone while
+// nothing is measured yet (best_ns 0); 0 (none) when timeout_factor is 0.
+std::uint64_t candidate_timeout_ns(const AutotuneSettings& settings, std::uint64_t best_ns);
 
 // How much wall time one candidate's timing may take, and the clock to
 // judge it by (seconds). Unlimited by default.
@@ -88,7 +94,7 @@ class CandidateBench {
  private:
   Result<void> restore();
   // One run, isolated when `flags` holds KILN_TIMED_ISOLATE.
-  Result<void> run_once(const Program& program, std::uint32_t flags);
+  Result<void> run_once(const Program& program, const TimedLaunchOptions& options);
   Result<double> compare_outputs(std::string& problem);
   struct Probe {
     Timing timing;

@@ -158,6 +158,7 @@ class Tuning {
     timing.flags |= KILN_TIMED_ISOLATE;
     timing.warmups = settings_.warmups;
     timing.repeats = settings_.repeats;
+    timing.timeout_ns = detail::candidate_timeout_ns(settings_, best_ns_);
     if (best_ns_ > 0 && settings_.abort_factor > 0)
       timing.abort_ns = static_cast<std::uint64_t>(std::ceil(settings_.abort_factor * static_cast<double>(best_ns_)));
     // This candidate's share of what is left of the budget (none left: one

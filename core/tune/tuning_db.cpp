@@ -62,7 +62,7 @@ constexpr const char* kEntryColumns =
     "id, kernel_hash, device_fingerprint, space_version, kernel_name, kernel_text, device_id, device_name, "
     "sequence, final_hash, best_ns, baseline_ns, timer, statistic, candidates_measured, tune_seconds, created_at";
 
-constexpr std::array<std::pair<CandidateStatus, std::string_view>, 7> kStatusNames = {{
+constexpr std::array<std::pair<CandidateStatus, std::string_view>, 8> kStatusNames = {{
     {CandidateStatus::Measured, "measured"},
     {CandidateStatus::Aborted, "aborted"},
     {CandidateStatus::Mismatch, "mismatch"},
@@ -70,6 +70,7 @@ constexpr std::array<std::pair<CandidateStatus, std::string_view>, 7> kStatusNam
     {CandidateStatus::Skipped, "skipped"},
     {CandidateStatus::CompileFailed, "compile-failed"},
     {CandidateStatus::LaunchFailed, "launch-failed"},
+    {CandidateStatus::TimedOut, "timed-out"},
 }};
 
 std::int64_t as_int(std::uint64_t v) { return static_cast<std::int64_t>(v); }

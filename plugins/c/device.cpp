@@ -27,6 +27,9 @@ kiln_device_info describe_device(const Settings& settings) {
   // thread's stack, and is fast while it fits in L1.
   info.local_memory_bytes = cpu.cache_bytes[0];
   info.register_bytes = std::uint64_t{cc.vector_bytes} * cc.vector_registers;
+  // REGISTER storage is a local array on the stack of an OpenMP thread,
+  // whose stack is 2 MiB at least (libgomp's default): a quarter of it.
+  info.max_register_bytes = 512 * 1024;
   for (auto& dim : info.max_grid_dims) dim = INT_MAX;
   // LOCAL axes are not offered: a BARRIER between threads of one group would
   // need the kernel split into phases around it (or real threads per group);

@@ -174,8 +174,17 @@ sdk::TimingResult isolated_timed_launch(const Program& program, const kiln_launc
   ::lseek(input.get(), 0, SEEK_SET);
   OwnedFd output(memfd("kiln-c-response"));
 
+  // The caller's limit per run (timeout_ns) bounds the whole worker: every
+  // run may take it; the plugin's option 'launch_timeout' caps it.
+  std::chrono::milliseconds limit = s.launch_timeout;
+  if (timed.timeout_ns != 0) {
+    const std::uint64_t runs = std::uint64_t{request.warmups} + request.repeats;
+    const std::uint64_t ms = timed.timeout_ns / 1'000'000 + 1;
+    const std::uint64_t total = ms > UINT64_MAX / runs ? UINT64_MAX : ms * runs;
+    if (total < static_cast<std::uint64_t>(limit.count())) limit = std::chrono::milliseconds(static_cast<std::int64_t>(total));
+  }
   const ProcessResult ended =
-      run_process({worker_path().string()}, s.launch_timeout,
+      run_process({worker_path().string()}, limit,
                   {{input.get(), 0}, {buffers.get(), worker::kBuffersFd}, {output.get(), worker::kResponseFd}});
   const std::string response_bytes = read_from_start(output.get());
   worker::Response response;
@@ -184,6 +193,11 @@ sdk::TimingResult isolated_timed_launch(const Program& program, const kiln_launc
   if (!answered || response.magic != worker::kResponseMagic ||
       response_bytes.size() != sizeof response + response.runs * sizeof(std::uint64_t)) {
     std::string message;
+    if (ended.timed_out && limit < s.launch_timeout)
+      sdk::fail(KILN_STATUS_TIMEOUT, "c: an isolated launch passed its time limit (no answer within " + seconds_text(limit) +
+                                         " s: timeout_ns of the timed launch x " +
+                                         std::to_string(request.warmups + request.repeats) +
+                                         " runs); the worker was killed, the buffers are left as they were");
     if (ended.timed_out)
       message = "c: the program hung in an isolated launch (no answer within " + seconds_text(s.launch_timeout) +
                 " s, option 'launch_timeout'; killed)";

@@ -14,7 +14,7 @@ namespace {
 
 void release(Program* p) {
   if (p == nullptr) return;
-  if (p->module != nullptr && p->device->open) {
+  if (p->module != nullptr && p->device->open && !p->device->lost) {  // lost: it may still run
     if (cu().cuCtxPushCurrent(p->device->context) == CUDA_SUCCESS) {
       cu().cuModuleUnload(p->module);
       CUcontext popped = nullptr;

@@ -17,6 +17,7 @@
 #include <kiln/sdk/plugin_table.hpp>
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,12 @@ struct Device {
   std::unique_ptr<StagingPool> staging;
   CUdeviceptr flush_buffer = 0;  // lazily made for timed launches that flush the L2
   std::size_t flush_bytes = 0;
+  // Set when a timed run passed its timeout. CUDA can stop a running kernel
+  // only by destroying the context, which is the primary context other CUDA
+  // users in this process share, so the kernel is left to run: every later
+  // call fails DEVICE_LOST, and nothing it may use (memory, module, stream)
+  // is freed or synchronized (that would wait for it), only leaked.
+  std::atomic<bool> lost{false};
 };
 
 struct Buffer {

@@ -57,6 +57,7 @@ void describe(Device& d, int driver_version) {
   // A thread's share of the register file when a full block runs (32-bit registers).
   const int registers = KILN_ATTR(d.handle, MAX_REGISTERS_PER_BLOCK);
   if (info.max_local_threads != 0) info.register_bytes = std::uint64_t(registers) * 4 / info.max_local_threads;
+  info.max_register_bytes = 512 * 1024;  // per-thread local memory (what spills go to) on compute capability >= 2.0
   info.max_local_dims[0] = static_cast<std::uint32_t>(KILN_ATTR(d.handle, MAX_BLOCK_DIM_X));
   info.max_local_dims[1] = static_cast<std::uint32_t>(KILN_ATTR(d.handle, MAX_BLOCK_DIM_Y));
   info.max_local_dims[2] = static_cast<std::uint32_t>(KILN_ATTR(d.handle, MAX_BLOCK_DIM_Z));
@@ -120,6 +121,7 @@ void discover_devices(PluginState& st) {
 void close_device(Device& d) {
   std::lock_guard lock(d.mutex);
   if (!d.open) return;
+  if (d.lost) return;  // synchronizing would wait for the runaway kernel (cuda.hpp)
   {
     ContextScope scope(d.context);
     cu().cuStreamSynchronize(d.stream);
@@ -135,7 +137,11 @@ void close_device(Device& d) {
 }
 
 Device& checked_device(kiln_device* device, const char* function) {
-  return sdk::checked_device(device, state().devices, function);
+  Device& d = sdk::checked_device(device, state().devices, function);
+  if (d.lost)
+    sdk::fail(KILN_STATUS_DEVICE_LOST, std::string(function) + ": the device is lost: a timed kernel passed its time "
+                                                               "limit and CUDA cannot stop it without destroying the context");
+  return d;
 }
 
 std::size_t device_total() { return state().devices.size(); }

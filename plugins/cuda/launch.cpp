@@ -4,6 +4,7 @@
 
 #include <kiln/sdk/handles.hpp>
 
+#include <kiln/sdk/deadline.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 #include <kiln/sdk/timing.hpp>
 
@@ -128,6 +129,12 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
       const EventRecord start(d.context, d.stream, true);
       enqueue(d, p, g, params);
       const EventRecord stop(d.context, d.stream, true);
+      if (args.timeout_ns != 0 && !sdk::poll_until_done(args.timeout_ns, [&] { return stop.completed(); })) {
+        d.lost = true;
+        sdk::fail_timeout("cuda: a timed kernel", args.timeout_ns,
+                          "CUDA cannot stop a running kernel without destroying the context, so the device is now "
+                          "lost for this process");
+      }
       stop.wait();
       float ms = 0;
       check_cu(cu().cuEventElapsedTime(&ms, start.get(), stop.get()), "cuEventElapsedTime");

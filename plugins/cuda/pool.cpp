@@ -78,7 +78,7 @@ kiln_error* buffer_alloc(kiln_buffer_alloc_args* raw) {
 void buffer_free(kiln_device*, kiln_buffer* buffer) {
   if (buffer == nullptr) return;
   Buffer* b = as_buffer(buffer);
-  if (b->device->open) {
+  if (b->device->open && !b->device->lost) {  // lost: the runaway kernel may still use it
     cu().cuCtxPushCurrent(b->device->context);
     cu().cuMemFree(b->ptr);
     CUcontext popped = nullptr;

@@ -271,6 +271,7 @@ void discover_devices(PluginState& st) {
 void close_device(Device& d) {
   std::lock_guard lock(d.mutex);
   if (!d.open) return;
+  if (d.lost) return;  // a kernel still runs on it: leak the queue rather than wait (plugin.h, timeout_ns)
   if (d.queue != nullptr) {
     cl().clFinish(d.queue);
     cl().clReleaseCommandQueue(d.queue);
@@ -284,7 +285,11 @@ void close_device(Device& d) {
 }
 
 Device& checked_device(kiln_device* device, const char* function) {
-  return sdk::checked_device(device, state().devices, function);
+  Device& d = sdk::checked_device(device, state().devices, function);
+  if (d.lost)
+    sdk::fail(KILN_STATUS_DEVICE_LOST, std::string(function) + ": the device is lost: a timed kernel passed its time "
+                                                               "limit and OpenCL cannot cancel it");
+  return d;
 }
 
 std::size_t device_total() { return state().devices.size(); }

@@ -2,6 +2,7 @@
 // work-groups: global = groups * local on each axis (zyx got this wrong).
 #include "opencl.hpp"
 
+#include <kiln/sdk/deadline.hpp>
 #include <kiln/sdk/handles.hpp>
 
 #include <kiln/sdk/plugin_support.hpp>
@@ -113,6 +114,16 @@ class ScopedEvent {
   cl_event event_;
 };
 
+// Waits for a timed run until `timeout_ns`; past it the device is lost
+// (OpenCL has no way to stop a running kernel).
+void wait_with_deadline(Device& d, cl_event event, std::uint64_t timeout_ns) {
+  check_cl(cl().clFlush(d.queue), "clFlush", KILN_STATUS_LAUNCH_FAILED);  // a query alone need not start it
+  if (sdk::poll_until_done(timeout_ns, [&] { return command_status(event) <= CL_COMPLETE; })) return;
+  d.lost = true;
+  sdk::fail_timeout("opencl: a timed kernel", timeout_ns,
+                    "OpenCL cannot cancel a running kernel, so the device is now lost for this process");
+}
+
 }  // namespace
 
 kiln_error* launch(kiln_launch_args* raw) {
@@ -151,6 +162,7 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
                  "clEnqueueFillBuffer(cache flush)", KILN_STATUS_LAUNCH_FAILED);
       }
       const ScopedEvent event(enqueue(d, p, range));
+      if (args.timeout_ns != 0) wait_with_deadline(d, event.get(), args.timeout_ns);
       wait_for_command(event.get(), "timed kernel");
       return kernel_ns(event.get());
     };

@@ -54,6 +54,10 @@ struct Device {
   cl_command_queue queue = nullptr;  // in-order, profiling enabled
   cl_mem flush_buffer = nullptr;     // lazily made for timed launches that flush caches
   std::atomic<std::uint64_t> allocated_bytes{0};
+  // Set when a timed run passed its timeout: OpenCL cannot cancel a running
+  // kernel, so it keeps the device; every later call fails DEVICE_LOST and
+  // close skips the clFinish that would wait for it.
+  std::atomic<bool> lost{false};
 };
 
 struct Buffer {
@@ -99,6 +103,8 @@ kiln_event* wrap_event(cl_event event);
 
 // Waits for an enqueued command; throws LAUNCH_FAILED naming `what` and the
 // command's error code when it failed.
+// The command's execution status (CL_COMPLETE, a positive stage, or its error).
+cl_int command_status(cl_event event);
 void wait_for_command(cl_event event, const char* what);
 
 // device.cpp

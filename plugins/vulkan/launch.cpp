@@ -238,7 +238,20 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
         if (!submitted) device.submit(submission);
         else device.resubmit(submission);
         submitted = true;
-        device.wait(submission);
+        if (args.timeout_ns != 0) {
+          try {
+            device.wait_or_lose(submission, args.timeout_ns);
+          } catch (...) {
+            if (device.lost()) {  // what the runaway dispatch uses must outlive it: leak it
+              submission->keep_alive(bound.descriptors);
+              (void)queries.release();
+              (void)flusher.release();
+            }
+            throw;
+          }
+        } else {
+          device.wait(submission);
+        }
       });
       return queries ? queries->elapsed_ns() : host_ns;
     };

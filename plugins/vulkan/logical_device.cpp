@@ -6,6 +6,7 @@
 #include "vk_check.hpp"
 #include "vk_struct.hpp"
 
+#include <kiln/sdk/deadline.hpp>
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <chrono>
@@ -28,6 +29,7 @@ Submission::Submission(Device& device, VkCommandBuffer command_buffer, VkFence f
     : device_(device), command_buffer_(command_buffer), fence_(fence) {}
 
 Submission::~Submission() {
+  if (device_.lost()) return;  // the running dispatch may still use them
   if (command_buffer_ != VK_NULL_HANDLE) {
     // Never submitted (recording failed) or reusable; such a submission is
     // never destroyed by retire_locked, so taking the lock here is safe.
@@ -91,6 +93,7 @@ Device::Device(const Instance& instance, const PhysicalDevice& physical, std::ui
 }
 
 Device::~Device() {
+  if (lost_) return;  // waiting would wait for the runaway dispatch; leak instead
   vk_.vkDeviceWaitIdle(device_);
   {
     std::lock_guard lock(mutex_);
@@ -158,7 +161,14 @@ VkCommandBuffer Device::take_command_buffer_locked() {
   return command_buffer;
 }
 
+void Device::check_not_lost() const {
+  if (lost_)
+    throw sdk::PluginError(KILN_STATUS_DEVICE_LOST, "vulkan: the device is lost: a timed dispatch passed its time limit "
+                                                    "and Vulkan cannot cancel it");
+}
+
 std::shared_ptr<Submission> Device::begin(bool reusable) {
+  check_not_lost();
   const VkFence fence = take_fence();
   VkCommandBuffer command_buffer = VK_NULL_HANDLE;
   try {
@@ -196,6 +206,7 @@ void Device::submit(const std::shared_ptr<Submission>& submission) {
 }
 
 void Device::resubmit(const std::shared_ptr<Submission>& submission) {
+  check_not_lost();
   std::lock_guard lock(mutex_);
   if (submission->finished_) {
     vk_check(vk_.vkResetFences(device_, 1, &submission->fence_), "vkResetFences");
@@ -226,7 +237,19 @@ void Device::wait(const std::shared_ptr<Submission>& submission) {
   if (!submission->finished_) retire_locked(false, submission.get());  // else another thread did
 }
 
+void Device::wait_or_lose(const std::shared_ptr<Submission>& submission, std::uint64_t timeout_ns) {
+  const VkResult status = vk_.vkWaitForFences(device_, 1, &submission->fence_, VK_TRUE, timeout_ns);
+  if (status == VK_TIMEOUT) {
+    lost_ = true;
+    sdk::fail_timeout("vulkan: a timed dispatch", timeout_ns,
+                      "Vulkan cannot cancel a running dispatch, so the device is now lost for this process");
+  }
+  vk_check(status, "vkWaitForFences", KILN_STATUS_DEVICE_LOST);
+  wait(submission);  // retires it (and those before it) in order
+}
+
 void Device::synchronize() {
+  check_not_lost();
   std::lock_guard lock(mutex_);
   retire_locked(true, nullptr);
 }

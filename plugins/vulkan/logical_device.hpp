@@ -9,6 +9,8 @@
 
 #include "device.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -86,8 +88,15 @@ class Device {
   // Waits for a submission (and, in order, all before it) and finishes them.
   // Throws PluginError(DEVICE_LOST/...) on failure.
   void wait(const std::shared_ptr<Submission>& submission);
+  // As wait, but gives up after `timeout_ns`: Vulkan cannot stop a running
+  // dispatch, so the device is then lost (lost()) and TIMEOUT is thrown.
+  void wait_or_lose(const std::shared_ptr<Submission>& submission, std::uint64_t timeout_ns);
   // Waits for all submitted work.
   void synchronize();
+  // After a timeout a dispatch may still run on the device: every later
+  // begin/submit/synchronize fails DEVICE_LOST, and nothing it may touch
+  // (memory, fences, command buffers, the VkDevice) is freed, only leaked.
+  bool lost() const { return lost_; }
 
   // Reusable staging buffers for copies.
   StagingCache& staging() { return *staging_; }
@@ -119,6 +128,8 @@ class Device {
   std::uint64_t allocated_bytes_ = 0;
   std::string cache_key_;
   std::uint32_t wait_spin_us_ = 0;
+  std::atomic<bool> lost_{false};
+  void check_not_lost() const;
   std::unique_ptr<StagingCache> staging_;
 };
 

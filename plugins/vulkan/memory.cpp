@@ -54,6 +54,7 @@ Allocation::Allocation(Device& device, std::uint64_t bytes, MemoryUse use) : dev
 }
 
 Allocation::~Allocation() {
+  if (device_.lost()) return;  // a runaway dispatch may still use it (logical_device.hpp)
   const DeviceFunctions& vk = device_.vk();
   vk.vkDestroyBuffer(device_.handle(), buffer_, nullptr);
   vk.vkFreeMemory(device_.handle(), memory_, nullptr);  // unmaps implicitly

@@ -53,7 +53,9 @@ Program::Program(Device& device, std::string glsl, KernelInterface iface, std::s
   }
 }
 
-Program::~Program() { destroy(); }
+Program::~Program() {
+  if (!device_.lost()) destroy();  // else a runaway dispatch may still use the pipeline: leak it
+}
 
 void Program::destroy() {
   const DeviceFunctions& vk = device_.vk();

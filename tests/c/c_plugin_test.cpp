@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "support/kernel_runner.hpp"
+#include "support/timeout_launch.hpp"
 #include "support/wire_builder.hpp"
 
 #include <algorithm>
@@ -440,6 +441,25 @@ TEST_F(CPlugin, TimedLaunchReportsMinAndMedian) {
 // KILN_TIMED_ISOLATE: the same results and timing fields as in-process,
 // from kiln-c-worker; a program that crashes there is LAUNCH_FAILED naming
 // the signal, with the buffers left as they were.
+// timeout_ns on an isolated launch: a kernel that would run for minutes is
+// TIMEOUT within about the limit (the worker is killed), and the device
+// takes the next launch as if nothing happened.
+TEST_F(CPlugin, IsolatedTimedLaunchPastItsTimeoutIsKilledAndTheDeviceStaysUsable) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  kiln_device* d = plugin.open(0);
+  const TimeoutOutcome outcome =
+      timed_launch_with_timeout(plugin, d, kiln::conformance::wire_long_loop(36), long_loop_args(), 300'000'000,
+                                KILN_TIMED_ISOLATE);
+  EXPECT_EQ(outcome.status, KILN_STATUS_TIMEOUT) << outcome.message;
+  EXPECT_NE(outcome.message.find("passed its time limit (no answer within 0.3 s"), std::string::npos) << outcome.message;
+  EXPECT_LT(outcome.seconds, 5.0);
+  const std::vector<float> one(1, 1.0f);
+  const TimeoutOutcome next = timed_launch_with_timeout(plugin, d, wire_add_f32(1),
+                                                        {HostArg::of(one), HostArg::of(one), HostArg::of(one)},
+                                                        5'000'000'000, KILN_TIMED_ISOLATE);
+  EXPECT_EQ(next.status, KILN_STATUS_OK) << next.message;
+}
+
 TEST_F(CPlugin, IsolatedTimedLaunchMatchesInProcessAndSurvivesACrash) {
   constexpr std::size_t kN = 1 << 12;
   AbiPlugin plugin(plugin_path("c"), options("\"test_plant_fault\": \"segv\", \"test_plant_every\": 2"));

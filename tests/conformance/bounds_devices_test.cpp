@@ -191,6 +191,25 @@ TEST_P(BoundsOnDevice, LimitsAreCheckedBeforeCompile) {
               std::string::npos)
         << p.error().to_string();
   }
+  {
+    // REGISTER storage one element past the device's limit (or kiln's
+    // default where the plugin gives none): refused, naming the limit;
+    // exactly at it: accepted by the check (the plugin may still refuse).
+    ASSERT_NE(info.max_register_bytes, 0u);  // the host fills in the default
+    const std::uint64_t at_limit = info.max_register_bytes / 4;
+    auto with_registers = [&](std::uint64_t elements) {
+      return kernel_of("%0 = param 0 global_mut f32[1]\n%1 = storage register f32[" + std::to_string(elements) +
+                       "]\n%2 = const i64 0\n%3 = const f32 1\n" +
+                       "store f32 %1[%2], %3\n%5 = load f32 %1[%2]\nstore f32 %0[%2], %5\n");
+    };
+    Result<Program> p = device_.compile(with_registers(at_limit + 1), {.mode = CompileMode::Frozen});
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.error().message.find("register storage of " + std::to_string((at_limit + 1) * 4) +
+                                     " bytes per thread (up to this op), past the device's limit of " +
+                                     std::to_string(info.max_register_bytes) + " bytes (max_register_bytes)"),
+              std::string::npos)
+        << p.error().to_string();
+  }
   if (info.max_local_threads != 0 && info.max_local_threads < UINT32_MAX / 2) {
     const std::uint64_t threads = std::uint64_t{info.max_local_threads} * 2;
     const ir::Kernel wide = kernel_of("%0 = param 0 global_mut f32[" + std::to_string(threads) + "]\n%1 = const i64 " +

@@ -40,7 +40,7 @@ TEST(AutotuneConfig, ReadsEveryField) {
     "mode": "db-only", "n_launches": 40, "n_seeds": 10, "n_added_per_step": 5,
     "n_removed_per_step": 0, "n_total_opts": 7, "max_sequence_length": 3, "max_kernel_ops": 0,
     "budget_s": 2.5, "seed": 18446744073709551615, "warmups": 0, "repeats": 9,
-    "statistic": "min", "abort_factor": 0, "noise_band": 0.1,
+    "statistic": "min", "abort_factor": 0, "noise_band": 0.1, "timeout_factor": 20, "timeout_floor_s": 0.25,
     "compile_threads": 3, "overlap_compile": "never", "allow_tf32": true
   })").value();
   const AutotuneSettings& s = config.autotune.settings;
@@ -59,6 +59,8 @@ TEST(AutotuneConfig, ReadsEveryField) {
   EXPECT_EQ(s.statistic, TimingStatistic::Min);
   EXPECT_EQ(s.abort_factor, 0);
   EXPECT_DOUBLE_EQ(s.noise_band, 0.1);
+  EXPECT_DOUBLE_EQ(s.timeout_factor, 20);
+  EXPECT_DOUBLE_EQ(s.timeout_floor_s, 0.25);
   EXPECT_EQ(s.compile_threads, 3u);
   EXPECT_EQ(s.overlap_compile, AutotuneSettings::Overlap::Never);
   EXPECT_TRUE(s.allow_tf32);
@@ -77,6 +79,10 @@ TEST(AutotuneConfig, WrongTypesAndRangesNameFileLineColumnAndKey) {
             "/etc/kiln/config.json:2:16: autotune.mode: expected one of \"tune\", \"db-only\", \"off\", got \"fast\"");
   EXPECT_EQ(error_of(R"({"abort_factor": 0.5})"),
             "/etc/kiln/config.json:2:16: autotune.abort_factor: expected a number >= 1 (or 0: never abort), got 0.5");
+  EXPECT_EQ(error_of(R"({"timeout_factor": 0.5})"),
+            "/etc/kiln/config.json:2:16: autotune.timeout_factor: expected a number >= 1 (or 0: no time limit), got 0.5");
+  EXPECT_EQ(error_of(R"({"timeout_floor_s": 0})"),
+            "/etc/kiln/config.json:2:16: autotune.timeout_floor_s: expected a number > 0 and <= 86400, got 0");
   EXPECT_EQ(error_of(R"({"seed": -3})"), "/etc/kiln/config.json:2:16: autotune.seed: expected an integer >= 0, got -3");
   EXPECT_EQ(error_of(R"({"noise_band": 2})"),
             "/etc/kiln/config.json:2:16: autotune.noise_band: expected a number >= 0 and <= 1, got 2");

@@ -278,3 +278,16 @@ TEST(CandidateBench, AGroupPastTheBudgetLeavesTheReferenceToTheDevice) {
   const ir::Kernel wrong = test::parse_ir(replace(kAdd, "add f32", "sub f32"));
   EXPECT_EQ(bench.measure(device.compile(wrong, kFrozen).value(), {}).status, CandidateStatus::Mismatch);
 }
+
+// The time limit of a candidate run: the floor until something is measured,
+// then timeout_factor x the best, never below the floor; none for factor 0.
+TEST(AutotuneConfig, CandidateTimeoutIsTheFactorOfTheBestAboveTheFloor) {
+  kiln::tune::AutotuneSettings s;
+  s.timeout_factor = 50;
+  s.timeout_floor_s = 0.5;
+  EXPECT_EQ(kiln::tune::detail::candidate_timeout_ns(s, 0), 500'000'000u);
+  EXPECT_EQ(kiln::tune::detail::candidate_timeout_ns(s, 1'000'000), 500'000'000u);     // 50 ms < the floor
+  EXPECT_EQ(kiln::tune::detail::candidate_timeout_ns(s, 20'000'000), 1'000'000'000u);  // 50 x 20 ms
+  s.timeout_factor = 0;
+  EXPECT_EQ(kiln::tune::detail::candidate_timeout_ns(s, 20'000'000), 0u);
+}

@@ -141,3 +141,38 @@ TEST(FaultyCandidates, AHangingCandidateIsAbandonedAtTheLaunchTimeout) {
   EXPECT_TRUE(named);
   EXPECT_GE(count(*report.record, CandidateStatus::Measured), 1u);
 }
+
+// The tuner's own limit (autotune.timeout_factor / timeout_floor_s, through
+// the timed launch's timeout_ns) abandons a hanging candidate as timed out,
+// long before the plugin's launch_timeout (60 s by default) would.
+TEST(FaultyCandidates, AHangingCandidateIsTimedOutAtTheTunersLimit) {
+  const fs::path built = fs::path(KILN_PLUGIN_DIR);
+  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
+  Scratch s;
+  fs::create_directories(s.dir / "plugins");
+  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
+  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
+  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang").value();
+  const Device device = runtime.device("faulty:0").value();
+  const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
+  TuneOptions options = small_options(s, 4);
+  options.args = add.args;
+  options.settings.timeout_floor_s = 0.4;
+  const auto begin = std::chrono::steady_clock::now();
+  const Program program =
+      device.compile(add.kernel, {.mode = CompileMode::Tuned, .tune_on_miss = true, .tuning = options}).value();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(30));
+  const CompileReport& report = program.compile_report();
+  ASSERT_TRUE(report.record.has_value());
+  EXPECT_GE(count(*report.record, CandidateStatus::TimedOut), 1u);
+  for (const CandidateRecord& r : report.record->candidates)
+    if (r.status == CandidateStatus::TimedOut) {
+      EXPECT_NE(r.error.find("passed its time limit"), std::string::npos) << r.error;
+    }
+  EXPECT_GE(count(*report.record, CandidateStatus::Measured), 1u);
+  // The database, read back from the file, holds the timed-out candidates.
+  const TuningDb db = TuningDb::open(options.db_path).value();
+  const std::optional<TuningEntry> stored = db.find(report.record->key).value();
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->candidates, report.record->candidates);
+}

@@ -27,6 +27,7 @@ enum class ErrorCode : int {
   Unavailable = KILN_STATUS_UNAVAILABLE,
   DeviceLost = KILN_STATUS_DEVICE_LOST,
   Internal = KILN_STATUS_INTERNAL,
+  Timeout = KILN_STATUS_TIMEOUT,  // a run passed its time limit (TimedLaunchOptions::timeout_ns)
   // The core's own.
   Config = 100,       // config.json unreadable, malformed or of the wrong shape
   Parse = 101,        // IR text does not parse

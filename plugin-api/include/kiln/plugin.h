@@ -111,7 +111,8 @@ typedef enum kiln_status {
   KILN_STATUS_LAUNCH_FAILED = 6,
   KILN_STATUS_UNAVAILABLE = 7,      /* no driver, no device, library missing */
   KILN_STATUS_DEVICE_LOST = 8,
-  KILN_STATUS_INTERNAL = 9          /* a bug in the plugin */
+  KILN_STATUS_INTERNAL = 9,         /* a bug in the plugin */
+  KILN_STATUS_TIMEOUT = 10          /* ABI 1.1: a run passed kiln_timed_launch_args.timeout_ns */
 } kiln_status;
 
 typedef enum kiln_log_level {
@@ -255,10 +256,16 @@ typedef struct kiln_device_info {
   uint32_t binary_dtypes[KILN_CAP_SLOTS];  /* [kiln_binary_op]: KILN_DTYPE_BIT mask */
   uint64_t features[KILN_FEATURE_WORDS];   /* KILN_FEATURE_* bits */
   const kiln_extension* extensions;        /* plugin-owned chain, or NULL */
+  /* The most REGISTER storage one thread may declare (bytes; private or
+   * per-thread local memory, spills included): a hard limit, unlike the
+   * register_bytes budget the optimizer plans with. A kernel past it is
+   * refused before compile, naming both. 0: unknown; the host then applies
+   * 64 KiB (docs/plugin-guide.md, "Devices"). */
+  uint64_t max_register_bytes;
 } kiln_device_info;
 
 #define KILN_DEVICE_INFO_STRUCT_SIZE_1_0 KILN_STRUCT_SIZE(kiln_device_info, memory_bandwidth_gbps)
-#define KILN_DEVICE_INFO_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_device_info, extensions)
+#define KILN_DEVICE_INFO_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_device_info, max_register_bytes)
 
 /* ======================================================= argument structs == */
 
@@ -435,9 +442,23 @@ typedef struct kiln_timed_launch_args {
    * is non-NULL and from `launch` otherwise (the SDK's
    * sdk::read_timed_launch does). Valid for the call only. */
   const kiln_launch_args* launch_args;
+  /* If nonzero: the longest one run (warm-up or timed) may take. The plugin
+   * waits for each run with this deadline (polling its event or fence) and
+   * past it returns KILN_STATUS_TIMEOUT naming the limit. What happens to
+   * the run that passed it depends on what the API can cancel:
+   *   - the C plugin's isolated launch (KILN_TIMED_ISOLATE) kills its worker
+   *     process: the device stays usable, the buffers are left as they were;
+   *   - OpenCL, Vulkan and CUDA cannot stop a kernel that is running (CUDA
+   *     only by destroying the context, OpenCL and Vulkan not at all), so
+   *     the kernel keeps the device: the plugin marks the device lost, and
+   *     every later call on it fails with KILN_STATUS_DEVICE_LOST.
+   * A plugin that runs in-process and cannot wait with a deadline (the C
+   * plugin without KILN_TIMED_ISOLATE) ignores it. Plugins of minor 0, and
+   * callers that set a smaller struct_size, read it as 0 (no limit). */
+  uint64_t timeout_ns;
 } kiln_timed_launch_args;
 #define KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE_1_0 KILN_STRUCT_SIZE(kiln_timed_launch_args, timer)
-#define KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_timed_launch_args, launch_args)
+#define KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE KILN_STRUCT_SIZE(kiln_timed_launch_args, timeout_ns)
 
 typedef struct kiln_cache_key_args {
   size_t struct_size;
@@ -615,8 +636,9 @@ typedef struct kiln_plugin_api {
   /* Runs the program warmups + repeats times synchronously and reports the
    * time of the kernel alone (device timer where the device has one).
    * Inputs written in place are NOT restored between runs. samples_ns, if
-   * set, is the caller's. Errors: as launch, and INVALID_ARGUMENT for
-   * repeats == 0.                                                [per device] */
+   * set, is the caller's. Errors: as launch, INVALID_ARGUMENT for
+   * repeats == 0, TIMEOUT (a run passed timeout_ns; see there what becomes
+   * of the device), and DEVICE_LOST after such a timeout.        [per device] */
   kiln_error* (*launch_timed)(kiln_timed_launch_args* args);
 
   /* Identifies compile's output for caching: equal keys and equal kernels
@@ -691,7 +713,7 @@ KILN_STATIC_ASSERT(KILN_HOST_API_STRUCT_SIZE_1_0 == 48, kiln_host_api_size_1_0);
 KILN_STATIC_ASSERT(KILN_HOST_API_STRUCT_SIZE == 56, kiln_host_api_size);
 KILN_STATIC_ASSERT(KILN_DEVICE_INFO_STRUCT_SIZE_1_0 == 488, kiln_device_info_size_1_0);
 KILN_STATIC_ASSERT(offsetof(kiln_device_info, op_kind_dtypes) == 488, kiln_device_info_1_1_start);
-KILN_STATIC_ASSERT(KILN_DEVICE_INFO_STRUCT_SIZE == 1296, kiln_device_info_size);
+KILN_STATIC_ASSERT(KILN_DEVICE_INFO_STRUCT_SIZE == 1304, kiln_device_info_size);
 KILN_STATIC_ASSERT(KILN_INIT_ARGS_STRUCT_SIZE == 32, kiln_init_args_size);
 KILN_STATIC_ASSERT(KILN_DEVICE_COUNT_ARGS_STRUCT_SIZE == 12, kiln_device_count_args_size);
 KILN_STATIC_ASSERT(KILN_DEVICE_INFO_ARGS_STRUCT_SIZE == 24, kiln_device_info_args_size);
@@ -705,7 +727,7 @@ KILN_STATIC_ASSERT(KILN_PROGRAM_SOURCE_ARGS_STRUCT_SIZE == 40, kiln_program_sour
 KILN_STATIC_ASSERT(KILN_LAUNCH_ARGS_STRUCT_SIZE == 88, kiln_launch_args_size);
 KILN_STATIC_ASSERT(sizeof(kiln_launch_args_1_0) == 88, kiln_launch_args_1_0_size);
 KILN_STATIC_ASSERT(KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE_1_0 == 156, kiln_timed_launch_args_size_1_0);
-KILN_STATIC_ASSERT(KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE == 168, kiln_timed_launch_args_size);
+KILN_STATIC_ASSERT(KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE == 176, kiln_timed_launch_args_size);
 KILN_STATIC_ASSERT(KILN_CACHE_KEY_ARGS_STRUCT_SIZE == 24, kiln_cache_key_args_size);
 KILN_STATIC_ASSERT(KILN_SHUTDOWN_ARGS_STRUCT_SIZE == 8, kiln_shutdown_args_size);
 KILN_STATIC_ASSERT(KILN_DEVICE_CLOSE_ARGS_STRUCT_SIZE == 16, kiln_device_close_args_size);

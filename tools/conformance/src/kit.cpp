@@ -23,6 +23,7 @@ std::string_view status_text(kiln_status s) {
     case KILN_STATUS_UNAVAILABLE: return "UNAVAILABLE";
     case KILN_STATUS_DEVICE_LOST: return "DEVICE_LOST";
     case KILN_STATUS_INTERNAL: return "INTERNAL";
+    case KILN_STATUS_TIMEOUT: return "TIMEOUT";
   }
   return "unknown status";
 }

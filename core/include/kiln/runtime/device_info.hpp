@@ -17,6 +17,12 @@ enum class DeviceKind { Unknown, Cpu, Gpu, Accelerator, Virtual };
 // "cpu", "gpu", "accelerator", "virtual", "unknown"
 std::string_view device_kind_name(DeviceKind kind);
 
+// REGISTER storage per thread past which a kernel is refused before compile
+// on a device whose plugin gives no max_register_bytes: 64 KiB, far past any
+// register file (what is stored beyond it spills to memory) and within the
+// stack of any host thread the C plugin's OpenMP runs on.
+inline constexpr std::uint64_t kDefaultMaxRegisterBytes = 64 * 1024;
+
 struct DeviceInfo {
   std::string id;        // "<plugin>:<index>", e.g. "c:0"
   std::string plugin;    // the plugin's name
@@ -30,7 +36,10 @@ struct DeviceInfo {
   std::uint32_t flags = 0;  // KILN_DEVICE_*
   std::uint64_t memory_bytes = 0;
   std::uint64_t local_memory_bytes = 0;
-  std::uint64_t register_bytes = 0;
+  std::uint64_t register_bytes = 0;      // REGISTER storage budget per thread (the optimizer's)
+  // The hard limit on REGISTER storage per thread; 0 from a plugin that does
+  // not say becomes kDefaultMaxRegisterBytes.
+  std::uint64_t max_register_bytes = 0;
   std::array<std::uint64_t, 3> max_grid_dims{};
   std::array<std::uint32_t, 3> max_local_dims{};
   std::uint32_t max_local_threads = 0;

@@ -68,6 +68,11 @@ struct TimedLaunchOptions {
   std::uint32_t repeats = 5;      // >= 1
   std::uint64_t abort_ns = 0;     // stop early after a run longer than this (0: never)
   std::uint32_t flags = 0;        // KILN_TIMED_*
+  // The longest one run may take (0: no limit); past it the launch fails
+  // ErrorCode::Timeout. Where the API cannot cancel a running kernel
+  // (OpenCL, Vulkan, CUDA) the device is lost afterwards (kiln/plugin.h,
+  // timeout_ns); the C plugin honours it only with KILN_TIMED_ISOLATE.
+  std::uint64_t timeout_ns = 0;
 };
 
 struct Timing {

@@ -49,6 +49,12 @@ struct AutotuneSettings {
   TimingStatistic statistic = TimingStatistic::Median;
   double abort_factor = 3;   // stop timing a candidate after a run this many times the best so far
   double noise_band = 0.02;  // relative: times this close to the best tie; the simpler sequence wins
+  // A candidate run longer than max(timeout_factor x the best so far,
+  // timeout_floor_s) is abandoned as timed out (the first, with no best yet:
+  // timeout_floor_s). 0 for the factor: no limit. On OpenCL, Vulkan and CUDA
+  // the device is lost afterwards (kiln/plugin.h, timeout_ns).
+  double timeout_factor = 50;
+  double timeout_floor_s = 10;
 
   // Compilation of candidates: threads (0: one per hardware thread, at most 8).
   std::uint32_t compile_threads = 0;

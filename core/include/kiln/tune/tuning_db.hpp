@@ -37,6 +37,7 @@ enum class CandidateStatus {
   Skipped,        // not compiled: its kernel is larger than max_kernel_ops
   CompileFailed,  // the plugin did not compile it (e.g. unsupported)
   LaunchFailed,   // the launch or the result read-back failed
+  TimedOut,       // a run passed the timeout (timeout_factor x the best, at least timeout_floor_s)
 };
 std::string_view candidate_status_name(CandidateStatus status);  // "measured", "aborted", "mismatch", ...
 std::optional<CandidateStatus> candidate_status_from_name(std::string_view name);

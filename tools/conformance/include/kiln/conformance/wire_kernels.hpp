@@ -108,6 +108,29 @@ inline std::vector<kiln_op> wire_naive_matmul(std::int64_t m, std::int64_t n, st
   return w.ops;
 }
 
+// out[0] = the 2^iterations_log2-th term of x -> x * 0.9999999 + 1 from 0:
+// one dependent multiply-add per iteration of a LOOP over an index of 2^12
+// iterations, in each of 2^(iterations_log2 - 12) work-groups (all store the
+// same value). Long loops alone would not do: llvmpipe (lavapipe) cuts its
+// loops short. Nothing can shorten the work (2^36: minutes on any device). For the timeout of timed launches
+// (kiln_timed_launch_args.timeout_ns): it ends, but long after any test's limit.
+inline std::vector<kiln_op> wire_long_loop(int iterations_log2) {
+  using Id = WireBuilder::Id;
+  WireBuilder w;
+  const Id out = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 0, 1);
+  const Id acc = w.storage(KILN_SCOPE_REGISTER, KILN_DTYPE_F32, 1);
+  const Id zero = w.const_i64(0);
+  const int loop_log2 = iterations_log2 < 12 ? iterations_log2 : 12;
+  w.group_index(0, w.const_i64(std::int64_t{1} << (iterations_log2 - loop_log2)));
+  w.store(KILN_DTYPE_F32, acc, zero, w.const_f32(0.0f));
+  const Id i = w.loop(w.const_i64(std::int64_t{1} << loop_log2));
+  w.store(KILN_DTYPE_F32, acc, zero,
+          w.mad(KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, acc, zero), w.const_f32(0.9999999f), w.const_f32(1.0f)));
+  w.end_loop(i);
+  w.store(KILN_DTYPE_F32, out, zero, w.load(KILN_DTYPE_F32, acc, zero));
+  return w.ops;
+}
+
 }  // namespace kiln::conformance
 
 namespace kiln::conformance::probe {

@@ -1,0 +1,54 @@
+// tests/support/timeout_launch.hpp - a timed launch of a kernel that runs for
+// minutes (kiln::conformance::wire_long_loop) with a short timeout_ns, as
+// the plugin tests of c (isolated worker), opencl and vulkan make it.
+#pragma once
+
+#include "support/kernel_runner.hpp"
+#include "support/wire_kernels.hpp"
+
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace kiln::test {
+
+struct TimeoutOutcome {
+  kiln_status status = KILN_STATUS_OK;
+  std::string message;
+  double seconds = 0;  // how long launch_timed took to give up
+};
+
+// The arguments of kiln::conformance::wire_long_loop: out, one float.
+inline std::vector<HostArg> long_loop_args() { return {HostArg::of(std::vector<float>(1, -1.0f))}; }
+
+// Compiles `ops` on `device` and times one run of it on `args` with
+// `timeout_ns`; the status and message of the error it returned (OK when none).
+inline TimeoutOutcome timed_launch_with_timeout(const AbiPlugin& plugin, kiln_device* device,
+                                                const std::vector<kiln_op>& ops, const std::vector<HostArg>& args,
+                                                std::uint64_t timeout_ns, std::uint32_t flags = 0) {
+  TimeoutOutcome outcome;
+  const auto begin = std::chrono::steady_clock::now();
+  try {
+    ProgramHandle program(plugin, plugin.compile(device, ops));
+    DeviceArgs device_args(plugin, device, args);
+    kiln_timed_launch_args t{};
+    t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+    const kiln_launch_args launch = launch_args(ops, device, program.get(), device_args.abi());
+    t.launch = kiln::sdk::launch_args_1_0(launch);
+    t.launch_args = &launch;
+    t.warmups = 0;
+    t.repeats = 1;
+    t.flags = flags;
+    t.timeout_ns = timeout_ns;
+    check(plugin.api().launch_timed(&t));
+  } catch (const AbiError& e) {  // from compile (a lost device) or the launch
+    outcome.status = e.status;
+    outcome.message = e.what();
+  }
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return outcome;
+}
+
+}  // namespace kiln::test
