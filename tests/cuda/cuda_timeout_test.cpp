@@ -1,0 +1,55 @@
+// CUDA: a timed launch past its timeout_ns. A running kernel cannot be
+// stopped without destroying the context (which other CUDA users of the
+// process share), so the plugin gives the run up as TIMEOUT and marks the
+// device lost (plugin.h, timeout_ns). The kernel keeps the GPU busy until its
+// process ends, so the test runs in a child process (a death test).
+// Without a driver it is skipped with the reason.
+#include <gtest/gtest.h>
+
+#include "support/timeout_launch.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace kiln::test {
+namespace {
+
+// In the child: the timed run, the lost device, and a shutdown that does
+// not wait for the runaway kernel; exits 0 when all held.
+[[noreturn]] void time_out_then_lose_the_device() {
+  int failures = 0;
+  auto expect = [&](bool ok, const std::string& what) {
+    if (!ok) {
+      std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+      ++failures;
+    }
+  };
+  {
+    AbiPlugin plugin(plugin_path("cuda"));
+    kiln_device* d = plugin.open(0);
+    const TimeoutOutcome outcome =
+        timed_launch_with_timeout(plugin, d, kiln::conformance::wire_long_loop(36), long_loop_args(), 300'000'000);
+    expect(outcome.status == KILN_STATUS_TIMEOUT, "status TIMEOUT: " + outcome.message);
+    expect(outcome.message.find("passed its time limit of 300 ms") != std::string::npos, outcome.message);
+    expect(outcome.seconds < 5.0, "gave up within 5 s: " + std::to_string(outcome.seconds));
+    const TimeoutOutcome next =
+        timed_launch_with_timeout(plugin, d, kiln::conformance::wire_long_loop(1), long_loop_args(), 300'000'000);
+    expect(next.status == KILN_STATUS_DEVICE_LOST, "then DEVICE_LOST: " + next.message);
+  }  // plugin shutdown: must not wait for the kernel
+  std::_Exit(failures == 0 ? 0 : 1);
+}
+
+TEST(CudaTimeout, ARunPastItsTimeoutIsTimeoutAndTheDeviceIsLost) {
+  try {
+    AbiPlugin probe(plugin_path("cuda"));
+    if (probe.device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  } catch (const AbiError& e) {
+    if (e.status == KILN_STATUS_UNAVAILABLE) GTEST_SKIP() << "no CUDA device: " << e.what();
+    throw;
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the driver has threads: re-execute, do not fork them
+  EXPECT_EXIT(time_out_then_lose_the_device(), ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace kiln::test
