@@ -6,7 +6,6 @@
 
 #include "support/timeout_launch.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 
 namespace kiln::test {
@@ -16,23 +15,9 @@ namespace {
 // not wait for the runaway kernel; exits 0 when all held.
 [[noreturn]] void time_out_then_lose_the_device() {
   int failures = 0;
-  auto expect = [&](bool ok, const std::string& what) {
-    if (!ok) {
-      std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-      ++failures;
-    }
-  };
   {
     AbiPlugin plugin(plugin_path("opencl"));
-    kiln_device* d = plugin.open(0);
-    const TimeoutOutcome outcome =
-        timed_launch_with_timeout(plugin, d, kiln::conformance::wire_long_loop(36), long_loop_args(), 300'000'000);
-    expect(outcome.status == KILN_STATUS_TIMEOUT, "status TIMEOUT: " + outcome.message);
-    expect(outcome.message.find("passed its time limit of 300 ms") != std::string::npos, outcome.message);
-    expect(outcome.seconds < 5.0, "gave up within 5 s: " + std::to_string(outcome.seconds));
-    const TimeoutOutcome next =
-        timed_launch_with_timeout(plugin, d, kiln::conformance::wire_long_loop(1), long_loop_args(), 300'000'000);
-    expect(next.status == KILN_STATUS_DEVICE_LOST, "then DEVICE_LOST: " + next.message);
+    failures = expect_timeout_then_lost_device(plugin, plugin.open(0), 36);
   }  // plugin shutdown: must not wait for the kernel
   std::_Exit(failures == 0 ? 0 : 1);
 }

@@ -9,6 +9,7 @@
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,30 @@ inline TimeoutOutcome timed_launch_with_timeout(const AbiPlugin& plugin, kiln_de
   }
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return outcome;
+}
+
+// What the GPU plugins' timeout tests check, in a child process (the
+// runaway kernel ends with it): 2^iterations_log2 dependent multiply-adds
+// timed with a 300 ms limit give TIMEOUT within 5 s, naming the limit, and
+// the next launch DEVICE_LOST. Returns the number of failures, each printed
+// to stderr (a death test sees no gtest expectations of its child).
+inline int expect_timeout_then_lost_device(const AbiPlugin& plugin, kiln_device* device, int iterations_log2) {
+  int failures = 0;
+  auto expect = [&](bool ok, const std::string& what) {
+    if (!ok) {
+      std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+      ++failures;
+    }
+  };
+  const TimeoutOutcome outcome = timed_launch_with_timeout(
+      plugin, device, kiln::conformance::wire_long_loop(iterations_log2), long_loop_args(), 300'000'000);
+  expect(outcome.status == KILN_STATUS_TIMEOUT, "status TIMEOUT: " + outcome.message);
+  expect(outcome.message.find("passed its time limit of 300 ms") != std::string::npos, outcome.message);
+  expect(outcome.seconds < 5.0, "gave up within 5 s: " + std::to_string(outcome.seconds));
+  const TimeoutOutcome next =
+      timed_launch_with_timeout(plugin, device, kiln::conformance::wire_long_loop(1), long_loop_args(), 300'000'000);
+  expect(next.status == KILN_STATUS_DEVICE_LOST, "then DEVICE_LOST: " + next.message);
+  return failures;
 }
 
 }  // namespace kiln::test

@@ -7,7 +7,6 @@
 
 #include "support/timeout_launch.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 
 namespace kiln::test {
@@ -16,22 +15,8 @@ namespace {
 // In the child: the timed run, the lost device, and a device close that
 // does not wait for the runaway dispatch; exits 0 when all held.
 [[noreturn]] void time_out_then_lose_the_device() {
-  int failures = 0;
-  auto expect = [&](bool ok, const std::string& what) {
-    if (!ok) {
-      std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-      ++failures;
-    }
-  };
   VulkanSession& s = vulkan_session();
-  const TimeoutOutcome outcome = timed_launch_with_timeout(*s.plugin, s.device, kiln::conformance::wire_long_loop(36),
-                                                           long_loop_args(), 300'000'000);
-  expect(outcome.status == KILN_STATUS_TIMEOUT, "status TIMEOUT: " + outcome.message);
-  expect(outcome.message.find("passed its time limit of 300 ms") != std::string::npos, outcome.message);
-  expect(outcome.seconds < 5.0, "gave up within 5 s: " + std::to_string(outcome.seconds));
-  const TimeoutOutcome next = timed_launch_with_timeout(*s.plugin, s.device, kiln::conformance::wire_long_loop(1),
-                                                        long_loop_args(), 300'000'000);
-  expect(next.status == KILN_STATUS_DEVICE_LOST, "then DEVICE_LOST: " + next.message);
+  const int failures = expect_timeout_then_lost_device(*s.plugin, s.device, 36);
   s.plugin->api().device_close(s.device);  // must not wait for the dispatch
   std::_Exit(failures == 0 ? 0 : 1);
 }
