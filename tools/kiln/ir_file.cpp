@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 #include "input_file.hpp"
+#include "ir_run.hpp"
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/ir/text.hpp>
@@ -102,16 +103,7 @@ kernels::StandardKernel ir_file_kernel(const std::string& file, const std::vecto
   k.reference = [kernel = k.kernel, args = k.args](std::span<const kernels::HostBuffer> inputs,
                                                    std::span<kernels::HostBuffer> outputs) {
     std::vector<kernels::HostBuffer> in(inputs.begin(), inputs.end());  // the interpreter takes mutable pointers
-    std::vector<kiln_arg> wire_args;
-    std::size_t next_input = 0, next_output = 0;
-    for (const kernels::ArgSpec& arg : args) {
-      if (arg.role == kernels::ArgRole::Scalar) {
-        wire_args.push_back(sdk::scalar_arg(static_cast<kiln_dtype>(arg.dtype), arg.scalar_bits));
-        continue;
-      }
-      kernels::HostBuffer& b = arg.role == kernels::ArgRole::Input ? in[next_input++] : outputs[next_output++];
-      wire_args.push_back(sdk::host_buffer_arg(b.data().data(), b.bytes()));
-    }
+    const std::vector<kiln_arg> wire_args = interpreter_args(args, in, outputs);
     try {
       const std::vector<kiln_op> wire = kernel.to_wire();
       sdk::InterpretedProgram(wire).run(wire_args);

@@ -17,6 +17,21 @@
 
 namespace kiln::cli {
 
+std::vector<kiln_arg> interpreter_args(std::span<const kernels::ArgSpec> args, std::span<kernels::HostBuffer> inputs,
+                                       std::span<kernels::HostBuffer> outputs) {
+  std::vector<kiln_arg> wire_args;
+  std::size_t next_input = 0, next_output = 0;
+  for (const kernels::ArgSpec& arg : args) {
+    if (arg.role == kernels::ArgRole::Scalar) {
+      wire_args.push_back(sdk::scalar_arg(static_cast<kiln_dtype>(arg.dtype), arg.scalar_bits));
+      continue;
+    }
+    kernels::HostBuffer& buffer = arg.role == kernels::ArgRole::Input ? inputs[next_input++] : outputs[next_output++];
+    wire_args.push_back(sdk::host_buffer_arg(buffer.data().data(), buffer.bytes()));
+  }
+  return wire_args;
+}
+
 namespace {
 
 constexpr std::uint64_t kSeed = 1;
@@ -72,16 +87,7 @@ Result<std::vector<OutputSummary>> run_with_random_inputs(const ir::Kernel& kern
   }
   std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(args, kSeed);
   std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(args);
-  std::vector<kiln_arg> wire_args;
-  std::size_t next_input = 0, next_output = 0;
-  for (const kernels::ArgSpec& arg : args) {
-    if (arg.role == kernels::ArgRole::Scalar) {
-      wire_args.push_back(sdk::scalar_arg(static_cast<kiln_dtype>(arg.dtype), arg.scalar_bits));
-      continue;
-    }
-    kernels::HostBuffer& buffer = arg.role == kernels::ArgRole::Input ? inputs[next_input++] : outputs[next_output++];
-    wire_args.push_back(sdk::host_buffer_arg(buffer.data().data(), buffer.bytes()));
-  }
+  const std::vector<kiln_arg> wire_args = interpreter_args(args, inputs, outputs);
   try {
     const std::vector<kiln_op> wire = kernel.to_wire();
     const sdk::InterpretedProgram program(wire);
@@ -93,7 +99,7 @@ Result<std::vector<OutputSummary>> run_with_random_inputs(const ir::Kernel& kern
     return error;
   }
   std::vector<OutputSummary> summaries;
-  next_output = 0;
+  std::size_t next_output = 0;
   for (std::uint32_t slot = 0; slot < args.size(); ++slot)
     if (args[slot].role == kernels::ArgRole::Output) summaries.push_back(summarize(args[slot], slot, outputs[next_output++]));
   return summaries;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <kiln/ir/kernel.hpp>
+#include <kiln/kernels/library.hpp>
+#include <kiln/plugin.h>
 #include <kiln/result.hpp>
 
 #include <boost/json/object.hpp>
@@ -13,6 +15,12 @@
 #include <vector>
 
 namespace kiln::cli {
+
+// The reference interpreter's arguments for `args` in slot order: scalars by
+// value, inputs and outputs as host buffers taken in order from `inputs` and
+// `outputs` (which must outlive the run).
+std::vector<kiln_arg> interpreter_args(std::span<const kernels::ArgSpec> args, std::span<kernels::HostBuffer> inputs,
+                                       std::span<kernels::HostBuffer> outputs);
 
 struct OutputSummary {
   std::string name;            // "%1"
