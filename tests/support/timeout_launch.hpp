@@ -52,12 +52,18 @@ inline TimeoutOutcome timed_launch_with_timeout(const AbiPlugin& plugin, kiln_de
   return outcome;
 }
 
+// How long the runaway kernel is: 2^42 dependent multiply-adds, about 5 s on
+// an H200, which ran 2^36 inside the 300 ms limit. Its length costs nothing
+// on slower devices: the child process that launched it ends it.
+inline constexpr int kRunawayIterationsLog2 = 42;
+
 // What the GPU plugins' timeout tests check, in a child process (the
 // runaway kernel ends with it): 2^iterations_log2 dependent multiply-adds
 // timed with a 300 ms limit give TIMEOUT within 5 s, naming the limit, and
 // the next launch DEVICE_LOST. Returns the number of failures, each printed
 // to stderr (a death test sees no gtest expectations of its child).
-inline int expect_timeout_then_lost_device(const AbiPlugin& plugin, kiln_device* device, int iterations_log2) {
+inline int expect_timeout_then_lost_device(const AbiPlugin& plugin, kiln_device* device,
+                                           int iterations_log2 = kRunawayIterationsLog2) {
   int failures = 0;
   auto expect = [&](bool ok, const std::string& what) {
     if (!ok) {

@@ -16,7 +16,7 @@ namespace {
 // does not wait for the runaway dispatch; exits 0 when all held.
 [[noreturn]] void time_out_then_lose_the_device() {
   VulkanSession& s = vulkan_session();
-  const int failures = expect_timeout_then_lost_device(*s.plugin, s.device, 36);
+  const int failures = expect_timeout_then_lost_device(*s.plugin, s.device);
   s.plugin->api().device_close(s.device);  // must not wait for the dispatch
   std::_Exit(failures == 0 ? 0 : 1);
 }
