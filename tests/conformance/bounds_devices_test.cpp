@@ -14,6 +14,7 @@
 #include "kiln/kernels/run.hpp"
 #include "kiln/passes/bounds.hpp"
 #include "kiln/runtime.hpp"
+#include "support/out_of_range_kernels.hpp"
 
 #include <kiln/sdk/interpreter.hpp>
 #include <kiln/sdk/plugin_support.hpp>
@@ -47,21 +48,6 @@ const Runtime& runtime_for(const std::string& plugin) {
 
 ir::Kernel kernel_of(std::string_view text) { return ir::parse(text).value(); }
 
-constexpr std::string_view kUnderIf = R"(
-%0 = param 0 global f32[1000]
-%1 = param 1 global_mut f32[1000]
-%2 = const i64 1000
-%3 = index group 0 %2
-%4 = const i64 0
-%5 = cmpgt bool %3, %4
-if %5
-  %7 = const i64 10000000
-  %8 = add i64 %3, %7
-  %9 = load f32 %0[%3]
-  store f32 %1[%8], %9
-endif
-)";
-
 // out[load(idx[i]) * 100000000] = x[i]: only idx 0 is in range.
 constexpr std::string_view kScatter = R"(
 %0 = param 0 global i32[64]
@@ -75,17 +61,6 @@ constexpr std::string_view kScatter = R"(
 %8 = mul i64 %6, %7
 %9 = load f32 %1[%4]
 store f32 %2[%8], %9
-)";
-
-constexpr std::string_view kVariableOffset = R"(
-%0 = param 0 global f32[256]
-%1 = param 1 global_mut f32[256]
-%2 = param 2 var i64
-%3 = const i64 256
-%4 = index group 0 %3
-%5 = add i64 %4, %2
-%6 = load f32 %0[%4]
-store f32 %1[%5], %6
 )";
 
 class BoundsOnDevice : public ::testing::TestWithParam<std::string> {
@@ -103,7 +78,7 @@ class BoundsOnDevice : public ::testing::TestWithParam<std::string> {
 
 TEST_P(BoundsOnDevice, OutOfRangeNeverReachesThePlugin) {
   for (auto policy : {passes::BoundsPolicy::Guard, passes::BoundsPolicy::Prove, passes::BoundsPolicy::Trust}) {
-    Result<Program> program = device_.compile(kernel_of(kUnderIf), {.mode = CompileMode::Frozen, .bounds = policy});
+    Result<Program> program = device_.compile(kernel_of(kStoreUnderIfPastTheEnd), {.mode = CompileMode::Frozen, .bounds = policy});
     ASSERT_FALSE(program.ok()) << passes::bounds_policy_name(policy);
     EXPECT_EQ(program.error().code, ErrorCode::Verify);
     EXPECT_EQ(program.error().op, 10);
@@ -161,16 +136,16 @@ TEST_P(BoundsOnDevice, DataDependentStoreIsRefusedOrGuarded) {
 }
 
 TEST_P(BoundsOnDevice, VariableOffsetIsProvedAtLaunch) {
-  Result<Program> program = device_.compile(kernel_of(kVariableOffset), {.mode = CompileMode::Frozen, .bounds = passes::BoundsPolicy::Prove});
+  Result<Program> program = device_.compile(kernel_of(kStoreAtVariableOffset), {.mode = CompileMode::Frozen, .bounds = passes::BoundsPolicy::Prove});
   if (!program.ok() && program.error().code == ErrorCode::Unsupported)
     GTEST_SKIP() << "the device does not run this kernel: " << program.error().to_string();
   ASSERT_TRUE(program.ok()) << program.error().to_string();
-  Buffer x = device_.allocate(1024).value();
-  Buffer y = device_.allocate(1024).value();
+  Buffer x = device_.allocate(4000).value();
+  Buffer y = device_.allocate(4000).value();
   const LaunchArg far[] = {LaunchArg::buffer(x), LaunchArg::buffer(y), LaunchArg::scalar(ir::DType::I64, 10000000)};
   Result<Event> refused = device_.launch(*program, far);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("[10000000, 10000255]"), std::string::npos) << refused.error().to_string();
+  EXPECT_NE(refused.error().message.find("[10000000, 10000999]"), std::string::npos) << refused.error().to_string();
   EXPECT_EQ(refused.error().op, 7);
   const LaunchArg zero[] = {LaunchArg::buffer(x), LaunchArg::buffer(y), LaunchArg::scalar(ir::DType::I64, 0)};
   Result<Event> ran = device_.launch(*program, zero);

@@ -12,23 +12,16 @@
 
 namespace {
 
+using kiln::test::load_plugins;
+using kiln::test::plugin_entry;
 using kiln::test::plugins_only;
 using kiln::test::record;
 using kiln::test::ScratchDir;
+using kiln::test::skipped_reason;
 using kiln::test::test_plugin;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string entry(const std::string& name, const std::string& library, const std::string& more = "") {
-  return "\"" + name + "\": {\"library\": \"" + library + "\"" + (more.empty() ? "" : ", " + more) + "}";
-}
-
-kiln::Runtime load(const ScratchDir& dir, const std::string& entries) {
-  kiln::Result<kiln::Runtime> runtime = kiln::test::runtime_from(dir, plugins_only(entries));
-  if (!runtime) ADD_FAILURE() << runtime.error().to_string();
-  return std::move(runtime).value();
-}
 
 TEST(Loader, GoodCPluginLoadsWithItsDevicesOptionsAndLog) {
   ScratchDir dir;
@@ -36,7 +29,7 @@ TEST(Loader, GoodCPluginLoadsWithItsDevicesOptionsAndLog) {
   // checks what its init sees.
   const std::filesystem::path copy = dir / "libkiln-host-copy.so";
   std::filesystem::copy_file(test_plugin("host"), copy);
-  const kiln::Runtime runtime = load(dir, entry("host", copy.string(), R"("options": {"greeting": "hi", "n": 3})"));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("host", copy.string(), R"("options": {"greeting": "hi", "n": 3})"));
   const kiln::PluginRecord& host = record(runtime, "host");
   ASSERT_EQ(host.status, kiln::PluginStatus::Loaded) << host.reason;
   EXPECT_EQ(host.version, "1.0.0");
@@ -62,8 +55,8 @@ TEST(Loader, APluginIsInitialisedOncePerProcess) {
   // A second Runtime naming the same library reuses the initialised plugin;
   // different options cannot take effect, and the record says so.
   ScratchDir dir;
-  const kiln::Runtime first = load(dir, entry("host", test_plugin("host"), R"("options": {"round": 1})"));
-  const kiln::Runtime second = load(dir, entry("host", test_plugin("host"), R"("options": {"round": 2})"));
+  const kiln::Runtime first = load_plugins(dir, plugin_entry("host", test_plugin("host"), R"("options": {"round": 1})"));
+  const kiln::Runtime second = load_plugins(dir, plugin_entry("host", test_plugin("host"), R"("options": {"round": 2})"));
   EXPECT_EQ(record(second, "host").status, kiln::PluginStatus::Loaded);
   EXPECT_THAT(record(second, "host").warnings,
               Contains(HasSubstr("already initialised in this process with other options")));
@@ -78,7 +71,7 @@ TEST(Loader, APluginIsInitialisedOncePerProcess) {
 
 TEST(Loader, LibraryMissing) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("ghost", (dir / "nowhere/libghost.so").string()));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("ghost", (dir / "nowhere/libghost.so").string()));
   const kiln::PluginRecord& ghost = record(runtime, "ghost");
   EXPECT_EQ(ghost.status, kiln::PluginStatus::Skipped);
   EXPECT_EQ(ghost.reason, "library not found: " + (dir / "nowhere/libghost.so").string());
@@ -96,60 +89,50 @@ TEST(Loader, DependencyOfTheLibraryMissing) {
   const std::filesystem::path copy = dir / "alone/libkiln-test-needs-dependency.so";
   std::filesystem::create_directories(copy.parent_path());
   std::filesystem::copy_file(test_plugin("needs-dependency"), copy);
-  const kiln::Runtime runtime = load(dir, entry("dep", copy.string()));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("dep", copy.string()));
   const kiln::PluginRecord& dep = record(runtime, "dep");
   EXPECT_EQ(dep.status, kiln::PluginStatus::Skipped);
   EXPECT_THAT(dep.reason, HasSubstr("cannot load " + copy.string()));
   EXPECT_THAT(dep.reason, HasSubstr("libkiln_test_dependency.so: cannot open shared object file"));
 
   // In place, next to its dependency, the same plugin loads.
-  const kiln::Runtime in_place = load(dir, entry("dep", test_plugin("needs-dependency")));
+  const kiln::Runtime in_place = load_plugins(dir, plugin_entry("dep", test_plugin("needs-dependency")));
   EXPECT_EQ(record(in_place, "dep").status, kiln::PluginStatus::Loaded) << record(in_place, "dep").reason;
 }
 
 TEST(Loader, EntrySymbolMissing) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("noentry", test_plugin("no-entry")));
-  const kiln::PluginRecord& plugin = record(runtime, "noentry");
-  EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(plugin.reason, HasSubstr("does not export kiln_plugin_query"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("noentry", test_plugin("no-entry"))), "noentry");
+  EXPECT_THAT(reason, HasSubstr("does not export kiln_plugin_query"));
 }
 
 TEST(Loader, AbiMajorMismatchNamesBothVersions) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("future", test_plugin("abi-major")));
-  const kiln::PluginRecord& plugin = record(runtime, "future");
-  EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(plugin.reason, HasSubstr("ABI major version mismatch: the plugin was built for ABI 2.3, this host speaks ABI 1.1"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("future", test_plugin("abi-major"))), "future");
+  EXPECT_THAT(reason, HasSubstr("ABI major version mismatch: the plugin was built for ABI 2.3, this host speaks ABI 1.1"));
 }
 
 TEST(Loader, QueryReturnsNull) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("shy", test_plugin("null-query")));
-  const kiln::PluginRecord& plugin = record(runtime, "shy");
-  EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(plugin.reason, HasSubstr("kiln_plugin_query(1, 1) returned NULL"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("shy", test_plugin("null-query"))), "shy");
+  EXPECT_THAT(reason, HasSubstr("kiln_plugin_query(1, 1) returned NULL"));
 }
 
 TEST(Loader, TableSmallerThanAbi10IsRejected) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("small", test_plugin("small-table")));
-  const kiln::PluginRecord& plugin = record(runtime, "small");
-  EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(plugin.reason, HasSubstr("plugin table struct_size is 72 bytes, smaller than ABI 1.0's 216"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("small", test_plugin("small-table"))), "small");
+  EXPECT_THAT(reason, HasSubstr("plugin table struct_size is 72 bytes, smaller than ABI 1.0's 216"));
 }
 
 TEST(Loader, AnAbsurdDeviceCountIsRefusedNotLoopedOver) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("many", test_plugin("huge-count")));
-  const kiln::PluginRecord& plugin = record(runtime, "many");
-  EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(plugin.reason, HasSubstr("device_count reports 4294967295 devices, more than the 4096 kiln accepts"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("many", test_plugin("huge-count"))), "many");
+  EXPECT_THAT(reason, HasSubstr("device_count reports 4294967295 devices, more than the 4096 kiln accepts"));
 }
 
 TEST(Loader, InitFailsWithAMessage) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("frob", test_plugin("init-fails")));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("frob", test_plugin("init-fails")));
   const kiln::PluginRecord& plugin = record(runtime, "frob");
   EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped);
   EXPECT_EQ(plugin.reason, "init failed: unavailable: the test frobnicator is not connected");
@@ -163,7 +146,7 @@ TEST(Loader, InitFailsWithAMessage) {
 TEST(Loader, OneFailingPluginDoesNotStopTheOthers) {
   ScratchDir dir;
   const kiln::Runtime runtime =
-      load(dir, entry("frob", test_plugin("init-fails")) + ", " + entry("host", test_plugin("host")));
+      load_plugins(dir, plugin_entry("frob", test_plugin("init-fails")) + ", " + plugin_entry("host", test_plugin("host")));
   EXPECT_EQ(record(runtime, "frob").status, kiln::PluginStatus::Skipped);
   EXPECT_EQ(record(runtime, "host").status, kiln::PluginStatus::Loaded);
   ASSERT_EQ(runtime.devices().size(), 1u);
@@ -173,7 +156,7 @@ TEST(Loader, OneFailingPluginDoesNotStopTheOthers) {
 TEST(Loader, RequiredPluginThatFailsIsFatal) {
   ScratchDir dir;
   kiln::Result<kiln::Runtime> runtime =
-      kiln::test::runtime_from(dir, plugins_only(entry("frob", test_plugin("init-fails"), R"("required": true)")));
+      kiln::test::runtime_from(dir, plugins_only(plugin_entry("frob", test_plugin("init-fails"), R"("required": true)")));
   ASSERT_FALSE(runtime.ok());
   EXPECT_EQ(runtime.error().code, kiln::ErrorCode::PluginLoad);
   EXPECT_EQ(runtime.error().plugin, "frob");
@@ -185,14 +168,14 @@ TEST(Loader, RequiredPluginThatFailsIsFatal) {
 TEST(Loader, RequiredPluginThatLoadsIsFine) {
   ScratchDir dir;
   kiln::Result<kiln::Runtime> runtime =
-      kiln::test::runtime_from(dir, plugins_only(entry("host", test_plugin("host"), R"("required": true)")));
+      kiln::test::runtime_from(dir, plugins_only(plugin_entry("host", test_plugin("host"), R"("required": true)")));
   ASSERT_TRUE(runtime.ok()) << runtime.error().to_string();
   EXPECT_TRUE(record(*runtime, "host").required);
 }
 
 TEST(Loader, ExplicitlySelectedFailingPluginIsFatal) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("frob", test_plugin("init-fails")));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("frob", test_plugin("init-fails")));
   kiln::Result<kiln::Device> device = runtime.device("frob:0");
   ASSERT_FALSE(device.ok());
   EXPECT_EQ(device.error().code, kiln::ErrorCode::Unavailable);
@@ -206,7 +189,7 @@ TEST(Loader, ExplicitlySelectedFailingPluginIsFatal) {
 
 TEST(Loader, NoUsableDeviceNamesEverySkipReason) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("frob", test_plugin("init-fails")));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("frob", test_plugin("init-fails")));
   kiln::Result<kiln::Device> device = runtime.default_device();
   ASSERT_FALSE(device.ok());
   EXPECT_THAT(device.error().message, HasSubstr("no device can run kernels"));
@@ -216,9 +199,9 @@ TEST(Loader, NoUsableDeviceNamesEverySkipReason) {
 
 TEST(Loader, DefaultDeviceIsTheFirstOfTheHighestPriorityPluginThatCompiles) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("frob", test_plugin("init-fails"), R"("priority": 9)") + ", " +
-                                              entry("host", test_plugin("host")) + ", " +
-                                              entry("queue", test_plugin("queue"), R"("priority": 2)"));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("frob", test_plugin("init-fails"), R"("priority": 9)") + ", " +
+                                              plugin_entry("host", test_plugin("host")) + ", " +
+                                              plugin_entry("queue", test_plugin("queue"), R"("priority": 2)"));
   kiln::Result<kiln::Device> device = runtime.default_device();
   ASSERT_TRUE(device.ok()) << device.error().to_string();
   EXPECT_EQ(device->id(), "queue:0");
@@ -226,7 +209,7 @@ TEST(Loader, DefaultDeviceIsTheFirstOfTheHighestPriorityPluginThatCompiles) {
 
 TEST(Loader, UnknownDeviceIdsAreClearErrors) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("host", test_plugin("host")));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("host", test_plugin("host")));
   EXPECT_THAT(runtime.device("nosuch:0").error().message, HasSubstr("no plugin named 'nosuch'"));
   EXPECT_THAT(runtime.device("host:7").error().message, HasSubstr("no such device (plugin 'host' exposes host:0)"));
   EXPECT_THAT(runtime.device("host:x").error().message, HasSubstr("expected <plugin>:<index>"));
@@ -237,11 +220,11 @@ TEST(Loader, UnknownDeviceIdsAreClearErrors) {
 TEST(Loader, DeviceFilterByIndexAndName) {
   ScratchDir dir;
   {
-    const kiln::Runtime runtime = load(dir, entry("host", test_plugin("host"), R"j("devices": ["(host)"])j"));
+    const kiln::Runtime runtime = load_plugins(dir, plugin_entry("host", test_plugin("host"), R"j("devices": ["(host)"])j"));
     EXPECT_EQ(record(runtime, "host").devices.size(), 1u);
     for (const std::string& w : record(runtime, "host").warnings) EXPECT_THAT(w, Not(HasSubstr("devices[")));
   }
-  const kiln::Runtime runtime = load(dir, entry("host", test_plugin("host"), R"("devices": [3, "GPU"])"));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("host", test_plugin("host"), R"("devices": [3, "GPU"])"));
   const kiln::PluginRecord& host = record(runtime, "host");
   EXPECT_EQ(host.status, kiln::PluginStatus::Loaded);
   EXPECT_TRUE(host.devices.empty());
@@ -252,10 +235,8 @@ TEST(Loader, DeviceFilterByIndexAndName) {
 
 TEST(Loader, NoLibraryAnywhereSaysWhereItLooked) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, R"("acme": {"priority": 1})");
-  const kiln::PluginRecord& acme = record(runtime, "acme");
-  EXPECT_EQ(acme.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(acme.reason, HasSubstr("no library: plugins.acme has no \"library\", and no manifest or libkiln-acme.so"));
+  const std::string reason = skipped_reason(load_plugins(dir, R"("acme": {"priority": 1})"), "acme");
+  EXPECT_THAT(reason, HasSubstr("no library: plugins.acme has no \"library\", and no manifest or libkiln-acme.so"));
 }
 
 TEST(Loader, BuiltInPluginsThatWereNotBuiltAreSkippedAsNotFound) {

@@ -16,9 +16,12 @@
 
 namespace {
 
+using kiln::test::load_plugins;
+using kiln::test::plugin_entry;
 using kiln::test::plugins_only;
 using kiln::test::record;
 using kiln::test::ScratchDir;
+using kiln::test::skipped_reason;
 using kiln::test::test_plugin;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -40,16 +43,6 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-std::string entry(const std::string& name, const std::string& library) {
-  return "\"" + name + "\": {\"library\": \"" + library + "\"}";
-}
-
-kiln::Runtime load(const ScratchDir& dir, const std::string& entries) {
-  kiln::Result<kiln::Runtime> runtime = kiln::test::runtime_from(dir, plugins_only(entries));
-  if (!runtime) throw std::runtime_error(runtime.error().to_string());
-  return std::move(runtime).value();
-}
-
 // A copy of a real plugin cut after 8 KiB: its loadable segments (about
 // 16 KiB, before the debug sections) end past the end of the file, so
 // dlopen touches pages that do not exist.
@@ -62,34 +55,30 @@ std::filesystem::path truncated_copy(const ScratchDir& dir) {
 
 TEST(PluginProbe, SegfaultInQueryIsSkippedWithTheSignal) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("bad", test_plugin("query-segv")));
-  const kiln::PluginRecord& bad = record(runtime, "bad");
-  EXPECT_EQ(bad.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(bad.reason, StartsWith("crashed in kiln_plugin_query: killed by signal 11 (SIGSEGV"));
-  EXPECT_THAT(bad.reason, HasSubstr("plugin probe"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("bad", test_plugin("query-segv"))), "bad");
+  EXPECT_THAT(reason, StartsWith("crashed in kiln_plugin_query: killed by signal 11 (SIGSEGV"));
+  EXPECT_THAT(reason, HasSubstr("plugin probe"));
 }
 
 TEST(PluginProbe, SegfaultInInitIsSkippedWithTheSignalAndItsLastWords) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("bad", test_plugin("init-segv")));
-  const kiln::PluginRecord& bad = record(runtime, "bad");
-  EXPECT_EQ(bad.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(bad.reason, StartsWith("crashed in init: killed by signal 11 (SIGSEGV: Segmentation fault)"));
-  EXPECT_THAT(bad.reason, HasSubstr("its last line on stderr: \"misbehaving plugin: about to dereference NULL\""));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("bad", test_plugin("init-segv"))), "bad");
+  EXPECT_THAT(reason, StartsWith("crashed in init: killed by signal 11 (SIGSEGV: Segmentation fault)"));
+  EXPECT_THAT(reason, HasSubstr("its last line on stderr: \"misbehaving plugin: about to dereference NULL\""));
 }
 
 TEST(PluginProbe, HangInInitIsSkippedAfterTheTimeout) {
   ScratchDir dir;
   ScopedEnv timeout("KILN_PLUGIN_PROBE_TIMEOUT", "0.5");
   const auto begin = std::chrono::steady_clock::now();
-  const kiln::Runtime runtime = load(dir, entry("bad", test_plugin("init-hang")));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("bad", test_plugin("init-hang")));
   const kiln::PluginRecord& bad = record(runtime, "bad");
   EXPECT_EQ(bad.status, kiln::PluginStatus::Skipped);
   EXPECT_THAT(bad.reason, StartsWith("hung in init: no answer within 0.5 s"));
   EXPECT_THAT(bad.reason, HasSubstr("KILN_PLUGIN_PROBE_TIMEOUT"));
   // The verdict is kept for this process: a second Runtime does not wait again.
   const auto second_begin = std::chrono::steady_clock::now();
-  const kiln::Runtime again = load(dir, entry("bad", test_plugin("init-hang")));
+  const kiln::Runtime again = load_plugins(dir, plugin_entry("bad", test_plugin("init-hang")));
   EXPECT_EQ(record(again, "bad").reason, bad.reason);
   EXPECT_LT(std::chrono::steady_clock::now() - second_begin, std::chrono::steady_clock::now() - begin);
   EXPECT_LT(std::chrono::steady_clock::now() - second_begin, std::chrono::milliseconds(400));
@@ -97,29 +86,25 @@ TEST(PluginProbe, HangInInitIsSkippedAfterTheTimeout) {
 
 TEST(PluginProbe, ExitInInitIsSkippedWithTheStatus) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("bad", test_plugin("init-exit")));
-  const kiln::PluginRecord& bad = record(runtime, "bad");
-  EXPECT_EQ(bad.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(bad.reason, StartsWith("exited the process with status 3 in init"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("bad", test_plugin("init-exit"))), "bad");
+  EXPECT_THAT(reason, StartsWith("exited the process with status 3 in init"));
 }
 
 TEST(PluginProbe, TruncatedLibraryIsSkippedWithTheSignal) {
   ScratchDir dir;
-  const kiln::Runtime runtime = load(dir, entry("cut", truncated_copy(dir).string()));
-  const kiln::PluginRecord& cut = record(runtime, "cut");
-  EXPECT_EQ(cut.status, kiln::PluginStatus::Skipped);
-  EXPECT_THAT(cut.reason, StartsWith("crashed while the library was loading (dlopen"));
-  EXPECT_THAT(cut.reason, HasSubstr("(SIGBUS"));
+  const std::string reason = skipped_reason(load_plugins(dir, plugin_entry("cut", truncated_copy(dir).string())), "cut");
+  EXPECT_THAT(reason, StartsWith("crashed while the library was loading (dlopen"));
+  EXPECT_THAT(reason, HasSubstr("(SIGBUS"));
 }
 
 TEST(PluginProbe, GoodPluginsInTheSameConfigStillLoad) {
   ScratchDir dir;
   ScopedEnv timeout("KILN_PLUGIN_PROBE_TIMEOUT", "0.5");
   const kiln::Runtime runtime =
-      load(dir, entry("qsegv", test_plugin("query-segv")) + ", " + entry("isegv", test_plugin("init-segv")) + ", " +
-                    entry("hang", test_plugin("init-hang")) + ", " + entry("exit", test_plugin("init-exit")) + ", " +
-                    entry("cut", truncated_copy(dir).string()) + ", " + entry("host", test_plugin("host")) + ", " +
-                    entry("frob", test_plugin("init-fails")));
+      load_plugins(dir, plugin_entry("qsegv", test_plugin("query-segv")) + ", " + plugin_entry("isegv", test_plugin("init-segv")) + ", " +
+                    plugin_entry("hang", test_plugin("init-hang")) + ", " + plugin_entry("exit", test_plugin("init-exit")) + ", " +
+                    plugin_entry("cut", truncated_copy(dir).string()) + ", " + plugin_entry("host", test_plugin("host")) + ", " +
+                    plugin_entry("frob", test_plugin("init-fails")));
   for (const char* name : {"qsegv", "isegv", "hang", "exit", "cut", "frob"})
     EXPECT_EQ(record(runtime, name).status, kiln::PluginStatus::Skipped) << name;
   // A plugin whose init fails cleanly is reported as before, from the in-process load.
@@ -134,9 +119,9 @@ TEST(PluginProbe, GoodPluginsInTheSameConfigStillLoad) {
 TEST(PluginProbe, CliListsTheCrashingPluginsAndRunsOnAGoodDevice) {
   // The case: a bad plugin merely listed used to kill every command.
   ScratchDir dir;
-  const auto config = dir.write("kiln.json", plugins_only(entry("isegv", test_plugin("init-segv")) + ", " +
-                                                          entry("exit", test_plugin("init-exit")) + ", " +
-                                                          entry("host", test_plugin("host"))));
+  const auto config = dir.write("kiln.json", plugins_only(plugin_entry("isegv", test_plugin("init-segv")) + ", " +
+                                                          plugin_entry("exit", test_plugin("init-exit")) + ", " +
+                                                          plugin_entry("host", test_plugin("host"))));
   const kiln::test::CliOutput devices = kiln::test::run_cli(dir.path(), "devices --json --config " + config.string());
   ASSERT_EQ(devices.exit_code, 0) << devices.err;
   const boost::json::object report = boost::json::parse(devices.out).as_object();
@@ -153,14 +138,14 @@ TEST(PluginProbe, CanBeTurnedOffAndGoodPluginsLoadTheSame) {
   // A private copy: the probe is skipped for libraries already in the process.
   const std::filesystem::path copy = dir / "libkiln-host-unprobed.so";
   std::filesystem::copy_file(test_plugin("host"), copy);
-  const kiln::Runtime runtime = load(dir, entry("host", copy.string()));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("host", copy.string()));
   EXPECT_EQ(record(runtime, "host").status, kiln::PluginStatus::Loaded) << record(runtime, "host").reason;
 }
 
 TEST(PluginProbe, UnreadableSettingsAreWarningsNotSilence) {
   ScratchDir dir;
   ScopedEnv timeout("KILN_PLUGIN_PROBE_TIMEOUT", "soon");
-  const kiln::Runtime runtime = load(dir, entry("host", test_plugin("host")));
+  const kiln::Runtime runtime = load_plugins(dir, plugin_entry("host", test_plugin("host")));
   EXPECT_THAT(runtime.warnings(), ::testing::Contains(HasSubstr("KILN_PLUGIN_PROBE_TIMEOUT=\"soon\" is not a number")));
 }
 

@@ -84,4 +84,25 @@ inline std::string plugins_only(const std::string& entries, const std::string& r
   return text + "}\n";
 }
 
+// One plugin's entry in a "plugins" object: its library and, in `more`,
+// further keys ("\"options\": {...}").
+inline std::string plugin_entry(const std::string& name, const std::string& library, const std::string& more = "") {
+  return "\"" + name + "\": {\"library\": \"" + library + "\"" + (more.empty() ? "" : ", " + more) + "}";
+}
+
+// A Runtime of only `entries` (plugins_only); throws when the config is
+// refused, which fails the test that called it.
+inline kiln::Runtime load_plugins(const ScratchDir& dir, const std::string& entries) {
+  kiln::Result<kiln::Runtime> runtime = runtime_from(dir, plugins_only(entries));
+  if (!runtime) throw std::runtime_error(runtime.error().to_string());
+  return std::move(runtime).value();
+}
+
+// Why plugin `name` was skipped; fails the test when it was not skipped.
+inline std::string skipped_reason(const kiln::Runtime& runtime, const std::string& name) {
+  const kiln::PluginRecord& plugin = record(runtime, name);
+  EXPECT_EQ(plugin.status, kiln::PluginStatus::Skipped) << name << " was not skipped";
+  return plugin.reason;
+}
+
 }  // namespace kiln::test

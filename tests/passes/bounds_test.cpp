@@ -13,6 +13,7 @@
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/tune/search_space.hpp"
 #include "passes/pass_test_support.hpp"
+#include "support/out_of_range_kernels.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@ using namespace kiln::passes;
 
 namespace {
 
-ir::Kernel parsed(std::string_view text) { return test::parse_valid(text); }
+ir::Kernel parsed(std::string_view text) { return kiln::passes::test::parse_valid(text); }
 
 AccessVerdict only_verdict(const ir::Kernel& kernel) {
   const auto accesses = classify_accesses(kernel);
@@ -32,22 +33,6 @@ AccessVerdict only_verdict(const ir::Kernel& kernel) {
     if (kernel[a.op].kind == ir::OpKind::Store) return a.verdict;
   return accesses.empty() ? AccessVerdict::InRange : accesses.back().verdict;
 }
-
-// Issue 17: a store far past the end, under an IF the old verifier skipped.
-constexpr std::string_view kUnderIf = R"(
-%0 = param 0 global f32[1000]
-%1 = param 1 global_mut f32[1000]
-%2 = const i64 1000
-%3 = index group 0 %2
-%4 = const i64 0
-%5 = cmpgt bool %3, %4
-if %5
-  %7 = const i64 10000000
-  %8 = add i64 %3, %7
-  %9 = load f32 %0[%3]
-  store f32 %1[%8], %9
-endif
-)";
 
 // The constant index -100000 under an IF (straight-line, the verifier's
 // index-range rule already refuses it).
@@ -80,18 +65,6 @@ store f32 %2[%8], %9
 store f32 %3[%5], %11
 )";
 
-// %1[i + v], v a VARIABLE param.
-constexpr std::string_view kVariableOffset = R"(
-%0 = param 0 global f32[1000]
-%1 = param 1 global_mut f32[1000]
-%2 = param 2 var i64
-%3 = const i64 1000
-%4 = index group 0 %3
-%5 = add i64 %4, %2
-%6 = load f32 %0[%4]
-store f32 %1[%5], %6
-)";
-
 }  // namespace
 
 TEST(Bounds, PolicyNamesRoundTrip) {
@@ -101,7 +74,7 @@ TEST(Bounds, PolicyNamesRoundTrip) {
 }
 
 TEST(Bounds, ProvedOutOfRangeIsRefusedUnderEveryPolicy) {
-  for (std::string_view text : {kUnderIf, kNegative}) {
+  for (std::string_view text : {kiln::test::kStoreUnderIfPastTheEnd, kNegative}) {
     const ir::Kernel k = parsed(text);
     EXPECT_EQ(only_verdict(k), AccessVerdict::OutOfRange) << text;
     for (BoundsPolicy p : {BoundsPolicy::Guard, BoundsPolicy::Prove, BoundsPolicy::Trust}) {
@@ -113,7 +86,7 @@ TEST(Bounds, ProvedOutOfRangeIsRefusedUnderEveryPolicy) {
     }
   }
   // Names the op, the range and the buffer.
-  Result<BoundedKernel> r = apply_bounds_policy(parsed(kUnderIf), BoundsPolicy::Guard);
+  Result<BoundedKernel> r = apply_bounds_policy(parsed(kiln::test::kStoreUnderIfPastTheEnd), BoundsPolicy::Guard);
   EXPECT_EQ(r.error().op, 10);
   EXPECT_NE(r.error().message.find("op 10 (`store f32 %1[%8], %9`): it touches elements [10000001, 10000999]"),
             std::string::npos)
@@ -190,7 +163,7 @@ TEST(Bounds, DataDependentIsRefusedByProveAndGuardedByGuard) {
 }
 
 TEST(Bounds, VariableOffsetIsProvedAtLaunchOrGuarded) {
-  const ir::Kernel k = parsed(kVariableOffset);
+  const ir::Kernel k = parsed(kiln::test::kStoreAtVariableOffset);
   EXPECT_EQ(only_verdict(k), AccessVerdict::AtLaunch);
   Result<BoundedKernel> proved = apply_bounds_policy(k, BoundsPolicy::Prove);
   ASSERT_TRUE(proved.ok());
