@@ -5,6 +5,12 @@
 // (core/runtime/plugin_probe.cpp starts it; docs/config.md, "Plugin probe").
 //
 //   kiln-plugin-probe <library> <host ABI minor>   (options JSON on stdin)
+//   kiln-plugin-probe <library> <host ABI minor> compile <device index>
+//       (also: the kernel's kiln_op array on file descriptor 4)
+//
+// The second form is the compile probe of a plugin with "isolate_compile"
+// (docs/config.md): after init it opens the device and compiles the kernel
+// there, so that a compile that crashes or hangs costs this process.
 //
 // Before each step it writes "stage <name>" to file descriptor 3 (a memfd of
 // the host), and "done" after the last: a report that survives the process
@@ -30,6 +36,7 @@
 #include <iterator>
 #include <new>
 #include <string>
+#include <vector>
 
 struct kiln_error {
   kiln_status status;
@@ -38,6 +45,7 @@ struct kiln_error {
 namespace {
 
 constexpr int kReportFd = 3;
+constexpr int kKernelFd = 4;  // compile probe: the kiln_op array
 constexpr std::uint32_t kMaxDevices = 4096;  // as the host's loader (plugin_loader.cpp)
 
 void report(const std::string& line) {
@@ -65,11 +73,53 @@ kiln_error* error_create(kiln_status status, const char*, std::size_t) {
 
 void log_line(void*, kiln_log_level, const char*, std::size_t) {}
 
+// The whole of file descriptor `fd` (the host's memfd, at offset 0).
+std::string read_all(int fd) {
+  std::string out;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return out;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+// The compile probe's steps after init: open device `index`, compile the
+// kernel read from kKernelFd. A clean failure stops the probe (the host's
+// in-process compile then reports it exactly).
+void compile_on_device(const kiln_plugin_api& table, std::uint32_t index) {
+  const std::string bytes = read_all(kKernelFd);
+  if (bytes.empty() || bytes.size() % sizeof(kiln_op) != 0 || table.device_open == nullptr || table.compile == nullptr)
+    stop("compile");
+  std::vector<kiln_op> ops(bytes.size() / sizeof(kiln_op));
+  std::memcpy(ops.data(), bytes.data(), bytes.size());
+  kiln_device_open_args open{};
+  open.struct_size = KILN_DEVICE_OPEN_ARGS_STRUCT_SIZE;
+  open.index = index;
+  report("stage device_open");
+  if (table.device_open(&open) != nullptr) stop("device_open");
+  kiln_kernel kernel{};
+  kernel.struct_size = KILN_KERNEL_STRUCT_SIZE;
+  kernel.ops = ops.data();
+  kernel.n_ops = ops.size();
+  kernel.op_size = sizeof(kiln_op);
+  kiln_compile_args compile{};
+  compile.struct_size = KILN_COMPILE_ARGS_STRUCT_SIZE;
+  compile.device = open.device;
+  compile.kernel = &kernel;
+  compile.failed_op = -1;
+  report("stage compile");
+  if (table.compile(&compile) != nullptr) stop("compile");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: kiln-plugin-probe <library> <host ABI minor> (options JSON on stdin)\n";
+  const bool compiling = argc == 5 && std::string(argv[3]) == "compile";
+  if (argc != 3 && !compiling) {
+    std::cerr << "usage: kiln-plugin-probe <library> <host ABI minor> [compile <device index>] (options JSON on "
+                 "stdin; with compile, the kernel's ops on fd 4)\n";
     return 2;
   }
   // Dies with the host: a probe of a hanging plugin must not outlive a
@@ -114,6 +164,13 @@ int main(int argc, char** argv) {
   count.struct_size = KILN_DEVICE_COUNT_ARGS_STRUCT_SIZE;
   report("stage device_count");
   if (table->device_count(&count) != nullptr || count.count > kMaxDevices) stop("device_count");
+  if (compiling) {
+    const auto index = static_cast<std::uint32_t>(std::strtoul(argv[4], nullptr, 10));
+    if (index >= count.count) stop("device_count");
+    compile_on_device(*table, index);
+    report("done");
+    std::_Exit(0);
+  }
   for (std::uint32_t index = 0; index < count.count; ++index) {
     kiln_device_info info{};
     info.struct_size = KILN_DEVICE_INFO_STRUCT_SIZE;

@@ -28,6 +28,7 @@ struct PluginOverride {
   std::optional<std::int64_t> priority;
   std::optional<fs::path> library;
   std::optional<bool> required;
+  std::optional<bool> isolate_compile;
   std::optional<std::vector<DeviceSelector>> devices;
   std::optional<std::string> options_json;
 
@@ -36,6 +37,7 @@ struct PluginOverride {
     if (priority) plugin.priority = *priority;
     if (library && with_library) plugin.library = *library;
     if (required) plugin.required = *required;
+    if (isolate_compile) plugin.isolate_compile = *isolate_compile;
     if (devices) plugin.devices = *devices;
     if (options_json) plugin.options_json = *options_json;
     plugin.origin = where;
@@ -130,9 +132,10 @@ class ConfigReader {
     plugin.where = doc_.location(path);
     for (const auto& [key, item] : value.as_object()) {
       const std::string item_path = path + "." + std::string(key);
-      if (key == "enabled" || key == "required") {
+      if (key == "enabled" || key == "required" || key == "isolate_compile") {
         if (!item.is_bool()) return type_error(item_path, "true or false", item);
-        (key == "enabled" ? plugin.enabled : plugin.required) = item.as_bool();
+        (key == "enabled" ? plugin.enabled : key == "required" ? plugin.required : plugin.isolate_compile) =
+            item.as_bool();
       } else if (key == "priority") {
         if (!item.is_int64()) return type_error(item_path, "an integer", item);
         plugin.priority = item.as_int64();

@@ -3,6 +3,7 @@
 
 #include "device_limits.hpp"
 #include "device_state.hpp"
+#include "plugin_probe.hpp"
 #include "passes/always_on.hpp"
 #include "plugin_text.hpp"
 
@@ -156,6 +157,7 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
   wire.ops = program.wire_.data();
   wire.n_ops = program.wire_.size();
   wire.op_size = sizeof(kiln_op);
+  KILN_TRY(compile_in_probe(program.wire_));
   kiln_compile_args args{};
   args.struct_size = KILN_COMPILE_ARGS_STRUCT_SIZE;
   args.device = state_->handle();
@@ -166,6 +168,35 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
   program.device_ = state_;
   program.program_ = args.program;
   return program;
+}
+
+Result<void> Device::compile_in_probe(const std::vector<kiln_op>& wire) const {
+  auto refused = [&](const std::string& why) {
+    Error e = make_error(ErrorCode::Unavailable, why);
+    e.plugin = state_->plugin();
+    e.device = id();
+    e.function = "compile";
+    return e;
+  };
+  if (std::optional<std::string> reason = state_->library().quarantine_reason())
+    return refused("plugin '" + state_->plugin() + "' is quarantined for this process: its compile " + *reason);
+  if (!isolate_compile_) return {};
+  std::string problem;
+  const detail::ProbeSettings settings = detail::probe_settings(problem);
+  if (settings.executable.empty())
+    return refused("isolate_compile is set, but the probe executable (kiln/kiln-plugin-probe next to libkiln) is "
+                   "not installed: nothing was compiled");
+  const detail::CompileProbeRequest request{state_->info().index, &wire};
+  detail::PluginProbe probe = detail::PluginProbe::start(settings, state_->library().path(),
+                                                         state_->library().init_options(), KILN_ABI_MINOR, &request);
+  if (detail::ProbeVerdict verdict = probe.verdict()) {
+    state_->library().quarantine(*verdict);
+    Error e = refused("compile " + *verdict + "; plugin '" + state_->plugin() +
+                      "' is quarantined for this process: later compiles on it are refused");
+    e.code = ErrorCode::Internal;
+    return e;
+  }
+  return {};
 }
 
 Result<std::string> Device::cache_key() const {

@@ -48,6 +48,25 @@ class LoadedLibrary {
   Result<std::shared_ptr<DeviceState>> open_device(const std::string& plugin_name, std::uint32_t index,
                                                    const DeviceInfo& info);
 
+  // The options init ran with ("" before init).
+  std::string init_options() const {
+    std::lock_guard lock(mutex_);
+    return init_options_;
+  }
+
+  // A plugin whose compile crashed or hung in the compile probe
+  // (isolate_compile) is quarantined for the rest of the process: every
+  // later compile on any of its devices, from any Runtime, is refused with
+  // this reason. Its devices' buffers and programs keep working.
+  void quarantine(const std::string& reason) {
+    std::lock_guard lock(mutex_);
+    if (!quarantine_reason_) quarantine_reason_ = reason;
+  }
+  std::optional<std::string> quarantine_reason() const {
+    std::lock_guard lock(mutex_);
+    return quarantine_reason_;
+  }
+
   // True once shutdown ran: handles destroyed later must not call in.
   bool shut_down() const { return shut_down_.load(); }
   void shutdown();
@@ -64,10 +83,11 @@ class LoadedLibrary {
   kiln_host_api host_{};
   PluginLog log_;
 
-  std::mutex mutex_;  // init and the device table
+  mutable std::mutex mutex_;  // init, the device table, the quarantine
   enum class InitState { NotYet, Ready, Failed } init_state_ = InitState::NotYet;
   std::optional<Error> init_error_;
   std::string init_options_;
+  std::optional<std::string> quarantine_reason_;
   std::vector<std::weak_ptr<DeviceState>> devices_;
   std::atomic<bool> shut_down_{false};
 };

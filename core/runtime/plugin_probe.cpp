@@ -175,11 +175,12 @@ ProbeSettings probe_settings(std::string& problem) {
 }
 
 PluginProbe PluginProbe::start(const ProbeSettings& settings, const fs::path& library, const std::string& options_json,
-                               std::uint32_t host_minor) {
+                               std::uint32_t host_minor, const CompileProbeRequest* compile) {
   PluginProbe probe;
   probe.timeout_ = settings.timeout;
-  probe.cache_key_ = cache_key(library, options_json, host_minor);
-  {
+  probe.compile_ = compile != nullptr;
+  if (!probe.compile_) probe.cache_key_ = cache_key(library, options_json, host_minor);
+  if (!probe.compile_) {
     std::lock_guard lock(g_cache_mutex);
     if (auto it = verdict_cache().find(probe.cache_key_); it != verdict_cache().end()) {
       probe.known_ = it->second;
@@ -190,29 +191,39 @@ PluginProbe PluginProbe::start(const ProbeSettings& settings, const fs::path& li
   // as without a probe. Not cached, so a later Runtime tries again.
   probe.known_ = ProbeVerdict();
   int options_fd = ::memfd_create("kiln-probe-options", MFD_CLOEXEC);
+  int kernel_fd = probe.compile_ ? ::memfd_create("kiln-probe-kernel", MFD_CLOEXEC) : -1;
   probe.report_fd_ = ::memfd_create("kiln-probe-report", MFD_CLOEXEC);
   probe.stderr_fd_ = ::memfd_create("kiln-probe-stderr", MFD_CLOEXEC);
-  if (options_fd < 0 || probe.report_fd_ < 0 || probe.stderr_fd_ < 0 || !write_all(options_fd, options_json)) {
+  const bool written =
+      options_fd >= 0 && probe.report_fd_ >= 0 && probe.stderr_fd_ >= 0 && write_all(options_fd, options_json) &&
+      (!probe.compile_ ||
+       (kernel_fd >= 0 && write_all(kernel_fd, std::string(reinterpret_cast<const char*>(compile->ops->data()),
+                                                            compile->ops->size() * sizeof(kiln_op)))));
+  if (!written) {
     close_fd(options_fd);
+    close_fd(kernel_fd);
     return probe;
   }
   // Each source moves above every target first (a host with stdin closed
-  // may have a memfd at 0..3), so that no dup2 overwrites a later source.
-  int high[3] = {::fcntl(options_fd, F_DUPFD_CLOEXEC, 16), ::fcntl(probe.stderr_fd_, F_DUPFD_CLOEXEC, 16),
-                 ::fcntl(probe.report_fd_, F_DUPFD_CLOEXEC, 16)};
+  // may have a memfd at 0..4), so that no dup2 overwrites a later source.
+  int high[4] = {::fcntl(options_fd, F_DUPFD_CLOEXEC, 16), ::fcntl(probe.stderr_fd_, F_DUPFD_CLOEXEC, 16),
+                 ::fcntl(probe.report_fd_, F_DUPFD_CLOEXEC, 16),
+                 probe.compile_ ? ::fcntl(kernel_fd, F_DUPFD_CLOEXEC, 16) : -1};
   close_fd(options_fd);
+  close_fd(kernel_fd);
   struct HighFds {
     int* fds;
     ~HighFds() {
-      for (int i = 0; i < 3; ++i) close_fd(fds[i]);
+      for (int i = 0; i < 4; ++i) close_fd(fds[i]);
     }
   } high_fds{high};
-  if (high[0] < 0 || high[1] < 0 || high[2] < 0) return probe;
+  if (high[0] < 0 || high[1] < 0 || high[2] < 0 || (probe.compile_ && high[3] < 0)) return probe;
   SpawnSetup setup;
   posix_spawn_file_actions_adddup2(&setup.actions, high[0], 0);
   posix_spawn_file_actions_addopen(&setup.actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&setup.actions, high[1], 2);
   posix_spawn_file_actions_adddup2(&setup.actions, high[2], 3);
+  if (probe.compile_) posix_spawn_file_actions_adddup2(&setup.actions, high[3], 4);
   // Its own process group, so that a timeout also kills what the plugin
   // started (compilers, driver helpers); default signal dispositions and an
   // empty mask, whatever the host set for itself.
@@ -226,8 +237,14 @@ PluginProbe PluginProbe::start(const ProbeSettings& settings, const fs::path& li
   posix_spawnattr_setsigmask(&setup.attributes, &none);
 
   const std::string minor = std::to_string(host_minor);
+  const std::string index = compile != nullptr ? std::to_string(compile->device_index) : std::string();
   std::vector<char*> argv{const_cast<char*>(settings.executable.c_str()), const_cast<char*>(library.c_str()),
-                          const_cast<char*>(minor.c_str()), nullptr};
+                          const_cast<char*>(minor.c_str())};
+  if (probe.compile_) {
+    argv.push_back(const_cast<char*>("compile"));
+    argv.push_back(const_cast<char*>(index.c_str()));
+  }
+  argv.push_back(nullptr);
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, settings.executable.c_str(), &setup.actions, &setup.attributes, argv.data(), environ);
   if (rc != 0) return probe;
@@ -239,6 +256,7 @@ PluginProbe PluginProbe::start(const ProbeSettings& settings, const fs::path& li
 
 PluginProbe::PluginProbe(PluginProbe&& other) noexcept
     : cache_key_(std::move(other.cache_key_)),
+      compile_(other.compile_),
       known_(std::move(other.known_)),
       pid_(std::exchange(other.pid_, -1)),
       report_fd_(std::exchange(other.report_fd_, -1)),
@@ -260,8 +278,10 @@ PluginProbe::~PluginProbe() {
 ProbeVerdict PluginProbe::verdict() {
   if (!known_) {
     known_ = finish();
-    std::lock_guard lock(g_cache_mutex);
-    verdict_cache()[cache_key_] = *known_;
+    if (!cache_key_.empty()) {
+      std::lock_guard lock(g_cache_mutex);
+      verdict_cache()[cache_key_] = *known_;
+    }
   }
   return *known_;
 }
@@ -294,18 +314,20 @@ ProbeVerdict PluginProbe::finish() {
   }
   const std::string seconds = std::to_string(timeout_.count() / 1000) +
                               (timeout_.count() % 1000 != 0 ? "." + std::to_string(timeout_.count() % 1000 / 100) : "");
+  const std::string where = compile_ ? "the compile probe (isolate_compile), a separate process"
+                                     : "the plugin probe, a separate process";
+  const std::string spared = compile_ ? "this one was spared" : "not loaded into this one";
   if (!ended)
-    return "hung " + stage_words(stage) + ": no answer within " + seconds +
-           " s (seen in the plugin probe, a separate process, which was killed; KILN_PLUGIN_PROBE_TIMEOUT sets the "
-           "limit)";
+    return "hung " + stage_words(stage) + ": no answer within " + seconds + " s (seen in " + where +
+           ", which was killed; KILN_PLUGIN_PROBE_TIMEOUT sets the limit)";
   if (WIFSIGNALED(status))
-    return "crashed " + stage_words(stage) + ": killed by " + signal_words(WTERMSIG(status)) +
-           " (seen in the plugin probe, a separate process; not loaded into this one)" + last_words(stderr_text);
+    return "crashed " + stage_words(stage) + ": killed by " + signal_words(WTERMSIG(status)) + " (seen in " + where +
+           "; " + spared + ")" + last_words(stderr_text);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (finished && code == 0) return std::nullopt;
   if (report.empty()) return std::nullopt;  // the probe itself did not run (exec failed): no verdict
-  return "exited the process with status " + std::to_string(code) + " " + stage_words(stage) +
-         " (seen in the plugin probe, a separate process; not loaded into this one)" + last_words(stderr_text);
+  return "exited the process with status " + std::to_string(code) + " " + stage_words(stage) + " (seen in " + where +
+         "; " + spared + ")" + last_words(stderr_text);
 }
 
 }  // namespace kiln::detail

@@ -6,12 +6,15 @@
 // the signal, the exit status or the timeout, and never touches the host.
 #pragma once
 
+#include <kiln/kernel_ir.h>
+
 #include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::detail {
 
@@ -37,10 +40,20 @@ using ProbeVerdict = std::optional<std::string>;
 // the timeout, then kills it. A verdict found earlier in this process for
 // the same library file (path, size, modification time), options and ABI
 // minor is reused without a process.
+// The compile probe's request (a plugin with "isolate_compile",
+// docs/config.md): after init, open device `device_index` and compile `ops`.
+struct CompileProbeRequest {
+  std::uint32_t device_index = 0;
+  const std::vector<kiln_op>* ops = nullptr;
+};
+
 class PluginProbe {
  public:
+  // With `compile`, the probe also compiles a kernel; its verdict is never
+  // cached (each kernel is a new question).
   static PluginProbe start(const ProbeSettings& settings, const std::filesystem::path& library,
-                           const std::string& options_json, std::uint32_t host_minor);
+                           const std::string& options_json, std::uint32_t host_minor,
+                           const CompileProbeRequest* compile = nullptr);
   PluginProbe(PluginProbe&& other) noexcept;
   PluginProbe& operator=(PluginProbe&&) = delete;
   PluginProbe(const PluginProbe&) = delete;
@@ -52,7 +65,8 @@ class PluginProbe {
   PluginProbe() = default;
   ProbeVerdict finish();
 
-  std::string cache_key_;
+  std::string cache_key_;  // empty: not cached (a compile probe)
+  bool compile_ = false;
   std::optional<ProbeVerdict> known_;  // cached, or found when starting failed
   pid_t pid_ = -1;
   int report_fd_ = -1;

@@ -176,6 +176,8 @@ Result<Device> Runtime::device(std::string_view id) const {
                   state_->libraries[slot]->open_device(record->name, info->index, *info));
   Device opened(std::move(device));
   opened.set_bounds_policy(state_->config.bounds);
+  for (const PluginConfig& plugin : state_->config.plugins)
+    if (plugin.name == record->name && plugin.priority == record->priority && plugin.isolate_compile) opened.set_isolate_compile(true);
   return opened;
 }
 

@@ -13,6 +13,9 @@
  *                    that does not honour events sees stale data.
  *   TEST_WRONG_ADD=1 "wrong-add": f32 ADD is off by one, so a conformance
  *                    run has a case that fails (kiln conformance exits 1).
+ *   TEST_COMPILE_SEGV=1 "compile-segv": compile of a kernel with a SUB
+ *                    dereferences NULL (the compile probe must catch it);
+ *                    other kernels compile and run as on "host".
  *
  * Not thread-safe beyond what the ABI asks of the host: tests call it from
  * one thread.
@@ -30,6 +33,9 @@
 #endif
 #ifndef TEST_WRONG_ADD
 #define TEST_WRONG_ADD 0
+#endif
+#ifndef TEST_COMPILE_SEGV
+#define TEST_COMPILE_SEGV 0
 #endif
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "test_host"
@@ -374,6 +380,11 @@ static kiln_error* compile(kiln_compile_args* args) {
                         op->kind == KILN_OP_LOAD || op->kind == KILN_OP_STORE || op->kind == KILN_OP_CAST ||
                         (op->kind == KILN_OP_BINARY && (op->code == KILN_BINARY_ADD || op->code == KILN_BINARY_SUB ||
                                                          op->code == KILN_BINARY_MUL));
+    if (TEST_COMPILE_SEGV && op->kind == KILN_OP_BINARY && op->code == KILN_BINARY_SUB) {
+      volatile int* volatile nowhere = NULL;
+      fprintf(stderr, "compile-segv plugin: about to dereference NULL\n");
+      *nowhere = 1;
+    }
     if (!ok_kind || op->lanes != 1 || !supported_dtype(op->dtype)) {
       args->failed_op = (int64_t)i;
       return fail(KILN_STATUS_UNSUPPORTED, "op %lld: kind %lld is not supported by the test interpreter", (long long)i,

@@ -41,6 +41,7 @@ struct PluginConfig {
   bool required = false;            // failing to load is fatal
   std::vector<DeviceSelector> devices;  // empty: expose every device
   std::string options_json = "{}";  // handed to the plugin's init
+  bool isolate_compile = false;     // each compile first in a child process (docs/config.md)
   SourceLocation origin;            // the config entry or manifest that named it
   bool from_manifest = false;
 };

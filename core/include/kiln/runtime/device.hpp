@@ -32,6 +32,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -72,6 +73,13 @@ class Device {
   // otherwise.
   passes::BoundsPolicy bounds_policy() const { return bounds_; }
   void set_bounds_policy(passes::BoundsPolicy bounds) { bounds_ = bounds; }
+  // Compile in a child process first (the compile probe) when the
+  // config's plugin entry sets "isolate_compile" (docs/config.md): a plugin
+  // whose compile crashes or hangs there is reported and quarantined for the
+  // process instead of taking it down. Costs a process start, the plugin's
+  // init and the compile once more per compile.
+  bool isolates_compile() const { return isolate_compile_; }
+  void set_isolate_compile(bool isolate) { isolate_compile_ = isolate; }
   // The plugin's identity of compile's output, for caching.
   Result<std::string> cache_key() const;
 
@@ -92,8 +100,13 @@ class Device {
   // the other modes end here with the kernel their passes made).
   Result<Program> compile_exactly(const ir::Kernel& kernel, passes::BoundsPolicy bounds) const;
 
+  // The compile probe's verdict on `wire`: an error (and the plugin
+  // quarantined) when compile crashed or hung there.
+  Result<void> compile_in_probe(const std::vector<kiln_op>& wire) const;
+
   std::shared_ptr<detail::DeviceState> state_;
   passes::BoundsPolicy bounds_ = passes::BoundsPolicy::Guard;
+  bool isolate_compile_ = false;
 };
 
 }  // namespace kiln
