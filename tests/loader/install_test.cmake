@@ -64,7 +64,7 @@ if(STEP STREQUAL "install")
     kernels/host_buffer.hpp kernels/library.hpp kernels/run.hpp passes/bounds.hpp
     runtime/buffer.hpp runtime/config.hpp runtime/device.hpp runtime/device_info.hpp runtime/event.hpp
     runtime/launch.hpp runtime/plugin_record.hpp runtime/program.hpp runtime/report.hpp runtime/runtime.hpp
-    tune/autotune_config.hpp tune/tune_options.hpp tune/tuning_db.hpp)
+    tune/autotune_config.hpp tune/tune_kernels.hpp tune/tune_options.hpp tune/tuning_db.hpp)
   set(allowed_sdk  # for out-of-tree plugins (docs/plugin-guide.md)
     c_emitter.hpp capabilities.hpp deadline.hpp device_filter.hpp grid.hpp half.hpp handles.hpp host_cpu.hpp host_memory.hpp
     interpreter.hpp launch_args.hpp listing.hpp op_rules.hpp plugin_entry.hpp plugin_state.hpp plugin_support.hpp

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -168,4 +170,46 @@ TEST(CliCache, ListShowExportImportClear) {
   EXPECT_EQ(status, 1);
   f.kiln({"cache", "clear"}, status);
   EXPECT_EQ(status, 1) << "clear needs a filter or --all";
+}
+
+TEST(CliTune, SeveralKernelsAndAFolderShareOneBudgetAndEndWithATable) {
+  const CliFixture f;
+  const fs::path folder = f.dir / "model";
+  fs::create_directories(folder);
+  for (const char* n : {"512", "4096"})
+    std::ofstream(folder / ("scale-" + std::string(n) + ".kir"))
+        << "%0 = param 0 global f32[" << n << "]\n%1 = param 1 global_mut f32[" << n << "]\n%2 = const i64 " << n
+        << "\n%3 = index group 0 %2\n%4 = load f32 %0[%3]\n%5 = const f32 3\n%6 = mul f32 %4, %5\nstore f32 %1[%3], %6\n";
+  std::ofstream(folder / "notes.txt") << "not a kernel\n";
+
+  const json::value many = json::parse(f.kiln_ok(
+      {"tune", folder.string(), "add", "--n", "2048", "--device", "dummy:0", "--budget", "3", "--json", "--quiet"}));
+  const json::object& o = many.as_object();
+  EXPECT_EQ(o.at("budget_s").as_double(), 3.0);
+  const json::array& kernels = o.at("kernels").as_array();
+  ASSERT_EQ(kernels.size(), 3u);  // the folder's two .kir files in name order, then add
+  EXPECT_EQ(kernels[0].at("kernel").as_string(), (folder / "scale-4096.kir").string());
+  EXPECT_EQ(kernels[1].at("kernel").as_string(), (folder / "scale-512.kir").string());
+  EXPECT_EQ(kernels[2].at("kernel").as_string(), "add f32");
+  for (const auto& k : kernels) {
+    EXPECT_FALSE(k.as_object().contains("error")) << json::serialize(k);
+    EXPECT_GT(k.at("best_ns").to_number<double>(), 0) << json::serialize(k);
+    EXPECT_FALSE(k.at("from_cache").as_bool());
+  }
+
+  // Again: all from the database, and the table says so.
+  const std::string table = f.kiln_ok({"tune", folder.string(), "add", "--n", "2048", "--device", "dummy:0", "--quiet"});
+  EXPECT_NE(table.find("source"), std::string::npos) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 5) << table;  // header, 3 rows, total
+  EXPECT_NE(table.find("3 kernels on dummy:0"), std::string::npos) << table;
+  std::size_t from_db = 0;
+  for (std::size_t at = table.find("database"); at != std::string::npos; at = table.find("database", at + 1)) ++from_db;
+  EXPECT_EQ(from_db, 3u) << table;
+
+  int status = 0;
+  const fs::path empty = f.dir / "empty";
+  fs::create_directories(empty);
+  const std::string err = f.kiln({"tune", empty.string(), "--device", "dummy:0"}, status, true);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find("is a folder without .kir files"), std::string::npos) << err;
 }

@@ -1,7 +1,9 @@
-// kiln tune KERNEL --device ID [--size N | --m M --n N --k K] [--dtype T]
+// kiln tune KERNEL... --device ID [--size N | --m M --n N --k K] [--dtype T]
 //           [--budget S] [--seed N] [--allow-tf32] [--force] [--reference ID] [--json]
 // Tunes a standard kernel (or a kernel in an IR text file) on a device, or
 // finds it in the tuning database, and says what it chose and how fast it is.
+// Several kernels, or a folder of .kir files, share one budget
+// (kiln/tune/tune_kernels.hpp) and end with a table of them all.
 // Progress goes to stderr while it works.
 #include "commands.hpp"
 #include "input_file.hpp"
@@ -12,13 +14,17 @@
 #include <kiln/kernels/library.hpp>
 #include <kiln/kernels/run.hpp>
 #include <kiln/tune/report.hpp>
+#include <kiln/tune/tune_kernels.hpp>
 #include <kiln/tune/tuner.hpp>
 
+#include <boost/json.hpp>
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <memory>
 #include <sstream>
 
@@ -27,7 +33,8 @@ namespace kiln::cli {
 namespace {
 
 struct TuneCommandOptions {
-  std::string kernel;
+  std::vector<std::string> kernels;  // as given: names, files, folders
+  std::string kernel;                // the one being loaded
   std::string device;
   std::int64_t size = 0;
   std::int64_t m = 0, n = 0, k = 0;
@@ -149,23 +156,119 @@ std::uint64_t time_on_reference(const kiln::Runtime& runtime, const std::string&
   return settings.statistic == kiln::tune::TimingStatistic::Min ? t.min_ns : t.median_ns;
 }
 
-void run(const GlobalOptions& global, const TuneCommandOptions& o) {
-  const kiln::Runtime runtime = open_runtime(global);
-  const kiln::Device device = check(runtime.device(o.device));
-  const Subject subject = load_subject(o);
-
-  // Asking for a tuning overrides a config that turns tuning off.
-  kiln::CompileOptions compile{.mode = kiln::CompileMode::Tuned, .tune_on_miss = true,
-                               .tuning = kiln::tune::options_from(runtime.config())};
-  kiln::tune::TuneOptions& options = compile.tuning;
+// The command line's settings over the config's.
+kiln::tune::TuneOptions tune_options(const kiln::Runtime& runtime, const TuneCommandOptions& o) {
+  kiln::tune::TuneOptions options = kiln::tune::options_from(runtime.config());
   if (o.budget_s > 0) options.settings.budget_s = o.budget_s;
   if (o.allow_tf32) options.settings.allow_tf32 = true;
   if (o.seed >= 0) options.settings.seed = static_cast<std::uint64_t>(o.seed);
   if (!o.db.empty()) options.db_path = o.db;
   options.force = o.force;
+  return options;
+}
+
+// The kernels named: standard names and files as given, a folder's *.kir
+// files in name order.
+std::vector<std::string> expand_kernels(const std::vector<std::string>& given) {
+  std::vector<std::string> kernels;
+  for (const std::string& item : given) {
+    std::error_code ec;
+    if (!is_standard_name(item) && std::filesystem::is_directory(item, ec)) {
+      std::vector<std::string> files;
+      for (const auto& entry : std::filesystem::directory_iterator(item, ec))
+        if (entry.path().extension() == ".kir" && entry.is_regular_file(ec)) files.push_back(entry.path().string());
+      if (files.empty()) throw CommandFailed("'" + item + "' is a folder without .kir files");
+      std::sort(files.begin(), files.end());
+      kernels.insert(kernels.end(), files.begin(), files.end());
+    } else {
+      kernels.push_back(item);
+    }
+  }
+  return kernels;
+}
+
+std::string dtype_suffix(const TuneCommandOptions& o) {
+  return std::string(kiln::ir::dtype_name(kiln::ir::dtype_from_name(o.dtype).value_or(kiln::ir::DType::F32)));
+}
+
+// Several kernels under one budget: a line per kernel while it works, then a table.
+void run_many(const kiln::Device& device, const kiln::tune::TuneOptions& options, const TuneCommandOptions& o,
+              const std::vector<std::string>& names) {
+  std::vector<kiln::tune::KernelTask> tasks;
+  for (const std::string& name : names) {
+    TuneCommandOptions one = o;
+    one.kernel = name;
+    Subject subject = load_subject(one);
+    const std::string label = is_standard_name(name) ? name + " " + dtype_suffix(o) : name;
+    tasks.push_back({label, std::move(subject.kernel), std::move(subject.args), subject.tolerance});
+  }
+  auto progress = [&](const kiln::tune::TaskProgress& p) {
+    if (o.quiet) return;
+    if (p.index == p.total)
+      fmt::print(stderr, "tune: done, {:.1f} s of {:.0f} s\n", p.elapsed_s, p.total_budget_s);
+    else
+      fmt::print(stderr, "tune: [{}/{}] {} (its share {:.1f} s; {:.1f} s of {:.0f} s used)\n", p.index + 1, p.total,
+                 p.name, p.budget_s, p.elapsed_s, p.total_budget_s);
+    std::fflush(stderr);
+  };
+  const auto began = std::chrono::steady_clock::now();
+  const std::vector<kiln::tune::KernelTaskOutcome> outcomes = kiln::tune::tune_kernels(device, tasks, options, progress);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  bool failed = false;
+  if (o.json) {
+    boost::json::array rows;
+    for (const kiln::tune::KernelTaskOutcome& r : outcomes) {
+      boost::json::object row{{"kernel", r.name},       {"from_cache", r.from_database}, {"untuned_ns", r.untuned_ns},
+                              {"baseline_ns", r.baseline_ns}, {"best_ns", r.best_ns},   {"sequence", r.sequence},
+                              {"budget_s", r.budget_s}, {"seconds", r.seconds}};
+      if (r.error) row["error"] = r.error->to_string();
+      failed = failed || r.error.has_value();
+      rows.push_back(std::move(row));
+    }
+    fmt::print("{}\n", boost::json::serialize(boost::json::object{{"device", device.id()},
+                                                                  {"budget_s", options.settings.budget_s},
+                                                                  {"seconds", seconds},
+                                                                  {"kernels", std::move(rows)}}));
+  } else {
+    fmt::print("{:<28} {:>10} {:>10} {:>8} {:>7} {:>7}  {}\n", "kernel", "untuned", "tuned", "speed-up", "share",
+               "took", "source");
+    for (const kiln::tune::KernelTaskOutcome& r : outcomes) {
+      std::string name = r.name.size() > 28 ? "..." + r.name.substr(r.name.size() - 25) : r.name;
+      if (r.error) {
+        failed = true;
+        fmt::print("{:<28} error: {}\n", name, r.error->to_string());
+        continue;
+      }
+      const std::uint64_t untuned = r.baseline_ns > 0 ? r.baseline_ns : r.untuned_ns;
+      const double speedup = r.best_ns > 0 && untuned > 0 ? static_cast<double>(untuned) / static_cast<double>(r.best_ns) : 0;
+      fmt::print("{:<28} {:>10} {:>10} {:>7.2f}x {:>6.1f}s {:>6.1f}s  {}\n", name, format_ns(untuned),
+                 format_ns(r.best_ns), speedup, r.budget_s, r.seconds, r.from_database ? "database" : "tuned");
+    }
+    fmt::print("{} kernels on {} in {:.1f} s (budget {:.0f} s)\n", outcomes.size(), device.id(), seconds,
+               options.settings.budget_s);
+  }
+  if (failed) throw CommandFailed("some kernels could not be tuned (their rows say why)");
+}
+
+void run(const GlobalOptions& global, const TuneCommandOptions& given) {
+  const kiln::Runtime runtime = open_runtime(global);
+  const kiln::Device device = check(runtime.device(given.device));
+  const std::vector<std::string> names = expand_kernels(given.kernels);
+  // Asking for a tuning overrides a config that turns tuning off.
+  kiln::CompileOptions compile{.mode = kiln::CompileMode::Tuned, .tune_on_miss = true,
+                               .tuning = tune_options(runtime, given)};
+  kiln::tune::TuneOptions& options = compile.tuning;
+  if (names.size() > 1 || given.kernels.size() > 1) {
+    if (!given.reference.empty()) throw CommandFailed("--reference times one kernel: give one KERNEL with it");
+    run_many(device, options, given, names);
+    return;
+  }
+  TuneCommandOptions o = given;
+  o.kernel = names.front();
+  const Subject subject = load_subject(o);
   options.args = subject.args;
   options.tolerance = subject.tolerance;
-  options.kernel_name = subject.name + " " + std::string(kiln::ir::dtype_name(kiln::ir::dtype_from_name(o.dtype).value_or(kiln::ir::DType::F32)));
+  options.kernel_name = subject.name + " " + dtype_suffix(o);
   if (!o.quiet) options.on_progress = print_progress;
 
   const kiln::Program tuned = check(device.compile(subject.kernel, compile));
@@ -201,7 +304,9 @@ void run(const GlobalOptions& global, const TuneCommandOptions& o) {
 void add_tune_command(CLI::App& app, const GlobalOptions& global) {
   CLI::App* command = app.add_subcommand("tune", "Tune a kernel on a device (or find it in the tuning database)");
   auto o = std::make_shared<TuneCommandOptions>();
-  command->add_option("KERNEL", o->kernel, "A standard kernel name (matmul, exp-chain, ...) or an IR text file")
+  command->add_option("KERNEL", o->kernels,
+                      "A standard kernel name (matmul, exp-chain, ...), an IR text file, or a folder of .kir files; "
+                      "several share one --budget")
       ->required();
   command->add_option("--device", o->device, "Device id, e.g. c:0")->required();
   command->add_option("--size", o->size, "Size of every dimension the kernel has (default 1024)");
