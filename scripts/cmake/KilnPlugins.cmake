@@ -52,7 +52,7 @@ function(kiln_add_plugin name)
   # Fail at link time, not at dlopen time, on a missing symbol; and export
   # nothing from the static libraries linked in (the SDK, Boost.JSON,
   # glslang...): a plugin's only export is kiln_plugin_query.
-  target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
+  target_link_options(${target} PRIVATE ${KILN_MODULE_LINK_CHECK} -Wl,--exclude-libs,ALL)
   install(TARGETS ${target} LIBRARY DESTINATION ${KILN_PLUGIN_INSTALL_DIR})
   set_property(GLOBAL APPEND PROPERTY KILN_BUILT_PLUGINS ${name})
 endfunction()

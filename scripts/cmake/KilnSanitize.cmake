@@ -4,8 +4,27 @@
 #                     (-fno-sanitize-recover=all), so a finding fails its test.
 #   KILN_FUZZ=ON      the libFuzzer targets (tests/fuzz/), clang only; the
 #                     libraries get coverage instrumentation for them.
+#   KILN_TSAN=ON      every target built with ThreadSanitizer (scripts/tsan.sh);
+#                     it cannot be combined with AddressSanitizer.
 option(KILN_SANITIZE "Build with ASan + UBSan, no recovery" OFF)
 option(KILN_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
+option(KILN_TSAN "Build with ThreadSanitizer" OFF)
+
+if(KILN_TSAN AND KILN_SANITIZE)
+  message(FATAL_ERROR "KILN_TSAN and KILN_SANITIZE exclude each other: ThreadSanitizer and AddressSanitizer "
+                      "cannot share a process; use two build folders")
+endif()
+# Plugins (MODULE libraries) are linked -Wl,--no-undefined, so that a symbol
+# they lack fails at build time, not at dlopen.
+set(KILN_MODULE_LINK_CHECK -Wl,--no-undefined)
+if(KILN_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+  # clang 14's shared TSan runtime crashes at start (even an empty main), so
+  # the runtime is linked statically into each executable, which exports it
+  # to the plugins it loads: they are linked without --no-undefined.
+  set(KILN_MODULE_LINK_CHECK)
+endif()
 
 if(KILN_FUZZ AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   message(FATAL_ERROR "KILN_FUZZ needs clang (-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)")
