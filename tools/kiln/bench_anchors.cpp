@@ -1,5 +1,6 @@
 #include "bench_anchors.hpp"
 
+#include "cublas_gemm.hpp"
 #include "triad.hpp"
 
 #include <kiln/ir/dtype.hpp>
@@ -38,8 +39,7 @@ AnchorRate BenchAnchors::anchor_for(const kiln::Device& device, const kiln::kern
   const bool host = device.info().host_memory();
   if (host) return is_matmul ? cblas_matmul(kernel) : triad();
   if (!is_matmul) return device_copy(device);
-  if (device.info().plugin == "cuda")
-    return {"", 0, "the cuBLAS anchor is not built yet (it needs the CUDA plugin to expose device pointers)"};
+  if (device.info().plugin == "cuda") return cublas_matmul(device, kernel);
   return {"", 0, "no vendor BLAS is loaded for the " + device.info().plugin + " plugin"};
 }
 
@@ -68,6 +68,28 @@ AnchorRate BenchAnchors::cblas_matmul(const kiln::kernels::StandardKernel& kerne
     if (!report) return {"", 0, "cblas:0 cannot run this matmul: " + report.error().message};
     if (!report->timing || report->timing->min_ns == 0) return {"", 0, "cblas:0 gave no timing"};
     return {"cblas:0", kernel.flops / static_cast<double>(report->timing->min_ns), ""};
+  }();
+  measured_[key] = anchor;
+  return anchor;
+}
+
+AnchorRate BenchAnchors::cublas_matmul(const kiln::Device& device, const kiln::kernels::StandardKernel& kernel) {
+  const std::string key = fmt::format("cublas {} {} {} {} {}", device.id(), kernel.size.m, kernel.size.n,
+                                      kernel.size.k, ir::dtype_name(kernel.dtype));
+  if (auto it = measured_.find(key); it != measured_.end()) return it->second;
+  AnchorRate anchor = [&]() -> AnchorRate {
+    kiln::anchors::GemmType type = kiln::anchors::GemmType::F32;
+    if (kernel.dtype == ir::DType::F16) type = kiln::anchors::GemmType::F16;
+    else if (kernel.dtype == ir::DType::BF16) type = kiln::anchors::GemmType::BF16;
+    else if (kernel.dtype != ir::DType::F32)
+      return {"", 0, std::string("cuBLAS has no ") + std::string(ir::dtype_name(kernel.dtype)) + " matmul anchor"};
+    fmt::print(stderr, "bench: measuring the cuBLAS matmul anchor on {} ({})\n", device.id(),
+               kiln::kernels::size_text(kernel));
+    const kiln::anchors::GemmTiming t =
+        kiln::anchors::time_cublas_gemm(device.info().pci_bus_id, static_cast<int>(device.info().index), kernel.size.m,
+                                        kernel.size.n, kernel.size.k, type, repeats_);
+    if (!t.error.empty()) return {"", 0, "cuBLAS: " + t.error};
+    return {"cublas", t.gflops, ""};
   }();
   measured_[key] = anchor;
   return anchor;

@@ -5,7 +5,9 @@
 //   memory kernels on host-memory devices (c, cblas): the two-thread triad
 //   matmul on host-memory devices: OpenBLAS sgemm through cblas:0, same shape
 //   memory kernels on other devices: a device-to-device Buffer::copy_from
-//   matmul on other devices: the vendor BLAS (not built yet: no anchor)
+//   matmul on cuda devices: cuBLAS (sgemm, or gemmEx for f16/bf16 with f32
+//   accumulation), loaded at run time (tools/anchors/cublas_gemm.hpp)
+//   matmul on other GPU devices: none yet (no vendor BLAS is loaded)
 #pragma once
 
 #include <kiln/kernels/library.hpp>
@@ -41,6 +43,7 @@ class BenchAnchors {
  private:
   AnchorRate triad();
   AnchorRate cblas_matmul(const kiln::kernels::StandardKernel& kernel);
+  AnchorRate cublas_matmul(const kiln::Device& device, const kiln::kernels::StandardKernel& kernel);
   AnchorRate device_copy(const kiln::Device& device);
 
   const kiln::Runtime& runtime_;
