@@ -90,3 +90,45 @@ TEST(HeuristicSchedule, IsDeterministic) {
   EXPECT_EQ(passes::to_string(a->sequence), passes::to_string(b->sequence));
   EXPECT_EQ(a->lowered, b->lowered);
 }
+
+// PoCL's pthread device: a CPU with 4096 threads per group run one after
+// another (warp 1). A barrier there is a loop over the group per phase: the
+// matrix product takes the register-blocked recipe, not LOCAL tiles, and a
+// row kernel a barrier-free recipe; elementwise kernels keep their threads.
+TEST(HeuristicSchedule, AvoidsBarriersOnACpuWhoseGroupThreadsRunOneAfterAnother) {
+  DeviceInfo pocl = passes::cpu_preset();
+  pocl.kind = DeviceKind::Cpu;
+  pocl.warp_size = 1;
+  pocl.max_local_threads = 4096;
+  pocl.max_local_dims = {4096, 4096, 4096};
+  pocl.local_memory_bytes = 4u << 20;
+  auto barriers = [](const ir::Kernel& kernel) {
+    for (const ir::Op& op : kernel.ops)
+      if (op.kind == ir::OpKind::Barrier) return true;
+    return false;
+  };
+  const auto matmul = standard("matmul", {.m = 128, .n = 128, .k = 128});
+  Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(matmul.kernel, pocl);
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  ASSERT_FALSE(h->sequence.empty());
+  EXPECT_EQ(h->sequence.front().opt, "register_block") << passes::to_string(h->sequence);
+  EXPECT_FALSE(barriers(h->lowered));
+  expect_same_results(matmul, *h, pocl, 1e-5);
+
+  const auto softmax = standard("softmax-rows", {.m = 8, .n = 1024});
+  Result<tune::HeuristicSchedule> rows = tune::heuristic_schedule(softmax.kernel, pocl);
+  ASSERT_TRUE(rows.ok()) << rows.error().to_string();
+  EXPECT_FALSE(barriers(rows->lowered)) << passes::to_string(rows->sequence);
+
+  const auto add = standard("add", {.n = 1 << 16});
+  Result<tune::HeuristicSchedule> elementwise = tune::heuristic_schedule(add.kernel, pocl);
+  ASSERT_TRUE(elementwise.ok()) << elementwise.error().to_string();
+  EXPECT_TRUE(has_local_threads(elementwise->lowered)) << passes::to_string(elementwise->sequence);
+
+  // A group whose threads are SIMD lanes (lavapipe: warp 8) keeps the GPU ranking.
+  DeviceInfo lanes = pocl;
+  lanes.warp_size = 8;
+  Result<tune::HeuristicSchedule> simd = tune::heuristic_schedule(matmul.kernel, lanes);
+  ASSERT_TRUE(simd.ok()) << simd.error().to_string();
+  EXPECT_TRUE(has_local_threads(simd->lowered)) << passes::to_string(simd->sequence);
+}

@@ -6,7 +6,11 @@
 // thread split), each lowered and ranked by the cost model. On a device with
 // threads per work-group, a candidate that uses them beats one that does not
 // whatever the model says (one thread per group is the worst kernel such a
-// device runs; the model underrates threads on CPU OpenCL). Deterministic:
+// device runs; the model underrates threads on CPU OpenCL), except that on
+// a CPU whose groups' threads run one after another (PoCL: warp 1; not
+// lavapipe, whose groups run as SIMD lanes) a candidate without
+// barriers beats one with them (there a barrier costs a loop over the
+// group's work-items, and LOCAL tiles save nothing). Deterministic:
 // the same kernel and device give the same sequence.
 #pragma once
 
