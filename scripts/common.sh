@@ -85,3 +85,21 @@ kiln_build() {
   kiln_log "build ($KILN_JOBS jobs)"
   cmake --build "$KILN_BUILD_DIR" -j "$KILN_JOBS"
 }
+
+# kiln_clang_configure BUILD_DIR OPT CMAKE_ARGS...: configures an instrumented
+# clang build (the sanitizer and TSan stages) in BUILD_DIR at optimization
+# OPT with line tables only (enough for sanitizer stack traces), tests built
+# like the libraries, ccache and Ninja where present. An existing folder
+# keeps its settings.
+kiln_clang_configure() {
+  local build=$1 opt=$2
+  shift 2
+  local args=(-S "$KILN_ROOT" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "$@"
+              -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$opt -gline-tables-only"
+              "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$opt -gline-tables-only" -DKILN_TEST_COMPILE_OPTIONS=)
+  if command -v ninja >/dev/null; then args+=(-G Ninja); fi
+  if command -v ccache >/dev/null; then args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+  if [[ -f "$build/CMakeCache.txt" ]]; then args=(-S "$KILN_ROOT" -B "$build"); fi
+  kiln_log "clang build: cmake ${args[*]}"
+  cmake "${args[@]}"
+}

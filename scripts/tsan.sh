@@ -18,17 +18,7 @@ if ! command -v clang++ >/dev/null; then
   exit 1
 fi
 build="${KILN_TSAN_BUILD_DIR:-$KILN_ROOT/build-tsan}"
-opt="${KILN_TSAN_OPT:--O1}"
-args=(-S "$KILN_ROOT" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-      -DKILN_TSAN=ON -DKILN_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
-      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$opt -gline-tables-only"
-      "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$opt -gline-tables-only" -DKILN_TEST_COMPILE_OPTIONS=)
-if command -v ninja >/dev/null; then args+=(-G Ninja); fi
-if command -v ccache >/dev/null; then args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
-if [[ -f "$build/CMakeCache.txt" ]]; then args=(-S "$KILN_ROOT" -B "$build"); fi
-
-kiln_log "tsan build: cmake ${args[*]}"
-cmake "${args[@]}"
+kiln_clang_configure "$build" "${KILN_TSAN_OPT:--O1}" -DKILN_TSAN=ON -DKILN_BUILD_BENCH=OFF
 kiln_log "tsan build: kiln_threads_tests ($KILN_JOBS jobs)"
 cmake --build "$build" -j "$KILN_JOBS" --target kiln_threads_tests
 
