@@ -18,6 +18,7 @@
 
 #include <gmock/gmock.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 
@@ -114,6 +115,36 @@ TEST_P(SubgroupOnDevices, RowKernelsMatchTheInterpreter) {
   }
   if (claiming == 0) GTEST_SKIP() << "no device of '" << plugin << "' claims subgroup_reduce (or the plugin is not loaded)";
   EXPECT_GT(runs, 0);
+}
+
+TEST_P(SubgroupOnDevices, SignedZerosGiveTheInterpretersBits) {
+  // max(+0, -0) is -0 one way round and +0 the other: the device must put
+  // the lower lane's value on the left, as kernel_ir.h orders it (lanes of
+  // one pair would disagree otherwise). y = 1 / max over the subgroup of
+  // +0 (even threads) and -0 (odd ones), so the sign shows as +-inf.
+  const std::string plugin = GetParam();
+  int claiming = 0;
+  for (const DeviceInfo& info : devices_of(plugin)) {
+    if (!info.can_compile() || !info.supports_op_kind(KILN_OP_SUBGROUP_REDUCE, KILN_DTYPE_F32)) continue;
+    ++claiming;
+    for (const ir::BinaryOp reduction : {ir::BinaryOp::Max, ir::BinaryOp::Min}) {
+      ir::Builder b;
+      const ir::Value y = b.param(ir::ParamKind::GlobalMut, ir::DType::F32, 64);
+      const ir::Value t = b.local_index(0, 64);
+      const ir::Value even = b.eq(b.bit_and(t, b.constant_i64(1)), b.constant_i64(0));
+      const ir::Value zero = b.select(even, b.constant(ir::DType::F32, 0.0f), b.constant(ir::DType::F32, -0.0f));
+      b.store(y, t, b.recip(b.subgroup_reduce(reduction, zero, info.warp_size)));
+      const ir::Kernel k = b.finish();
+      const std::vector<kernels::ArgSpec> args = {{.name = "y", .role = kernels::ArgRole::Output, .elements = 64}};
+      const RunOutcome want = run_on_interpreter(k, args, 1);
+      const RunOutcome got = run_on_device(runtime_for(plugin)->device(info.id).value(), k, args, 1);
+      ASSERT_EQ(got.error, "") << info.id;
+      ASSERT_EQ(want.outputs.size(), 1u);
+      EXPECT_EQ(std::memcmp(got.outputs[0].data().data(), want.outputs[0].data().data(), want.outputs[0].bytes()), 0)
+          << info.id << ": the lanes' signs differ from the interpreter's";
+    }
+  }
+  if (claiming == 0) GTEST_SKIP() << "no device of '" << plugin << "' claims subgroup_reduce (or the plugin is not loaded)";
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, SubgroupOnDevices, ::testing::ValuesIn(kPlugins),
