@@ -235,7 +235,8 @@ class Splitter {
   std::vector<Value> subgroup_totals(const std::vector<Value>& partials) {
     std::vector<Value> totals;
     for (std::size_t a = 0; a < partials.size(); ++a)
-      totals.push_back(out().subgroup_reduce(loop_.accumulators[a].op, partials[a], static_cast<std::uint32_t>(subgroup_)));
+      totals.push_back(
+          out().subgroup_reduce(loop_.accumulators[a].op, partials[a], static_cast<std::uint32_t>(subgroup_)));
     return totals;
   }
 
@@ -349,7 +350,8 @@ class TiledReduce final : public Optimization {
         if (!std::holds_alternative<LocalAxis>(axis)) continue;
             if (!fits_local_memory(kernel, splittable, local * std::get<LocalAxis>(axis).other_threads(), device)) continue;
         const std::int64_t width = device.warp_size;
-        const bool subgroups = reduction && !subgroup_refusal(splittable, std::get<LocalAxis>(axis), local, 2, width, device);
+        const bool subgroups =
+            reduction && !subgroup_refusal(splittable, std::get<LocalAxis>(axis), local, 2, width, device);
         for (std::int64_t branch : {2, 4, 8}) {
           if (!reduction && branch > 2) break;
           steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", local}, {"branch", branch}}));
@@ -395,7 +397,8 @@ class TiledReduce final : public Optimization {
       return step_error(step, "the partials need more LOCAL memory than the device's " +
                                   std::to_string(device.local_memory_bytes) + " bytes");
     if (subgroup != 0) {
-      if (splittable.accumulators.empty()) return step_error(step, "subgroup=" + std::to_string(subgroup) + ": the loop reduces nothing");
+      if (splittable.accumulators.empty())
+        return step_error(step, "subgroup=" + std::to_string(subgroup) + ": the loop reduces nothing");
       if (auto why = subgroup_refusal(splittable, std::get<LocalAxis>(axis), local, branch, subgroup, device))
         return step_error(step, "subgroup=" + std::to_string(subgroup) + ": " + *why);
     }
@@ -419,7 +422,9 @@ class TiledReduce final : public Optimization {
       if (!device.supports_op_kind(KILN_OP_SUBGROUP_REDUCE, static_cast<unsigned>(a.dtype)))
         return "the device does not claim subgroup_reduce on " + std::string(ir::dtype_name(a.dtype));
     }
-    if (axis.axis != 0) return "the threads would be LOCAL axis " + std::to_string(axis.axis) + ", not 0 (subgroups follow the linear local id)";
+    if (axis.axis != 0)
+      return "the threads would be LOCAL axis " + std::to_string(axis.axis) +
+             ", not 0 (subgroups follow the linear local id)";
     if (local % width != 0 || !power_of_two(local / width))
       return "local=" + std::to_string(local) + " is not a power-of-two multiple of the width";
     if (!power_of_two(branch)) return "branch=" + std::to_string(branch) + " is not a power of two";

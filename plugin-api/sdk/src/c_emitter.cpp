@@ -405,8 +405,8 @@ class Emitter {
         unsupported(id, "subgroup shuffles of " + std::string(dtype_name(op.dtype)) + " in subgroups of " +
                             std::to_string(op.attr) + " are not available");
       line("const " + type + " " + theirs + " = " + shuffle + ";");
-      line(acc + " = ((" + lane + " & " + std::to_string(m) + std::string(d_.i64_suffix) + ") != 0) ? " + spell_.binary(op.code, op.dtype, theirs, acc) +
-           " : " + spell_.binary(op.code, op.dtype, acc, theirs) + ";");
+      line(acc + " = ((" + lane + " & " + std::to_string(m) + std::string(d_.i64_suffix) + ") != 0) ? " +
+           spell_.binary(op.code, op.dtype, theirs, acc) + " : " + spell_.binary(op.code, op.dtype, acc, theirs) + ";");
     }
     define(id, type, acc);
   }
