@@ -42,6 +42,7 @@ std::optional<ValueType> inferred_type(const Kernel& kernel, const Op& op) {
       return operand(2);
     case OpKind::Unary:
     case OpKind::Mad:
+    case OpKind::SubgroupReduce:
       return operand(0);
     case OpKind::Binary: {
       auto x = operand(0);
@@ -210,6 +211,12 @@ Value Builder::extract(Value vector, std::uint32_t lane) {
 Value Builder::mma(MmaShape shape, Value a, Value b, Value c) {
   Op op = make(OpKind::Mma, code_of(shape), {a.id, b.id, c.id});
   op.attr = static_cast<std::uint32_t>(type_of(a).dtype);
+  return append_inferred(op);
+}
+
+Value Builder::subgroup_reduce(BinaryOp reduction, Value x, std::uint32_t width) {
+  Op op = make(OpKind::SubgroupReduce, static_cast<std::uint8_t>(reduction), {x.id});
+  op.attr = width;
   return append_inferred(op);
 }
 

@@ -244,6 +244,7 @@ class Parser {
       return emit(op, written);
     }
     if (name == "mma") return parse_mma();
+    if (name == "subgroup_reduce") return parse_subgroup_reduce();
     if (name == "raw") return parse_raw();
     fail_at(head, "an op name (const, param, load, add, ...)");
   }
@@ -296,6 +297,16 @@ class Parser {
     Op op = op_of(OpKind::Mma, *shape);
     op.attr = dtype;
     return operands(op, 3, std::nullopt);
+  }
+
+  // subgroup_reduce <add|mul|max|min> <width> [type] %x
+  ValueId parse_subgroup_reduce() {
+    const Token& at = peek();
+    const auto reduction = code_named(sdk::kBinaryNames, word("a reduction (add, mul, max or min)"));
+    if (!reduction || !sdk::subgroup_reduction_allowed(*reduction)) fail_at(at, "a reduction (add, mul, max or min)");
+    Op op = op_of(OpKind::SubgroupReduce, *reduction);
+    op.attr = static_cast<std::uint32_t>(unsigned_number("a subgroup width (2, 4, ... 64)", UINT32_MAX));
+    return operands(op, 1, optional_type());
   }
 
   ValueId parse_param() {

@@ -138,6 +138,11 @@ class Printer {
           return {};
         return "mma " + std::string(sdk::mma_shape_name(op.code)) + " " +
                std::string(sdk::mma_input_name(op.code, op.attr)) + " " + names[0] + ", " + names[1] + ", " + names[2];
+      case OpKind::SubgroupReduce:
+        if (!typed || !sdk::subgroup_reduction_allowed(op.code) || !unshown_fields_default(op, true, true, true, false))
+          return {};
+        return "subgroup_reduce " + std::string(sdk::binary_name(op.code)) + " " + std::to_string(op.attr) + " " +
+               type + " " + names[0];
       default:
         return {};
     }

@@ -31,7 +31,7 @@ FieldUse field_use(OpKind kind) {
     case OpKind::Barrier: return {false, true, false, false};
     case OpKind::Unary: case OpKind::Binary: return {true, true, false, false};
     case OpKind::Insert: case OpKind::Extract: return {true, false, true, false};
-    case OpKind::Mma: return {true, true, true, false};
+    case OpKind::Mma: case OpKind::SubgroupReduce: return {true, true, true, false};
     case OpKind::EndLoop: case OpKind::If: case OpKind::EndIf: return {false, false, false, false};
     default: return {true, false, false, false};
   }

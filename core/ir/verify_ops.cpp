@@ -73,6 +73,7 @@ bool Verifier::check_op(ValueId id) {
     }
     case OpKind::Broadcast: case OpKind::Insert: case OpKind::Extract: return check_vector(id, op);
     case OpKind::Mma: return check_mma(id, op);
+    case OpKind::SubgroupReduce: return check_subgroup_reduce(id, op);
     default:
       return true;  // END markers: nesting already checked
   }

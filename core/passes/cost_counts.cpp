@@ -156,6 +156,13 @@ class Counter {
         if (float_math) w.flops += times * op.lanes * (op.kind == OpKind::Mad ? 2 : 1);
         return;
       }
+      case OpKind::SubgroupReduce: {
+        // log2(width) steps, each a shuffle and a combining op.
+        const double steps = std::log2(static_cast<double>(std::max<std::uint32_t>(op.attr, 2)));
+        add_op(w, OpCost::Move, times * steps, 1);
+        add_op(w, classify(op), times * steps, 1);
+        return;
+      }
       case OpKind::Barrier:
         w.barriers += times;
         return;

@@ -10,6 +10,15 @@
 //     rest of the kernel runs unchanged in every thread. Floating-point sums
 //     are reassociated (the tree's order, not the loop's).
 //   - A parallel loop (each iteration stores its own element) just splits.
+//   - With subgroup=w (a device that claims SUBGROUP_REDUCE, kernel_ir.h,
+//     in subgroups of w <= its warp_size), the tree stops at w partials and
+//     one subgroup_reduce combines the last w lanes: no LOCAL round trip and
+//     no barrier for them. Its butterfly is the tree's own order (branch 2),
+//     so with branch 2 both forms give the bitwise same total. With local
+//     == w there is no LOCAL storage and no barrier at all. The threads must
+//     be LOCAL axis 0 (subgroups follow the linear local id), local a
+//     power-of-two multiple of w and branch a power of two, so every tree
+//     step keeps a multiple of w partials.
 // The threads are a new LOCAL axis, or an existing one of length `local`
 // when the loop is the same in all its threads (softmax: after its max loop
 // is tiled, its sum and write loops reuse that axis). Stores at top level to
@@ -24,7 +33,10 @@
 #include "opt_tiled_reduce_match.hpp"
 #include "optimizations.hpp"
 
+#include <kiln/sdk/wire.hpp>
+
 #include <algorithm>
+#include <optional>
 
 namespace kiln::passes::opts {
 
@@ -100,8 +112,9 @@ std::variant<LocalAxis, std::string> choose_axis(const Kernel& kernel, const ir:
 class Splitter {
  public:
   Splitter(const Kernel& old, const ir::Blocks& blocks, const reduce::SplittableLoop& loop, LocalAxis axis,
-           std::int64_t local, std::int64_t branch)
-      : old_(old), blocks_(blocks), loop_(loop), axis_(axis), local_(local), branch_(branch), rw_(old) {
+           std::int64_t local, std::int64_t branch, std::int64_t subgroup)
+      : old_(old), blocks_(blocks), loop_(loop), axis_(axis), local_(local), branch_(branch), subgroup_(subgroup),
+        rw_(old) {
     // Stores only thread 0 needs to do: top level, to buffers the kernel
     // never reads back, the same in every thread along the axis.
     std::vector<bool> loaded(old.size(), false);
@@ -155,6 +168,7 @@ class Splitter {
     }
     for (const reduce::Accumulator& a : loop_.accumulators) {
       partials_.push_back(out().storage(ir::Scope::Register, a.dtype, 1));
+      if (subgroup_ == local_) continue;  // one subgroup: no LOCAL storage
       shared_.push_back(
           out().storage(ir::Scope::Local, a.dtype, static_cast<std::uint64_t>(local_ * axis_.other_threads())));
     }
@@ -217,14 +231,38 @@ class Splitter {
     return out().add(out().mul(other, out().constant_i64(local_)), t);
   }
 
+  // The reduction of each partial over the subgroup (every thread's).
+  std::vector<Value> subgroup_totals(const std::vector<Value>& partials) {
+    std::vector<Value> totals;
+    for (std::size_t a = 0; a < partials.size(); ++a)
+      totals.push_back(
+          out().subgroup_reduce(loop_.accumulators[a].op, partials[a], static_cast<std::uint32_t>(subgroup_)));
+    return totals;
+  }
+
+  void add_totals(const std::vector<Value>& totals) {
+    for (std::size_t a = 0; a < totals.size(); ++a) {
+      const reduce::Accumulator& acc = loop_.accumulators[a];
+      const Value index = rw_.map(acc.index);
+      const Value before = out().load(rw_.map(acc.storage), index);
+      out().store(rw_.map(acc.storage), index, out().binary(acc.op, before, totals[a]));
+    }
+  }
+
   // Partials to LOCAL storage, the tree, the total into each accumulator.
   void combine(Value zero) {
     const Value t = thread();
+    if (subgroup_ == local_) {  // the threads are one subgroup: every one gets the total
+      std::vector<Value> partials;
+      for (const Value& p : partials_) partials.push_back(out().load(p, zero));
+      return add_totals(subgroup_totals(partials));
+    }
     const Value mine = slot(t);
     for (std::size_t a = 0; a < partials_.size(); ++a) out().store(shared_[a], mine, out().load(partials_[a], zero));
     out().barrier();
-    for (std::int64_t width = local_; width > 1;) {
-      const std::int64_t fan = std::min(branch_, width), stride = (width + fan - 1) / fan;
+    const std::int64_t last = subgroup_ != 0 ? subgroup_ : 1;  // partials the tree leaves
+    for (std::int64_t width = local_; width > last;) {
+      const std::int64_t fan = std::min(branch_, width / last), stride = (width + fan - 1) / fan;
       const ValueId active = out().if_(out().cmplt(t, out().constant_i64(stride)));
       for (std::size_t a = 0; a < partials_.size(); ++a) {
         const ir::BinaryOp op = loop_.accumulators[a].op;
@@ -249,13 +287,21 @@ class Splitter {
       out().barrier();
       width = stride;
     }
-    for (std::size_t a = 0; a < partials_.size(); ++a) {
-      const reduce::Accumulator& acc = loop_.accumulators[a];
-      const Value total = out().load(shared_[a], slot(zero));
-      const Value index = rw_.map(acc.index);
-      const Value before = out().load(rw_.map(acc.storage), index);
-      out().store(rw_.map(acc.storage), index, out().binary(acc.op, before, total));
+    if (subgroup_ != 0) {
+      // The last `subgroup_` partials in one subgroup (the others reduce
+      // theirs too, unused: the op is the whole group's); its thread 0 puts
+      // the total where everyone reads it.
+      std::vector<Value> partials;
+      for (const Value& s : shared_) partials.push_back(out().load(s, mine));
+      const std::vector<Value> totals = subgroup_totals(partials);
+      const ValueId first = out().if_(out().eq(t, zero));
+      for (std::size_t a = 0; a < totals.size(); ++a) out().store(shared_[a], mine, totals[a]);
+      out().end_if(first);
+      out().barrier();
     }
+    std::vector<Value> totals;
+    for (const Value& s : shared_) totals.push_back(out().load(s, slot(zero)));
+    add_totals(totals);
     // In an enclosing loop the next round's partials must not overwrite
     // the total while a thread still reads it.
     bool nested_in_loop = false;
@@ -268,7 +314,7 @@ class Splitter {
   const ir::Blocks& blocks_;
   const reduce::SplittableLoop& loop_;
   LocalAxis axis_;
-  std::int64_t local_, branch_;
+  std::int64_t local_, branch_, subgroup_;  // subgroup_: 0 (the tree to the end) or its width
   ir::Rewriter rw_;
   std::vector<bool> guarded_;
   Value thread_, first_thread_;
@@ -280,7 +326,8 @@ class TiledReduce final : public Optimization {
   std::string_view name() const override { return kName; }
   std::string_view description() const override {
     return "splits a reduction (or parallel) LOOP across `local` LOCAL threads: strided partials, then a tree "
-           "through LOCAL storage with barriers, `branch` partials per step";
+           "through LOCAL storage with barriers, `branch` partials per step; subgroup=w ends the tree at w partials "
+           "and combines them with one subgroup_reduce where the device claims it";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
@@ -302,9 +349,16 @@ class TiledReduce final : public Optimization {
         auto axis = choose_axis(kernel, blocks, loop, local, device);
         if (!std::holds_alternative<LocalAxis>(axis)) continue;
             if (!fits_local_memory(kernel, splittable, local * std::get<LocalAxis>(axis).other_threads(), device)) continue;
+        const std::int64_t width = device.warp_size;
+        const bool subgroups =
+            reduction && !subgroup_refusal(splittable, std::get<LocalAxis>(axis), local, 2, width, device);
         for (std::int64_t branch : {2, 4, 8}) {
           if (!reduction && branch > 2) break;
           steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", local}, {"branch", branch}}));
+          // One subgroup of threads has no tree to branch.
+          if (subgroups && (local > width || branch == 2))
+            steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", local},
+                                              {"branch", branch}, {"subgroup", width}}));
         }
       }
     }
@@ -314,9 +368,13 @@ class TiledReduce final : public Optimization {
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
     if (Result<void> valid = ir::verify(kernel); !valid.ok())
       return step_error(step, "the kernel does not verify: " + valid.error().message);
+    for (const auto& [key, value] : step.params)
+      if (key != "loop" && key != "local" && key != "branch" && key != "subgroup")
+        return step_error(step, "unknown parameter '" + key + "' (expected: loop, local, branch, subgroup)");
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t local, require_param(step, "local"));
     const std::int64_t branch = step.param("branch", 2);
+    const std::int64_t subgroup = step.param("subgroup", 0);
     if (local < 2 || local > 65536) return step_error(step, "local must be in 2..65536");
     if (branch < 2 || branch > 64) return step_error(step, "branch must be in 2..64");
     if (device.max_local_threads <= 1) return step_error(step, "the device runs one thread per group");
@@ -338,10 +396,41 @@ class TiledReduce final : public Optimization {
     if (!fits_local_memory(kernel, splittable, local * std::get<LocalAxis>(axis).other_threads(), device))
       return step_error(step, "the partials need more LOCAL memory than the device's " +
                                   std::to_string(device.local_memory_bytes) + " bytes");
-    return Splitter(kernel, blocks, splittable, std::get<LocalAxis>(axis), local, branch).run();
+    if (subgroup != 0) {
+      if (splittable.accumulators.empty())
+        return step_error(step, "subgroup=" + std::to_string(subgroup) + ": the loop reduces nothing");
+      if (auto why = subgroup_refusal(splittable, std::get<LocalAxis>(axis), local, branch, subgroup, device))
+        return step_error(step, "subgroup=" + std::to_string(subgroup) + ": " + *why);
+    }
+    return Splitter(kernel, blocks, splittable, std::get<LocalAxis>(axis), local, branch, subgroup).run();
   }
 
  private:
+  static bool power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+  // Why the subgroup form does not fit (nothing when it does).
+  static std::optional<std::string> subgroup_refusal(const reduce::SplittableLoop& loop, const LocalAxis& axis,
+                                                     std::int64_t local, std::int64_t branch, std::int64_t width,
+                                                     const DeviceInfo& device) {
+    if (width < 0 || width > sdk::kMaxSubgroupWidth || !sdk::subgroup_width_allowed(static_cast<std::uint32_t>(width)))
+      return "the width must be a power of two from 2 to " + std::to_string(sdk::kMaxSubgroupWidth);
+    if (width > static_cast<std::int64_t>(device.warp_size))
+      return "the device runs subgroups of up to " + std::to_string(device.warp_size) + " threads (warp_size)";
+    for (const reduce::Accumulator& a : loop.accumulators) {
+      if (!sdk::subgroup_reduction_allowed(static_cast<unsigned>(a.op)))
+        return "subgroup_reduce has no " + std::string(sdk::binary_name(static_cast<unsigned>(a.op))) + " reduction";
+      if (!device.supports_op_kind(KILN_OP_SUBGROUP_REDUCE, static_cast<unsigned>(a.dtype)))
+        return "the device does not claim subgroup_reduce on " + std::string(ir::dtype_name(a.dtype));
+    }
+    if (axis.axis != 0)
+      return "the threads would be LOCAL axis " + std::to_string(axis.axis) +
+             ", not 0 (subgroups follow the linear local id)";
+    if (local % width != 0 || !power_of_two(local / width))
+      return "local=" + std::to_string(local) + " is not a power-of-two multiple of the width";
+    if (!power_of_two(branch)) return "branch=" + std::to_string(branch) + " is not a power of two";
+    return std::nullopt;
+  }
+
   static bool partials_possible(const reduce::SplittableLoop& loop) {
     return std::all_of(loop.accumulators.begin(), loop.accumulators.end(),
                        [](const reduce::Accumulator& a) { return reduce::identity_bits(a.op, a.dtype).has_value(); });

@@ -133,6 +133,18 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
       e.op = id;
       return e;
     }
+    // plugin.h: a device runs subgroups up to its warp_size wide.
+    if (kernel[id].kind == ir::OpKind::SubgroupReduce && kernel[id].attr > state_->info().warp_size) {
+      Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (subgroup_reduce " +
+                                                       std::string(sdk::dtype_name(dtype)) + "): subgroups of " +
+                                                       std::to_string(kernel[id].attr) + " threads, wider than the device's " +
+                                                       std::to_string(state_->info().warp_size) + " (warp_size)");
+      e.plugin = state_->plugin();
+      e.device = state_->info().id;
+      e.function = "compile";
+      e.op = id;
+      return e;
+    }
     // kernel_ir.h: a unary op appended after 1.0 reaches only a device that
     // claims it; what lower_math could not rewrite (its form needs an op the
     // device lacks, or f64 erf) is refused here by name.

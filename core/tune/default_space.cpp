@@ -82,6 +82,15 @@ SearchSpace make_default_space(Precision precision) {
            "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
            "tiled_reduce(loop=0,local=256,branch=4); tiled_reduce(loop=1,local=256,branch=4); row_cache(loop=0); "
            "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           // The same two on devices that claim SUBGROUP_REDUCE in warps of 32 (CUDA):
+           // each reduction's tree ends at 32 partials, which one warp shuffle
+           // butterfly combines (docs/passes.md, tiled_reduce); elsewhere they fail
+           // to apply and are skipped.
+           "tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); "
+           "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); row_cache(loop=0); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           "tiled_reduce(loop=0,local=256,branch=4,subgroup=32); tiled_reduce(loop=1,local=256,branch=4); "
+           "row_cache(loop=0); unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
        })
     s.recipes.push_back(passes::parse_sequence(recipe).value());
   s.version = search_space_version(s.optimizations);

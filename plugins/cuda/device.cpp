@@ -77,6 +77,9 @@ void describe(Device& d, int driver_version) {
     sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
     sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
   }
+  // SUBGROUP_REDUCE is __shfl_xor_sync (every arch kiln runs on): a block's
+  // warps are 32 consecutive linear thread ids.
+  if (info.warp_size == 32) sdk::set_subgroup_reduce(info);
   info.cache_bytes[1] = static_cast<std::uint64_t>(KILN_ATTR(d.handle, L2_CACHE_SIZE));
   info.peak_gflops = double(info.compute_units) * fp32_lanes_per_sm(d.cc_major, d.cc_minor) * 2.0 * info.clock_mhz / 1000.0;
   // Double data rate: two transfers per memory clock (kHz) over the bus (bits).

@@ -53,6 +53,11 @@ void check_device_limits(const Device& device, std::span<const kiln_op> ops) {
         need(sdk::has_binary(info, op.dtype, KILN_BINARY_MUL), op.dtype, "mad (mul)");
         need(sdk::has_binary(info, op.dtype, KILN_BINARY_ADD), op.dtype, "mad (add)");
         break;
+      case KILN_OP_SUBGROUP_REDUCE:  // plugin.h: subgroups of up to warp_size
+        if (op.attr > info.warp_size)
+          unsupported(device, id, op, "subgroups of " + std::to_string(op.attr) + " threads exceed warp_size " +
+                                          std::to_string(info.warp_size));
+        break;
       case KILN_OP_INDEX:
         if (op.code == KILN_SCOPE_LOCAL) {
           const std::uint64_t len = ops[op.src[0]].imm;

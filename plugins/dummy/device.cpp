@@ -154,6 +154,15 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
     info.vector_widths |= (1u << 2) | (1u << 4) | (1u << 8);
   }
 
+  // SUBGROUP_REDUCE likewise, when asked (the tests that exercise it and
+  // its tiled_reduce form), in subgroups of warp_size (2..64).
+  if (o.get_bool("subgroup_reduce", false)) {
+    if (info.warp_size < 2 || info.warp_size > sdk::kMaxSubgroupWidth || (info.warp_size & (info.warp_size - 1)) != 0)
+      bad_option(path + "subgroup_reduce", "needs a warp_size that is a power of two from 2 to 64, not " +
+                                               std::to_string(info.warp_size));
+    sdk::set_subgroup_reduce(info);
+  }
+
   // Peak f32 rate: an FMA is two flops; by default each unit issues 4 warp
   // instructions per cycle.
   const double default_peak = 2.0 * info.compute_units * 4 * info.warp_size * info.clock_mhz / 1000.0;

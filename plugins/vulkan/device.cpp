@@ -13,6 +13,7 @@
 #include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/plugin_entry.hpp>
 #include <kiln/sdk/plugin_support.hpp>
+#include <kiln/sdk/wire.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -137,6 +138,14 @@ void fill_info(const VkPhysicalDeviceProperties& p, const VkPhysicalDeviceSubgro
   info.vector_widths = sdk::c_family_vector_widths(sdk::glsl_dialect());  // vec2..vec4
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
     if (dtype_supported(caps, dt)) sdk::set_c_family_caps(info, sdk::glsl_dialect(), dt);
+  // SUBGROUP_REDUCE on the types subgroupShuffleXor takes (the GLSL
+  // dialect), where the subgroup size is fixed. Vulkan promises no order of
+  // invocations in subgroups; kiln relies on the linear one (consecutive
+  // gl_LocalInvocationIndex), which the drivers with one fixed size use
+  // (lavapipe: tests/passes/opt_tiled_reduce_subgroup_devices_test.cpp).
+  if (caps.fixed_subgroup_shuffles)
+    for (unsigned dt : {KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F64, KILN_DTYPE_I32, KILN_DTYPE_U32})
+      if (dtype_supported(caps, dt)) sdk::set_op_kind(info, dt, KILN_OP_SUBGROUP_REDUCE);
 }
 
 }  // namespace
@@ -204,6 +213,8 @@ std::vector<PhysicalDevice> discover_devices(const Instance& instance, const sdk
     auto driver = vk_struct<VkPhysicalDeviceDriverProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
     auto pci = vk_struct<VkPhysicalDevicePCIBusInfoPropertiesEXT>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT);
     auto sm = vk_struct<VkPhysicalDeviceShaderSMBuiltinsPropertiesNV>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV);
+    auto sizes = vk_struct<VkPhysicalDeviceSubgroupSizeControlPropertiesEXT>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT);
     props.pNext = &subgroup;
     void** tail = &subgroup.pNext;
     const bool have_driver = v12 || has(VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
@@ -212,7 +223,15 @@ std::vector<PhysicalDevice> discover_devices(const Instance& instance, const sdk
     if (have_driver) { *tail = &driver; tail = &driver.pNext; }
     if (have_pci) { *tail = &pci; tail = &pci.pNext; }
     if (have_sm) { *tail = &sm; tail = &sm.pNext; }
+    const bool have_sizes = caps.api_version >= VK_API_VERSION_1_3 || has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    if (have_sizes) { *tail = &sizes; tail = &sizes.pNext; }
     vk.vkGetPhysicalDeviceProperties2(d.handle, &props);
+    caps.fixed_subgroup_shuffles = have_sizes && (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+                                   (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0 &&
+                                   sizes.minSubgroupSize == sizes.maxSubgroupSize &&
+                                   sizes.minSubgroupSize == subgroup.subgroupSize && subgroup.subgroupSize >= 2 &&
+                                   subgroup.subgroupSize <= sdk::kMaxSubgroupWidth &&
+                                   (subgroup.subgroupSize & (subgroup.subgroupSize - 1)) == 0;
 
     // Features for the dtypes kiln uses.
     auto features = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);

@@ -28,6 +28,10 @@ struct DeviceCaps {
   bool float16 = false;    // shaderFloat16 (arithmetic; kiln computes halves as f32 anyway)
   bool storage16 = false;  // storageBuffer16BitAccess
   bool storage8 = false;   // storageBuffer8BitAccess
+  // SUBGROUP_REDUCE runs (kernel_ir.h): compute shaders have subgroup
+  // shuffles and one subgroup size (minSubgroupSize == maxSubgroupSize,
+  // VK_EXT_subgroup_size_control / Vulkan 1.3), which is warp_size.
+  bool fixed_subgroup_shuffles = false;
   std::vector<std::string> extensions;  // to enable at vkCreateDevice (pre-1.2 devices)
   VkPhysicalDeviceLimits limits{};
   VkPhysicalDeviceMemoryProperties memory{};

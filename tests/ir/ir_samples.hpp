@@ -73,6 +73,23 @@ inline constexpr std::string_view kMma = R"(%0 = param 0 global f16[256]
 store f32x4 %3[%9], %21
 )";
 
+// SUBGROUP_REDUCE (appended in ABI 1.1), each reduction, over a 16 x 4
+// group (subgroups follow the linear local id).
+inline constexpr std::string_view kSubgroupReduce = R"(%0 = param 0 global_mut f32[64]
+%1 = const i64 16
+%2 = index local 0 %1
+%3 = const i64 4
+%4 = index local 1 %3
+%5 = mul i64 %4, %1
+%6 = add i64 %2, %5
+%7 = load f32 %0[%6]
+%8 = subgroup_reduce add 32 f32 %7
+%9 = subgroup_reduce mul 2 f32 %8
+%10 = subgroup_reduce max 64 f32 %9
+%11 = subgroup_reduce min 8 f32 %10
+store f32 %0[%6], %11
+)";
+
 // c[i] = a[i] + b[i] for 8 f32 elements: the smallest useful kernel.
 inline constexpr std::string_view kAdd8 = R"(%0 = param 0 global f32[8]
 %1 = param 1 global f32[8]

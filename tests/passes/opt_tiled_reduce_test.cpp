@@ -278,3 +278,137 @@ endloop
   EXPECT_TRUE(tiled_reduce().configs(last_wins, gpu_preset()).empty());
   EXPECT_TRUE(tiled_reduce().configs(prefix, gpu_preset()).empty());
 }
+
+namespace {
+
+// A preset that claims SUBGROUP_REDUCE on every number dtype, in subgroups
+// of up to its warp_size.
+DeviceInfo with_subgroups(DeviceInfo d) {
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (dt != KILN_DTYPE_BOOL) d.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
+  return d;
+}
+
+std::size_t count_kind(const ir::Kernel& k, ir::OpKind kind) {
+  return static_cast<std::size_t>(std::count_if(k.ops.begin(), k.ops.end(), [&](const ir::Op& op) { return op.kind == kind; }));
+}
+
+bool has_local_storage(const ir::Kernel& k) {
+  return std::any_of(k.ops.begin(), k.ops.end(),
+                     [](const ir::Op& op) { return op.kind == ir::OpKind::Storage && op.scope() == ir::Scope::Local; });
+}
+
+}  // namespace
+
+TEST(TiledReduce, SubgroupFormEndsTheTreeInOneSubgroupReduce) {
+  const ir::Kernel before = parse_valid(kSumRows);
+  const DeviceInfo small = with_subgroups(small_preset());  // subgroups of up to 8
+  const ir::Kernel tree = applied(before, "tiled_reduce(loop=0,local=16,branch=2)", small);
+  const ir::Kernel sub = applied(before, "tiled_reduce(loop=0,local=16,branch=2,subgroup=4)", small);
+  const std::string text = ir::print(sub);
+  EXPECT_NE(text.find("subgroup_reduce add 4 f32"), std::string::npos) << text;
+  // Barriers: after the partials, 16 -> 8 -> 4 by the tree, after thread 0
+  // stores the total (the tree alone: after the partials and 16 -> ... -> 1).
+  EXPECT_EQ(count_kind(sub, ir::OpKind::Barrier), 4u) << text;
+  EXPECT_EQ(count_kind(tree, ir::OpKind::Barrier), 5u);
+  // The butterfly is the tree's order: the same bits.
+  EXPECT_EQ(compare_runs(tree, sub, {}, 0), "");
+  EXPECT_EQ(compare_runs(before, sub, {}, 1e-6), "");
+}
+
+TEST(TiledReduce, OneSubgroupNeedsNoLocalMemoryAndNoBarrier) {
+  const ir::Kernel before = parse_valid(kSumRows);
+  const DeviceInfo gpu = with_subgroups(gpu_preset());
+  const ir::Kernel tree = applied(before, "tiled_reduce(loop=0,local=32,branch=2)", gpu);
+  const ir::Kernel sub = applied(before, "tiled_reduce(loop=0,local=32,branch=2,subgroup=32)", gpu);
+  EXPECT_EQ(count_kind(sub, ir::OpKind::Barrier), 0u) << ir::print(sub);
+  EXPECT_FALSE(has_local_storage(sub)) << ir::print(sub);
+  EXPECT_EQ(count_kind(sub, ir::OpKind::SubgroupReduce), 1u);
+  EXPECT_EQ(compare_runs(tree, sub, {}, 0), "");
+}
+
+TEST(TiledReduce, SubgroupFormsOfRowKernelsKeepTheirResults) {
+  // Every dtype the brief names, each reduction tiled_reduce meets (sum,
+  // max, and softmax's and layernorm's loops on one axis), one subgroup and
+  // several, with branch 2 bitwise equal to the plain tree.
+  const DeviceInfo gpu = with_subgroups(gpu_preset());
+  struct Case {
+    std::string_view kernel;
+    std::vector<std::string_view> steps;
+  };
+  const Case cases[] = {
+      {"sum-rows", {"tiled_reduce(loop=0,local=32,branch=2,subgroup=32)"}},
+      {"sum-rows", {"tiled_reduce(loop=0,local=256,branch=8,subgroup=32)"}},
+      {"max-rows", {"tiled_reduce(loop=0,local=128,branch=2,subgroup=16)"}},
+      {"softmax-rows",
+       {"tiled_reduce(loop=0,local=64,branch=2,subgroup=32)", "tiled_reduce(loop=1,local=64,branch=4,subgroup=32)",
+        "tiled_reduce(loop=2,local=64,branch=2)"}},
+      {"layernorm-rows", {"tiled_reduce(loop=0,local=128,branch=2,subgroup=32)", "tiled_reduce(loop=1,local=128,branch=2)"}},
+      {"rmsnorm-rows", {"tiled_reduce(loop=0,local=32,branch=2,subgroup=32)", "tiled_reduce(loop=1,local=32,branch=2)"}},
+  };
+  for (const Case& c : cases)
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16, ir::DType::I32}) {
+      if (dtype == ir::DType::I32 && c.kernel != "sum-rows" && c.kernel != "max-rows") continue;
+      const kernels::StandardKernel k = standard(c.kernel, {.m = 3, .n = 300}, dtype);
+      ir::Kernel sub = k.kernel, tree = k.kernel;
+      std::string trace = std::string(c.kernel) + " " + std::string(ir::dtype_name(dtype));
+      for (std::string_view step : c.steps) {
+        trace += " " + std::string(step);
+        sub = applied(sub, step, gpu);
+        std::string plain(step);
+        if (const auto at = plain.find(",subgroup="); at != std::string::npos) plain = plain.substr(0, at) + ")";
+        tree = applied(tree, plain, gpu);
+      }
+      EXPECT_GT(count_kind(sub, ir::OpKind::SubgroupReduce), 0u) << trace;
+      EXPECT_EQ(compare_standard(k, sub, 31, 4), "") << trace;
+      if (c.steps.front().find("branch=2") != std::string_view::npos && c.steps.size() == 1) {
+        EXPECT_EQ(compare_outcomes(run_on_interpreter(tree, k.args, 31), run_on_interpreter(sub, k.args, 31), 0), "")
+            << trace << ": not the tree's bits";
+      }
+    }
+}
+
+TEST(TiledReduce, SubgroupConfigsOnlyWhereTheDeviceClaimsTheOp) {
+  const kernels::StandardKernel k = standard("sum-rows", {.m = 64, .n = 4096});
+  auto with_subgroup = [](const std::vector<std::string>& texts) {
+    std::vector<std::string> out;
+    for (const std::string& t : texts)
+      if (t.find("subgroup=") != std::string::npos) out.push_back(t);
+    return out;
+  };
+  EXPECT_TRUE(with_subgroup(config_texts(tiled_reduce(), k.kernel, gpu_preset())).empty());
+  const std::vector<std::string> claimed = with_subgroup(config_texts(tiled_reduce(), k.kernel, with_subgroups(gpu_preset())));
+  EXPECT_THAT(claimed, ::testing::Contains("tiled_reduce(loop=0,local=1024,branch=4,subgroup=32)"));
+  EXPECT_THAT(claimed, ::testing::Contains("tiled_reduce(loop=0,local=32,branch=2,subgroup=32)"));
+  EXPECT_THAT(claimed, ::testing::Not(::testing::Contains("tiled_reduce(loop=0,local=32,branch=8,subgroup=32)")));
+  // A device that claims other dtypes only: none for f32.
+  DeviceInfo ints = gpu_preset();
+  ints.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] = KILN_DTYPE_BIT(KILN_DTYPE_I32);
+  EXPECT_TRUE(with_subgroup(config_texts(tiled_reduce(), k.kernel, ints)).empty());
+  // A parallel loop (nothing to reduce) has none either.
+  EXPECT_TRUE(with_subgroup(config_texts(tiled_reduce(), standard("add", {.m = 1, .n = 4096}).kernel,
+                                         with_subgroups(gpu_preset())))
+                  .empty());
+  // Every proposed config applies and keeps the results (small device: subgroups of 8).
+  const DeviceInfo small = with_subgroups(small_preset());
+  const kernels::StandardKernel norm = standard("layernorm-rows", {.m = 2, .n = 50});
+  const std::vector<std::string> texts = with_subgroup(config_texts(tiled_reduce(), norm.kernel, small));
+  EXPECT_FALSE(texts.empty());
+  for (const std::string& text : texts) EXPECT_EQ(compare_standard(norm, applied(norm.kernel, text, small), 29, 4), "") << text;
+}
+
+TEST(TiledReduce, SubgroupFormRefusesWhatDoesNotFit) {
+  const ir::Kernel k = parse_valid(kSumRows);
+  const DeviceInfo gpu = with_subgroups(gpu_preset());
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroup=32)", gpu_preset()),
+              HasSubstr("subgroup=32: the device does not claim subgroup_reduce on f32"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroup=64)", gpu),
+              HasSubstr("subgroups of up to 32 threads (warp_size)"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroup=12)", gpu), HasSubstr("a power of two"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=96,subgroup=32)", gpu),
+              HasSubstr("local=96 is not a power-of-two multiple"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,branch=3,subgroup=32)", gpu),
+              HasSubstr("branch=3 is not a power of two"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroups=32)", gpu),
+              HasSubstr("unknown parameter 'subgroups' (expected: loop, local, branch, subgroup)"));
+}

@@ -202,7 +202,37 @@ typedef enum kiln_op_kind {
    * as a feature bit (KILN_FEATURE_MMA_*, below). */
   KILN_OP_MMA = 20,
 
-  KILN_OP_KIND_COUNT = 21
+  /* SUBGROUP_REDUCE: the reduction of a scalar over a subgroup, every thread
+   * of the subgroup receiving it (CUDA __shfl_xor_sync, OpenCL/Vulkan
+   * subgroup shuffles). code = the reduction, a kiln_binary_op: ADD, MUL,
+   * MAX or MIN; attr = the subgroup width w, a power of two from 2 to 64;
+   * src[0] = x, a scalar (lanes 1) of a non-bool dtype; the result has x's
+   * dtype. Subgroups: the work-group's threads in linear local-index order
+   * (l = x + X * (y + Y * z) for LOCAL indices x, y, z of axis lengths X, Y)
+   * form consecutive subgroups of w threads, [0, w), [w, 2w), ...; the
+   * work-group has a multiple of w threads. Within a subgroup, lane = l % w.
+   *
+   * Order (exact; the reference interpreter computes this): v = x, then for
+   * m = w/2, w/4, ..., 1 (halving), every lane at once
+   *     v = op(v of lane (lane & ~m), v of lane (lane | m))
+   * i.e. the lower lane of each pair (lane, lane ^ m) is the left operand,
+   * each step rounded to the dtype as BINARY op does. Both lanes of a pair
+   * compute the same op on the same operands, so every lane ends with the
+   * bitwise same value (also for MAX/MIN of -0 and +0, whatever NaNs give),
+   * and lane 0's value is exactly the LOCAL tree
+   *     for s = w/2, ..., 1: t[i] = op(t[i], t[i + s]) for i < s
+   * (tiled_reduce with branch 2: the two forms agree bit for bit). A device
+   * reproduces it with xor shuffles: y = shuffle_xor(v, m), then
+   * v = (lane & m) ? op(y, v) : op(v, y).
+   *
+   * The op is collective over the subgroup: it is never under an IF or LOOP
+   * whose condition or trip count may differ between the threads of a
+   * work-group. A device claims op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] for
+   * each dtype it runs and runs every width w <= its warp_size
+   * (kiln_device_info, plugin.h); the host sends no wider one. */
+  KILN_OP_SUBGROUP_REDUCE = 21,
+
+  KILN_OP_KIND_COUNT = 22
 } kiln_op_kind;
 
 /* MMA shapes (KILN_OP_MMA code). */
@@ -314,8 +344,8 @@ typedef struct kiln_op {
   uint8_t kind;     /* kiln_op_kind */
   uint8_t dtype;    /* kiln_dtype: of the result, or of the memory (PARAM, STORAGE) */
   uint8_t lanes;    /* vector width of the result / access; 1 for scalars; max 16 */
-  uint8_t code;     /* kind-specific: kiln_unary_op, kiln_binary_op, kiln_param_kind, kiln_scope, kiln_mma_shape */
-  uint32_t attr;    /* kind-specific: PARAM slot, INDEX axis, VEC_INSERT/EXTRACT lane, MMA input dtype */
+  uint8_t code;     /* kind-specific: kiln_unary_op, kiln_binary_op (BINARY, SUBGROUP_REDUCE), kiln_param_kind, kiln_scope, kiln_mma_shape */
+  uint32_t attr;    /* kind-specific: PARAM slot, INDEX axis, VEC_INSERT/EXTRACT lane, MMA input dtype, subgroup width */
   uint32_t src[3];  /* operands: indices of earlier ops */
   uint32_t reserved; /* zero */
   uint64_t imm;     /* kind-specific: CONST bits, PARAM/STORAGE element count */

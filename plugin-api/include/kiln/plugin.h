@@ -219,6 +219,15 @@ typedef enum kiln_device_kind {
  *                      a device only when it sets them here.
  *   unary_dtypes[u]    bit d set: UNARY op u runs on dtype d.
  *   binary_dtypes[b]   bit d set: BINARY op b runs on operands of dtype d.
+ *                      SUBGROUP_REDUCE (kernel_ir.h): a device claims the
+ *                      dtypes it reduces, and runs every width up to its
+ *                      warp_size, which it then guarantees: the threads of
+ *                      every work-group it launches form subgroups of
+ *                      warp_size consecutive linear local ids (a device
+ *                      whose subgroup size may vary per kernel, e.g. an
+ *                      OpenCL device without a required size, does not
+ *                      claim the op). warp_size is the one width number;
+ *                      narrower widths stay inside an aligned subgroup.
  *   features           KILN_FEATURE_* bits (none are defined in 1.1 itself;
  *                      later minors and the extension chain define them).
  * A 1.1 plugin fills these and dtype_ops alike (the SDK's
@@ -240,7 +249,8 @@ typedef struct kiln_device_info {
   uint32_t max_local_dims[3];   /* max threads per group, per axis */
   uint32_t max_local_threads;   /* max threads per group (product of axes) */
   uint32_t compute_units;       /* cores / SMs / compute units */
-  uint32_t warp_size;           /* SIMD width threads run in lock-step; 1 on CPUs */
+  uint32_t warp_size;           /* SIMD width threads run in lock-step; 1 on CPUs; the
+                                   widest SUBGROUP_REDUCE (op_kind_dtypes, above) */
   uint32_t clock_mhz;
   uint32_t vector_widths;       /* bit n set: LOAD/STORE/ops with lanes == n supported
                                    (bit 1 is always set) */

@@ -330,6 +330,25 @@ std::string cuda_half_conversion(const Dialect& d, std::string_view name, std::s
   return std::string(software);
 }
 
+// SUBGROUP_REDUCE's shuffle: __shfl_xor_sync within the warp (width <= 32),
+// over the members of this thread's aligned segment of `width` lanes (all of
+// them execute it: the op is never under divergent control flow; the last
+// warp of a group of fewer than 32 threads is partial). Narrow integers are
+// shuffled as 32-bit ones; f16/bf16 values are floats.
+std::string cuda_shuffle_xor(const Dialect& d, const SubgroupShuffle& s) {
+  if (s.width > 32) return {};
+  const std::string type(d.value_types[s.dtype]);
+  std::string value(s.value);
+  if (dtype_is_int(s.dtype) && dtype_bytes(s.dtype) < 4)
+    value = std::string(dtype_is_signed_int(s.dtype) ? "(int)" : "(unsigned int)") + value;
+  const std::string members =
+      s.width == 32 ? std::string("0xffffffffu")
+                    : "((0xffffffffu >> " + std::to_string(32 - s.width) + ") << ((unsigned int)" + std::string(s.linear) +
+                          " & " + std::to_string(32 - s.width) + "u))";
+  return "((" + type + ")__shfl_xor_sync(" + members + ", " + value + ", " + std::to_string(s.mask) + ", " +
+         std::to_string(s.width) + "))";
+}
+
 constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {
   std::uint32_t mask = 0;
   for (unsigned n : lanes) mask |= 1u << n;
@@ -452,6 +471,7 @@ const Dialect& cuda_dialect() {
       .local_index = cuda_local_index,
       .mma = cuda_mma,
       .half_conversion = cuda_half_conversion,
+      .shuffle_xor = cuda_shuffle_xor,
   };
   return d;
 }

@@ -222,6 +222,7 @@ class Emitter {
     for (std::uint32_t id = 0; id < ops_.size(); ++id) {
       const kiln_op& op = ops_[id];
       if (op.dtype == KILN_DTYPE_F64) shape_.uses_f64 = true;
+      if (op.kind == KILN_OP_SUBGROUP_REDUCE) shape_.uses_subgroups = true;
       if (op.kind == KILN_OP_PARAM) {
         if (op.code < KILN_PARAM_GLOBAL || op.code > KILN_PARAM_VARIABLE)
           reject(id, KILN_STATUS_UNSUPPORTED, "param kind " + std::to_string(op.code) + " is unknown");
@@ -326,6 +327,7 @@ class Emitter {
         return;
       }
       case KILN_OP_MMA: return emit_mma(id, op);
+      case KILN_OP_SUBGROUP_REDUCE: return emit_subgroup_reduce(id, op);
       default:
         reject(id, KILN_STATUS_UNSUPPORTED, "op kind " + std::to_string(op.kind) + " is unknown");
     }
@@ -369,6 +371,44 @@ class Emitter {
                              std::string(mma_input_name(op.code, op.attr));
     if (simd_helpers_.insert(name).second) globals_ += d_.mma(d_, {name, op.code, op.attr, a, b, c});
     define(id, c, name + "(" + var(op.src[0]) + ", " + var(op.src[1]) + ", " + var(op.src[2]) + ")");
+  }
+
+  // SUBGROUP_REDUCE: the halving butterfly of kernel_ir.h, one shuffle per
+  // step; the lower lane of each pair is the left operand, so both lanes of
+  // a pair compute the same value (and the interpreter's, bit for bit).
+  void emit_subgroup_reduce(std::uint32_t id, const kiln_op& op) {
+    if (d_.shuffle_xor == nullptr) unsupported(id, "subgroup_reduce (subgroup shuffles) is not available");
+    const kiln_op& x = value_operand(id, 0);
+    if (!subgroup_reduction_allowed(op.code) || !subgroup_width_allowed(op.attr) || op.lanes != 1 ||
+        op.dtype == KILN_DTYPE_BOOL || x.dtype != op.dtype || x.lanes != 1)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "not a subgroup reduction of a scalar number of its own type");
+    const std::string type = value_type(id, op.dtype, 1);
+    const std::string i64 = value_type(id, KILN_DTYPE_I64, 1);
+    // The linear local id, x + X * (y + Y * z), over the axes that exist.
+    std::string linear;
+    for (unsigned axis = KILN_MAX_AXES; axis-- > 0;) {
+      if (shape_.local_sizes[axis] == 1) continue;
+      if (d_.local_index == nullptr) unsupported(id, "LOCAL axes (threads within a group) are not available");
+      const std::string index = d_.local_index(axis);
+      linear = linear.empty() ? index
+                              : "(" + index + " + " + std::to_string(shape_.local_sizes[axis]) + std::string(d_.i64_suffix) +
+                                    " * " + linear + ")";
+    }
+    if (linear.empty()) linear = "0" + std::string(d_.i64_suffix);
+    const std::string lane = var(id) + "_tid", acc = var(id) + "_acc";
+    line("const " + i64 + " " + lane + " = " + linear + ";");
+    line(type + " " + acc + " = " + var(op.src[0]) + ";");
+    for (unsigned m = op.attr / 2; m >= 1; m /= 2) {
+      const std::string theirs = var(id) + "_x" + std::to_string(m);
+      const std::string shuffle = d_.shuffle_xor(d_, {op.dtype, acc, m, op.attr, lane});
+      if (shuffle.empty())
+        unsupported(id, "subgroup shuffles of " + std::string(dtype_name(op.dtype)) + " in subgroups of " +
+                            std::to_string(op.attr) + " are not available");
+      line("const " + type + " " + theirs + " = " + shuffle + ";");
+      line(acc + " = ((" + lane + " & " + std::to_string(m) + std::string(d_.i64_suffix) + ") != 0) ? " +
+           spell_.binary(op.code, op.dtype, theirs, acc) + " : " + spell_.binary(op.code, op.dtype, acc, theirs) + ";");
+    }
+    define(id, type, acc);
   }
 
   void open(std::uint32_t id) {

@@ -128,6 +128,8 @@ std::string glsl_prelude(const Dialect& d, const KernelShape& shape) {
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
 )";
+  if (shape.uses_subgroups)
+    out += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n";
   out += "layout(local_size_x = " + std::to_string(shape.local_sizes[0]) + ", local_size_y = " +
          std::to_string(shape.local_sizes[1]) + ", local_size_z = " + std::to_string(shape.local_sizes[2]) + ") in;\n";
   const std::vector<GlslArgument> where = glsl_arguments(shape);
@@ -148,6 +150,20 @@ std::string glsl_prelude(const Dialect& d, const KernelShape& shape) {
   return out + R"(uint kiln_f32_bits(float x) { return floatBitsToUint(x); }
 float kiln_bits_f32(uint u) { return uintBitsToFloat(u); }
 )";
+}
+
+// SUBGROUP_REDUCE's shuffle: subgroupShuffleXor (GL_KHR_shader_subgroup_shuffle)
+// on the types it takes without the extended-types extensions: float (f32,
+// and f16/bf16 values), double, int, uint. The width is the host's to check
+// (at most warp_size, the device's fixed subgroup size).
+std::string glsl_shuffle_xor(const Dialect&, const SubgroupShuffle& s) {
+  switch (s.dtype) {
+    case KILN_DTYPE_F32: case KILN_DTYPE_F16: case KILN_DTYPE_BF16: case KILN_DTYPE_F64: case KILN_DTYPE_I32:
+    case KILN_DTYPE_U32:
+      return "subgroupShuffleXor(" + std::string(s.value) + ", " + std::to_string(s.mask) + "u)";
+    default:
+      return {};
+  }
 }
 
 // main() first reads the scalars in their storage types, as v<op>_in.
@@ -232,6 +248,7 @@ const Dialect& glsl_dialect() {
       .kernel_end = [](const Dialect&, const KernelShape&) { return std::string("}\n"); },
       .group_index = [](unsigned axis) { return std::string("int64_t(gl_WorkGroupID.") + "xyz"[axis] + ")"; },
       .local_index = [](unsigned axis) { return std::string("int64_t(gl_LocalInvocationID.") + "xyz"[axis] + ")"; },
+      .shuffle_xor = glsl_shuffle_xor,
   };
   return d;
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include <bit>
+
 #include "interpreter_program.hpp"
 #include "kiln/sdk/plugin_support.hpp"
 
@@ -273,10 +275,20 @@ class Decoder {
           in.op_class = OpClass::FloatAlu;
           break;
         }
+        case KILN_OP_SUBGROUP_REDUCE:
+          in.exec = Exec::SubgroupReduce;
+          in.a = slot_of(0);
+          in.aux = op.attr;
+          in.fn = binary_row(vclass_of(op.dtype), op.code);
+          in.shift = static_cast<std::uint8_t>(int_shift(op.dtype));
+          in.op_class = binary_class(op.dtype, op.code);
+          // Statistics count one combining op per step, log2(width) of them.
+          in.lanes = static_cast<std::uint8_t>(std::countr_zero(op.attr));
+          break;
         default:
           continue;
       }
-      if (in.exec == Exec::Elementwise && in.fn == nullptr)  // validation admits only ops with one
+      if ((in.exec == Exec::Elementwise || in.exec == Exec::SubgroupReduce) && in.fn == nullptr)  // validation admits only ops with one
         fail(KILN_STATUS_INTERNAL, "op " + std::to_string(id) + ": no implementation", id);
       instr_of[id] = static_cast<std::uint32_t>(out_.code.size());
       out_.code.push_back(in);

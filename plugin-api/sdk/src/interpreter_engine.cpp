@@ -263,6 +263,7 @@ class Engine {
         case Exec::EndLoop: pc = end_loop(in, pc); break;
         case Exec::Barrier: barrier(in); ++pc; break;
         case Exec::Mma: mma(in); ++pc; break;
+        case Exec::SubgroupReduce: subgroup_reduce(in); ++pc; break;
       }
     }
   }
@@ -456,6 +457,31 @@ class Engine {
     }
   }
 
+  // A subgroup collective: `width` consecutive lanes of one group (their
+  // linear local ids; validation made the group a multiple of the width)
+  // combine their values. A subgroup that is only partly active is a kernel
+  // bug, as for MMA.
+  void subgroup_reduce(const Instr& in) {
+    const std::uint8_t* m = mask(level_);
+    for (std::size_t first = 0; first < n_lanes_; first += in.aux) {
+      unsigned arrived = 0;
+      for (unsigned t = 0; t < in.aux; ++t) arrived += m[first + t];
+      if (arrived != 0 && arrived != in.aux) {
+        std::size_t in_lane = first, out_lane = first;
+        while (!m[in_lane]) ++in_lane;
+        while (m[out_lane]) ++out_lane;
+        fault(in, in_lane,
+              "divergent subgroup_reduce at op " + str(in.op) + ": thread " + thread_name(out_lane) +
+                  " of the same subgroup does not reach it (inside an IF or LOOP that not all the subgroup's "
+                  "threads take)");
+      }
+    }
+    subgroup_scratch_.resize(2 * n_lanes_);
+    subgroup_reduce_rows(in.fn, in.shift, in.aux,
+                         SubgroupRows{slot(in.a), slot(in.dst), subgroup_scratch_.data(),
+                                      subgroup_scratch_.data() + n_lanes_, n_lanes_, m});
+  }
+
   // ------------------------------------------------------------ memory --
 
   template <unsigned DT>
@@ -636,6 +662,7 @@ class Engine {
   std::size_t n_lanes_ = 0;   // lanes of the current batch
   std::uint64_t batch_first_ = 0;
   std::vector<u64> vals_;
+  std::vector<u64> subgroup_scratch_;  // SUBGROUP_REDUCE's pair rows
   std::vector<std::uint8_t> masks_;
   std::vector<std::uint64_t> level_active_;
   std::vector<std::uint64_t> level_warps_;

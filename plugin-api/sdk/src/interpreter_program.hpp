@@ -41,8 +41,23 @@ RowFn cast_row(VClass from, VClass to);
 RowFn mad_row(VClass c);
 
 enum class Exec : std::uint8_t {
-  Load, Store, Loop, EndLoop, If, EndIf, Barrier, Elementwise, Select, Broadcast, Insert, Extract, Mma
+  Load, Store, Loop, EndLoop, If, EndIf, Barrier, Elementwise, Select, Broadcast, Insert, Extract, Mma,
+  SubgroupReduce
 };
+
+// SUBGROUP_REDUCE over n lanes (interpreter_subgroup.cpp): out[l] = the
+// reduction of x over the aligned subgroup of `width` lanes holding l, in
+// the butterfly order of kernel_ir.h, each step through `fn` (the BINARY
+// op's row function); lower and upper are n-lane scratch rows.
+struct SubgroupRows {
+  const u64* x;
+  u64* out;
+  u64* lower;
+  u64* upper;
+  std::size_t n;
+  const std::uint8_t* active;
+};
+void subgroup_reduce_rows(RowFn fn, unsigned shift, unsigned width, const SubgroupRows& rows);
 
 // One warp's MMA (interpreter_mma.cpp): reads the fragments of the 32
 // threads at lanes [first, first + 32) of the operand rows (a[i]: element i
@@ -74,7 +89,8 @@ struct Instr {
   std::uint32_t jump = 0;      // LOOP/IF: instruction after the END; END_LOOP: first body instruction
   std::uint32_t depth = 0;     // LOOP/IF/END*: nesting depth of the block (its mask level - 1)
   std::uint32_t aux = 0;       // LOOP/END_LOOP: trip-count slot; INSERT/EXTRACT: lane;
-                               // SELECT: 1 when the condition is a vector; MMA: the shape
+                               // SELECT: 1 when the condition is a vector; MMA: the shape;
+                               // SUBGROUP_REDUCE: the width
   RowFn fn = nullptr;          // Elementwise
 };
 

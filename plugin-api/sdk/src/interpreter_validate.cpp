@@ -232,6 +232,16 @@ class Validator {
           if (first_mma_ == kNone) first_mma_ = id;
           break;
         }
+        case KILN_OP_SUBGROUP_REDUCE:
+          if (!subgroup_reduction_allowed(op.code))
+            op_error(id, "subgroup_reduce takes add, mul, max or min, not " + std::string(binary_name(op.code)));
+          if (!subgroup_width_allowed(op.attr))
+            op_error(id, "subgroup width " + str(op.attr) + " is not a power of two from 2 to " + str(kMaxSubgroupWidth));
+          if (op.dtype == KILN_DTYPE_BOOL) op_error(id, "subgroup_reduce does not take bool");
+          scalar_result(id);
+          value(id, 0, op.dtype, 1);
+          if (widest_subgroup_ == kNone || op.attr > ops_[widest_subgroup_].attr) widest_subgroup_ = id;
+          break;
         default:
           break;
       }
@@ -251,6 +261,10 @@ class Validator {
       s_.param_ops[slot] = param_op_of_slot[slot];
     }
     for (unsigned axis = 0; axis < 3; ++axis) s_.threads_per_group *= s_.local[axis];
+    // The engine takes a subgroup from consecutive threads of one group.
+    if (widest_subgroup_ != kNone && s_.threads_per_group % ops_[widest_subgroup_].attr != 0)
+      op_error(widest_subgroup_, "subgroups of " + str(ops_[widest_subgroup_].attr) + " threads do not divide the " +
+                                     str(s_.threads_per_group) + " threads of a group");
     if (s_.threads_per_group > limits_.max_local_threads)
       kernel_error("has " + str(s_.threads_per_group) + " threads per group, more than the limit of " +
                    str(limits_.max_local_threads));
@@ -379,6 +393,7 @@ class Validator {
   std::array<std::uint32_t, 3> group_index_op_ = {kNone, kNone, kNone};
   std::array<std::uint32_t, 3> local_index_op_ = {kNone, kNone, kNone};
   std::uint32_t first_mma_ = kNone;
+  std::uint32_t widest_subgroup_ = kNone;  // the SUBGROUP_REDUCE of the largest width
 };
 
 }  // namespace

@@ -58,6 +58,9 @@ std::string line(const kiln_op& op) {
     case KILN_OP_VEC_BROADCAST: return "broadcast " + type(op) + " " + a;
     case KILN_OP_VEC_INSERT: return "insert " + type(op) + " " + a + ", " + b + ", lane " + std::to_string(op.attr);
     case KILN_OP_VEC_EXTRACT: return "extract " + type(op) + " " + a + ", lane " + std::to_string(op.attr);
+    case KILN_OP_SUBGROUP_REDUCE:
+      return "subgroup_reduce " + std::string(binary_name(op.code)) + " " + std::to_string(op.attr) + " " + type(op) +
+             " " + a;
     default:
       return "op kind=" + std::to_string(op.kind) + " dtype=" + std::to_string(op.dtype) + " lanes=" +
              std::to_string(op.lanes) + " code=" + std::to_string(op.code) + " attr=" + std::to_string(op.attr) +

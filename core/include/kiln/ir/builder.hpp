@@ -124,6 +124,9 @@ class Builder {
   // D = A * B + C of one tile per warp (kernel_ir.h, KILN_OP_MMA); the input
   // dtype (attr) is A's.
   Value mma(MmaShape shape, Value a, Value b, Value c);
+  // The reduction of scalar x over each subgroup of `width` consecutive
+  // threads, received by all of them (kernel_ir.h, KILN_OP_SUBGROUP_REDUCE).
+  Value subgroup_reduce(BinaryOp reduction, Value x, std::uint32_t width);
 
   Value neg(Value x) { return unary(UnaryOp::Neg, x); }
   Value bit_not(Value x) { return unary(UnaryOp::BitNot, x); }

@@ -61,6 +61,7 @@ enum class OpKind : std::uint8_t {
   Insert = KILN_OP_VEC_INSERT,
   Extract = KILN_OP_VEC_EXTRACT,
   Mma = KILN_OP_MMA,
+  SubgroupReduce = KILN_OP_SUBGROUP_REDUCE,
 };
 
 enum class MmaShape : std::uint8_t {
@@ -133,8 +134,8 @@ struct Op {
   OpKind kind = OpKind::Invalid;
   DType dtype = DType::Invalid;
   std::uint8_t lanes = 1;
-  std::uint8_t code = 0;     // UnaryOp, BinaryOp, ParamKind, Scope or MmaShape, per kind
-  std::uint32_t attr = 0;    // PARAM slot, INDEX axis, INSERT/EXTRACT lane, MMA input dtype
+  std::uint8_t code = 0;     // UnaryOp, BinaryOp (BINARY, SUBGROUP_REDUCE), ParamKind, Scope or MmaShape, per kind
+  std::uint32_t attr = 0;    // PARAM slot, INDEX axis, INSERT/EXTRACT lane, MMA input dtype, subgroup width
   std::array<ValueId, 3> src = {kNoValue, kNoValue, kNoValue};
   std::uint32_t reserved = 0;
   std::uint64_t imm = 0;     // CONST bits, PARAM/STORAGE element count

@@ -24,7 +24,8 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 3;  // 2: recipes; 3: the CPU elementwise recipe
+inline constexpr int kSearchSpaceVersion = 4;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
+                                              // and its row recipes (devices that claim SUBGROUP_REDUCE)
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;

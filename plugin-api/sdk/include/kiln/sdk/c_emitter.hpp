@@ -55,6 +55,7 @@ struct KernelShape {
   bool uses_f64 = false;                      // OpenCL: enable cl_khr_fp64
   bool vector_math = false;                   // C: libm functions have SIMD variants (glibc libmvec)
   bool streaming_stores = false;              // C: some vector stores bypass the caches (kiln_stream64)
+  bool uses_subgroups = false;                // GLSL: enable the subgroup shuffle extensions
 };
 
 struct Dialect;
@@ -81,6 +82,18 @@ struct MmaHelper {
   unsigned input = 0;  // dtype of A and B
   std::string_view a_type, b_type, c_type;
   bool raw = false;  // A and B are f16/bf16 bits (U16 vectors, Dialect::raw_halves), not float values
+};
+
+// What Dialect::shuffle_xor reads: `value` (a variable of dtype `dtype`, held
+// as the dialect's value type) from the thread whose subgroup lane is this
+// thread's lane ^ mask, in a subgroup of `width` threads (SUBGROUP_REDUCE,
+// kernel_ir.h); `linear` is an i64 expression of the thread's linear local id.
+struct SubgroupShuffle {
+  unsigned dtype = 0;
+  std::string_view value;
+  unsigned mask = 0;
+  unsigned width = 0;
+  std::string_view linear;
 };
 
 struct Dialect {
@@ -168,6 +181,10 @@ struct Dialect {
   // dialect's own must give half.hpp's bits for every non-NaN value (round to
   // nearest even, subnormals, overflow to infinity) and a NaN for a NaN.
   std::string (*half_conversion)(const Dialect&, std::string_view name, std::string_view software) = nullptr;
+  // The expression of a subgroup shuffle (SubgroupShuffle above), or "" where
+  // the dialect cannot read that dtype or width; nullptr: the dialect has no
+  // subgroup operations (the emitter refuses SUBGROUP_REDUCE as UNSUPPORTED).
+  std::string (*shuffle_xor)(const Dialect&, const SubgroupShuffle&) = nullptr;
 };
 
 // The dialects shipped with the SDK.

@@ -96,6 +96,16 @@ inline void set_all_ops(kiln_device_info& info, unsigned dt) {
   set_unary_after_1_0(info, dt, [dt](unsigned u) { return unary_allowed(dt, u); });
 }
 
+// Claims SUBGROUP_REDUCE (kernel_ir.h) on every dtype the device has but
+// bool (its reductions, add/mul/max/min, are defined on all of them): for a
+// device whose every work-group runs in subgroups of warp_size consecutive
+// linear local ids (plugin.h, op_kind_dtypes). Call it after the dtypes are
+// described.
+inline void set_subgroup_reduce(kiln_device_info& info) {
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (dt != KILN_DTYPE_BOOL && has_op_kind(info, dt, KILN_OP_BINARY)) set_op_kind(info, dt, KILN_OP_SUBGROUP_REDUCE);
+}
+
 // The 1.0 word of `dt` that the arrays imply.
 inline std::uint32_t legacy_dtype_caps(const kiln_device_info& info, unsigned dt) {
   std::uint32_t bits = 0;

@@ -57,7 +57,7 @@ constexpr bool dtype_is_signed_int(unsigned dt) { return dtype_is_int(dt) && dty
 inline constexpr std::array<std::string_view, KILN_OP_KIND_COUNT> kOpKindNames = {{
     "invalid", "const", "param", "storage", "load", "store", "index", "loop", "endloop", "if",
     "endif", "barrier", "unary", "binary", "cast", "mad", "select", "broadcast", "insert",
-    "extract", "mma",
+    "extract", "mma", "subgroup_reduce",
 }};
 
 inline constexpr std::array<std::string_view, KILN_MMA_SHAPE_COUNT> kMmaShapeNames = {{"invalid", "m16n8k16", "m16n8k8"}};
@@ -141,6 +141,18 @@ constexpr MmaCoord mma_b_coord(unsigned shape, unsigned lane, unsigned i) {
 }
 constexpr MmaCoord mma_c_coord(unsigned lane, unsigned i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
 
+// ---------------------------------------------------- subgroup reductions --
+
+// The reductions SUBGROUP_REDUCE takes (kernel_ir.h): add, mul, max, min.
+constexpr bool subgroup_reduction_allowed(unsigned b) {
+  return b == KILN_BINARY_ADD || b == KILN_BINARY_MUL || b == KILN_BINARY_MAX || b == KILN_BINARY_MIN;
+}
+// Its widths: a power of two from 2 to 64.
+inline constexpr unsigned kMaxSubgroupWidth = 64;
+constexpr bool subgroup_width_allowed(std::uint32_t w) {
+  return w >= 2 && w <= kMaxSubgroupWidth && (w & (w - 1)) == 0;
+}
+
 constexpr bool binary_is_comparison(unsigned b) {
   return b == KILN_BINARY_CMPLT || b == KILN_BINARY_CMPGT || b == KILN_BINARY_NOT_EQ ||
          b == KILN_BINARY_EQ;
@@ -165,7 +177,7 @@ constexpr unsigned operand_count(unsigned kind) {
       return 0;
     case KILN_OP_INDEX: case KILN_OP_LOOP: case KILN_OP_END_LOOP: case KILN_OP_IF:
     case KILN_OP_END_IF: case KILN_OP_UNARY: case KILN_OP_CAST: case KILN_OP_VEC_BROADCAST:
-    case KILN_OP_VEC_EXTRACT:
+    case KILN_OP_VEC_EXTRACT: case KILN_OP_SUBGROUP_REDUCE:
       return 1;
     case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT:
       return 2;
