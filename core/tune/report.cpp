@@ -22,6 +22,7 @@ TuneReport make_tune_report(const CompileReport& tuned, std::string kernel_name,
   r.candidates_measured = tuned.candidates_measured;
   r.from_cache = tuned.from_database;
   r.tune_seconds = tuned.seconds;
+  r.times = tuned.tune_times;
   if (tuned.record) {
     r.kernel_hash = tuned.record->key.kernel_hash;
     r.timer = tuned.record->timer;
@@ -48,6 +49,12 @@ std::string tune_report_json(const TuneReport& r) {
   json::array warnings;
   for (const std::string& w : r.warnings) warnings.emplace_back(w);
   o["warnings"] = std::move(warnings);
+  json::object seconds;
+  seconds["setup"] = r.times.setup_s;
+  seconds["search"] = r.times.search_s;
+  seconds["compile"] = r.times.compile_s;
+  seconds["measure"] = r.times.measure_s;
+  o["seconds"] = std::move(seconds);
   if (r.reference) {
     json::object ref;
     ref["device"] = r.reference->device;

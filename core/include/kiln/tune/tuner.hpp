@@ -59,6 +59,7 @@ struct TuneResult {
   ir::Kernel kernel;             // the winner, lowered: exactly what was measured
   Program program;               // the winner, compiled
   std::vector<std::string> warnings;
+  TuneTimes times;               // where the time went
 };
 
 // Searches and measures now; reads and writes no database.
