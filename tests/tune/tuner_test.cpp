@@ -310,6 +310,78 @@ TEST(Tuner, StopsStartingCandidatesWhenTheBudgetIsSpent) {
   EXPECT_EQ(tune_kernel(device, kernel, options).value().entry.candidates_measured, 2u);
 }
 
+// The budget covers what the caller did before the call (kiln tune starts
+// it on entry: TuneOptions::started_at): the same tuning as above, with 4 of
+// its 5 s spent before it was called, measures only what is always measured.
+TEST(Tuner, TheBudgetStartsWhereTheCallerSaysSetUpIncluded) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings = small_settings();
+  settings.budget_s = 5;
+  TuneOptions options = options_for(space, settings);
+  auto now = std::make_shared<double>(100);
+  options.clock = [now] { return *now; };
+  options.on_progress = [now](const TuneProgress& p) {
+    if (p.phase == TuneProgress::Phase::Measure) *now += 1;
+  };
+  options.started_at = 96;
+  const TuneResult result = tune_kernel(device, kernel, options).value();
+  // The heuristic choice at 100 s, the untuned kernel at 101 s; at 102 s
+  // the budget (96 + 5) is spent.
+  EXPECT_EQ(result.entry.candidates_measured, 2u);
+  EXPECT_DOUBLE_EQ(result.entry.tune_seconds, 6);
+  EXPECT_DOUBLE_EQ(result.times.setup_s, 4) << "what the caller spent is set-up";
+  EXPECT_DOUBLE_EQ(result.times.measure_s, 0) << "this clock moves only between measurements";
+  bool warned = false;
+  for (const std::string& w : result.warnings) warned |= w.find("the budget ran out after 2 of") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+// On a device where a run past its time limit would lose the device (the
+// dummy, as OpenCL, Vulkan and CUDA), the budget cannot cut a slow untuned
+// kernel short: it is not run when the cost model, scaled by the fastest
+// measured candidate, puts it past what the budget gives a run. The
+// reference is the interpreter's, so the wrong candidate is still caught.
+TEST(Tuner, AnUntunedKernelPredictedPastItsCapIsNotRunAndIsNotTheReference) {
+  const Device device = test::dummy_device();
+  ASSERT_FALSE(device.info().survives_timeout());
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestWrong wrong;
+  // Split kernels cheapest (the heuristic choice), the wrong one next, and
+  // the untuned kernel 1e15 times dearer: a run of some years.
+  const CostModel untuned_looks_slow = [](const ir::Kernel& k, const DeviceInfo&) {
+    bool local = false;
+    bool fewer_groups = false;
+    for (const ir::Op& op : k.ops) {
+      if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local) local = true;
+      if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Group)
+        fewer_groups |= ir::constant_int(k, op.src[0]).value_or(kN) < kN;
+    }
+    return local ? 1.0 : fewer_groups ? 2.0 : 1e15;
+  };
+  const SearchSpace space = test::planted_space({&split, &wrong}, untuned_looks_slow);
+  const TuneResult result = tune_kernel(device, kernel, options_for(space)).value();
+  const CandidateRecord* untuned = find_record(result.entry, "");
+  ASSERT_NE(untuned, nullptr);
+  EXPECT_EQ(untuned->status, CandidateStatus::Skipped);
+  EXPECT_EQ(untuned->runs, 0u);
+  EXPECT_NE(untuned->error.find("would lose the device"), std::string::npos) << untuned->error;
+  EXPECT_EQ(result.entry.baseline_ns, 0u) << "its time is unknown";
+  std::size_t caught = 0;
+  for (const CandidateRecord& r : result.entry.candidates)
+    if (r.sequence.find("test_wrong") != std::string::npos && r.status == CandidateStatus::Mismatch) {
+      EXPECT_NE(r.error.find("differs from the reference interpreter's"), std::string::npos) << r.error;
+      ++caught;
+    }
+  EXPECT_GT(caught, 0u) << "the wrong kernels fast enough to win are caught";
+  EXPECT_EQ(result.entry.sequence.find("test_wrong"), std::string::npos) << result.entry.sequence;
+  EXPECT_NE(result.entry.sequence.find("test_split"), std::string::npos) << result.entry.sequence;
+}
+
 TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
