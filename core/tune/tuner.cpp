@@ -37,7 +37,6 @@ std::function<double()> clock_of(const TuneOptions& options) {
   return steady_clock_seconds;
 }
 
-
 Error with_context(Error error, const std::string& context) {
   error.message = context + ": " + error.message;
   return error;
@@ -138,6 +137,7 @@ class Tuning {
     std::vector<SearchCandidate> queue = measurement_order(search, settings_.n_launches);
     if (!queue.empty() && queue.front().sequence.empty()) untuned_cost_ns_ = queue.front().cost_ns;
     queue.erase(queue.begin());  // the untuned kernel, prepared above
+    seed(queue);
     planned_ = static_cast<std::uint32_t>(std::min<std::size_t>(settings_.n_launches, queue.size() + 1));
     const bool overlap = overlap_compile();
     detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(), overlap,
@@ -179,6 +179,25 @@ class Tuning {
   }
 
  private:
+  // The seed sequences go right after the heuristic choice, measured
+  // whatever their size as the recipes are (they won elsewhere).
+  void seed(std::vector<SearchCandidate>& queue) {
+    std::vector<SearchCandidate> seeds;
+    for (const std::string& text : options_.seed_sequences) {
+      Result<passes::OptSequence> sequence = passes::parse_sequence(text);
+      if (!sequence) {
+        warnings_.push_back("seed sequence '" + text + "' does not parse: " + sequence.error().to_string());
+        continue;
+      }
+      SearchCandidate c;
+      c.sequence = std::move(sequence).value();
+      c.recipe = true;
+      seeds.push_back(std::move(c));
+    }
+    queue.insert(queue.begin() + (queue.empty() ? 0 : 1), std::make_move_iterator(seeds.begin()),
+                 std::make_move_iterator(seeds.end()));
+  }
+
   // The pipeline's next candidate; the wait, when it had to compile, is
   // compile time.
   std::optional<detail::PreparedCandidate> next_from(detail::CandidatePipeline& pipeline) {
@@ -317,8 +336,8 @@ class Tuning {
           });
       // Otherwise: the untuned kernel produced the reference, so it fails
       // here only when its own runs are not repeatable or cannot be timed.
-      std::string why = all_timed_out ? "no candidate finished a run within the budget of " +
-                                            std::to_string(settings_.budget_s) + " s"
+      std::string why = all_timed_out ? "no candidate finished a run within the time limits the budget of " +
+                                            std::to_string(settings_.budget_s) + " s gave them (a larger budget gives more)"
                                       : "no candidate could be measured";
       if (untuned_record_) {
         const CandidateRecord& base = records_[*untuned_record_];

@@ -382,6 +382,33 @@ TEST(Tuner, AnUntunedKernelPredictedPastItsCapIsNotRunAndIsNotTheReference) {
   EXPECT_NE(result.entry.sequence.find("test_split"), std::string::npos) << result.entry.sequence;
 }
 
+// Seed sequences (the winners of nearby shapes, from Device::compile) are
+// measured right after the heuristic choice, however the cost model ranks
+// them: here it ranks every split last, and only three launches fit.
+TEST(Tuner, SeedSequencesAreMeasuredRightAfterTheHeuristicChoice) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost("test_coarsen"));
+  AutotuneSettings settings = small_settings();
+  settings.n_launches = 3;
+  TuneOptions options = options_for(space, settings);
+  const TuneResult unseeded = tune_kernel(device, kernel, options).value();
+  EXPECT_EQ(find_record(unseeded.entry, "test_split(factor=128)"), nullptr) << "the cost model alone does not reach it";
+
+  options.seed_sequences = {"test_split(factor=128)", "no_such_step("};
+  const TuneResult seeded = tune_kernel(device, kernel, options).value();
+  ASSERT_EQ(seeded.entry.candidates.size(), 3u);
+  EXPECT_EQ(seeded.entry.candidates[0].sequence, unseeded.entry.candidates[0].sequence) << "the heuristic choice";
+  EXPECT_EQ(seeded.entry.candidates[1].sequence, "") << "the untuned kernel";
+  EXPECT_EQ(seeded.entry.candidates[2].sequence, "test_split(factor=128)");
+  EXPECT_EQ(seeded.entry.candidates[2].status, CandidateStatus::Measured);
+  bool warned = false;
+  for (const std::string& w : seeded.warnings) warned |= w.find("seed sequence 'no_such_step(' does not parse") == 0;
+  EXPECT_TRUE(warned);
+}
+
 TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));

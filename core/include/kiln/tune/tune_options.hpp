@@ -70,6 +70,11 @@ struct TuneOptions {
   // called. A command that did work of its own first (opening the runtime:
   // `kiln tune` starts it on entry) charges that work to the budget too.
   std::optional<double> started_at;
+  // Sequences (text form) measured right after the heuristic choice, e.g.
+  // the winners of the same kernel at other shapes: Device::compile fills
+  // it from the tuning database (docs/autotune.md, "Nearby shapes"). One
+  // that does not parse or apply is recorded as failed; the search goes on.
+  std::vector<std::string> seed_sequences;
 };
 
 }  // namespace kiln::tune
