@@ -236,11 +236,19 @@ TEST(CompileTuned, TheWinnerOfANearbyShapeSeedsTheNewShape) {
   elsewhere.device_fingerprint += ";another";
   EXPECT_TRUE(tune::detail::nearby_winners(db, elsewhere, wider, 3).value().empty()) << "records of another device";
 
+  // The new shape's tuning ranks by the opposite cost (the same
+  // optimizations: the same space version) and has room for three
+  // launches: the heuristic choice, the untuned kernel, and the seed.
+  const SearchSpace reversed = test::planted_space(
+      {&f.split, &f.coarsen}, [](const ir::Kernel& k, const DeviceInfo& d) { return 1 / fewer_groups_first(k, d); });
+  ASSERT_EQ(reversed.version, f.space.version);
+  f.options.tuning.space = &reversed;
+  f.options.tuning.settings.n_launches = 3;
   const Fixture::Compiled second = f.compile(wider).value();
   ASSERT_TRUE(second.report.record.has_value());
   const std::vector<CandidateRecord>& measured = second.report.record->candidates;
-  ASSERT_GE(measured.size(), 3u);
-  // Right after the heuristic choice and the untuned kernel, unless it is
-  // the heuristic choice itself (then it was measured first).
-  EXPECT_TRUE(measured[0].sequence == winner || measured[2].sequence == winner) << measured[0].sequence;
+  ASSERT_EQ(measured.size(), 3u);
+  EXPECT_NE(measured[0].sequence, winner) << "the heuristic choice is another";
+  EXPECT_EQ(measured[1].sequence, "");
+  EXPECT_EQ(measured[2].sequence, winner);
 }
