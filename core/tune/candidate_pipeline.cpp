@@ -23,7 +23,7 @@ PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kern
     }
     p.kernel = std::move(lowered).value();
     p.final_hash = ir::hash_hex(p.kernel);
-    // Recipes are measured whatever their size (beam_search.cpp, add).
+    // Recipes are measured whatever their size (tournament_search.cpp, add).
     if (max_kernel_ops > 0 && !p.search.recipe && p.kernel.size() > max_kernel_ops) {
       p.failure = CandidateStatus::Skipped;
       p.error = std::to_string(p.kernel.size()) + " ops, more than max_kernel_ops (" + std::to_string(max_kernel_ops) +

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "kiln/runtime/device.hpp"
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 #include "kiln/tune/search_space.hpp"
 #include "kiln/tune/tuning_db.hpp"
 #include "thread_pool.hpp"

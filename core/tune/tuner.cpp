@@ -1,4 +1,4 @@
-// tune_kernel: the beam search, then measurement. Candidates come out of the
+// tune_kernel: the tournament search, then measurement. Candidates come out of the
 // pipeline (lowered exactly as they will be replayed, compiled on a thread
 // pool) in measurement order and are timed one at a time on one bench of
 // buffers; the winner is the fastest candidate whose outputs match the
@@ -10,7 +10,7 @@
 #include "tuning_deadline.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -24,7 +24,7 @@ namespace kiln::tune {
 
 namespace {
 
-// Share of the budget the beam search may use; measurement gets the rest.
+// Share of the budget the tournament search may use; measurement gets the rest.
 constexpr double kSearchShare = 0.25;
 // Compile threads when the settings say 0.
 constexpr unsigned kMaxAutoCompileThreads = 8;
@@ -127,7 +127,7 @@ class Tuning {
     const double left = budget_.left(search_start);
     const double search_end = search_start + std::max(left, settings_.budget_s / 4) * kSearchShare;
     const SearchResult search =
-        beam_search(kernel_, device_.info(), space_, settings_, [&] { return clock_() > search_end; });
+        tournament_search(kernel_, device_.info(), space_, settings_, [&] { return clock_() > search_end; });
     times_.search_s = clock_() - search_start;
     if (search.stats.out_of_time)
       warnings_.push_back("the search stopped at its share of the budget after " +

@@ -23,7 +23,9 @@ double TuningDeadline::next_needs(bool needs_compile) const {
   return need;
 }
 
-double TuningDeadline::run_cap_s(double now) const { return std::max(left(now) / 2, budget_s_ * kMinRunCapShare); }
+double TuningDeadline::run_cap_s(double now) const {
+  return std::max({left(now) / 2, budget_s_ * kMinRunCapShare, kMinRunCapSeconds});
+}
 
 std::uint64_t TuningDeadline::run_timeout_ns(std::uint64_t rule_ns, bool survives_timeout, double now) const {
   if (rule_ns == 0 || !survives_timeout) return rule_ns;

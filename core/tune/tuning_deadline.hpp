@@ -38,13 +38,15 @@ class TuningDeadline {
   // The time limit of one run, from the settings' rule (`rule_ns`, 0: no
   // limit, kept): where `survives_timeout`, at most half of what is left
   // (a run cut short leaves time for another), never less than
-  // kMinRunCapShare of the budget (the untuned kernel and the heuristic
-  // choice are measured even when set-up spent the budget: by this much
-  // they may overrun it).
+  // kMinRunCapShare of the budget nor kMinRunCapSeconds (the untuned kernel
+  // and the heuristic choice are measured even when set-up spent the
+  // budget: by this much they may overrun it; and an isolated launch's
+  // limit covers its worker's start, tens of ms on a loaded machine).
   std::uint64_t run_timeout_ns(std::uint64_t rule_ns, bool survives_timeout, double now) const;
   // The longest the budget lets one run take at `now` (the cap above).
   double run_cap_s(double now) const;
   static constexpr double kMinRunCapShare = 1.0 / 8;
+  static constexpr double kMinRunCapSeconds = 0.25;
 
  private:
   double start_;

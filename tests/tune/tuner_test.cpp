@@ -10,7 +10,7 @@
 #include <set>
 
 #include "kiln/ir/hash.hpp"
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 #include "kiln/tune/tuner.hpp"
 #include "tune/dummy_device.hpp"
 #include "tune/planted_space.hpp"
@@ -170,7 +170,7 @@ TEST(Tuner, TheUntunedKernelAndTheHeuristicChoiceAreAlwaysMeasured) {
   const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
   ASSERT_EQ(result.entry.candidates.size(), 2u);
 
-  const SearchResult search = beam_search(kernel, device.info(), space, settings);
+  const SearchResult search = tournament_search(kernel, device.info(), space, settings);
   const std::vector<SearchCandidate> order = measurement_order(search, 2);
   const std::string heuristic = passes::to_string(order[1].sequence);
   EXPECT_NE(heuristic.find("test_coarsen"), std::string::npos) << "the cost model's favourite";
@@ -233,7 +233,7 @@ TEST(Tuner, EqualSeedsGiveEqualSearchesAndWinners) {
   test::TestSplit split;
   test::TestCoarsen coarsen;
   const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
-  AutotuneSettings settings;  // the defaults: a beam larger than what is measured
+  AutotuneSettings settings;  // the defaults: a pool larger than what is measured
   settings.max_sequence_length = 3;
   settings.n_launches = 12;
   settings.repeats = 2;
@@ -248,8 +248,8 @@ TEST(Tuner, EqualSeedsGiveEqualSearchesAndWinners) {
   EXPECT_EQ(first.entry.sequence, second.entry.sequence);
   EXPECT_EQ(first.entry.final_hash, second.entry.final_hash);
 
-  const SearchResult a = beam_search(kernel, device.info(), space, settings);
-  const SearchResult b = beam_search(kernel, device.info(), space, settings);
+  const SearchResult a = tournament_search(kernel, device.info(), space, settings);
+  const SearchResult b = tournament_search(kernel, device.info(), space, settings);
   ASSERT_EQ(a.candidates.size(), b.candidates.size());
   for (std::size_t i = 0; i < a.candidates.size(); ++i) EXPECT_EQ(a.candidates[i].hash, b.candidates[i].hash) << i;
 }
@@ -418,7 +418,7 @@ TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
   AutotuneSettings settings;
   settings.max_sequence_length = 4;
   int reads = 0;
-  const SearchResult search = beam_search(kernel, device.info(), space, settings, [&] { return ++reads > 5; });
+  const SearchResult search = tournament_search(kernel, device.info(), space, settings, [&] { return ++reads > 5; });
   EXPECT_TRUE(search.stats.out_of_time);
   EXPECT_EQ(search.stats.generated + search.stats.duplicates + search.stats.failed + search.stats.too_large, 5u)
       << "one application of a large optimization may take long: none starts after the deadline";
@@ -434,7 +434,7 @@ TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
   AutotuneSettings settings = small_settings();
   // The untuned kernel fits; every rewrite adds ops and does not.
   settings.max_kernel_ops = static_cast<std::uint32_t>(space.normalize(kernel, device.info()).size());
-  const SearchResult search = beam_search(kernel, device.info(), space, settings);
+  const SearchResult search = tournament_search(kernel, device.info(), space, settings);
   EXPECT_GT(search.stats.too_large, 0u);
   EXPECT_EQ(search.candidates.size(), 1u);
   const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
@@ -444,7 +444,7 @@ TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
   // A recipe is exempt: chosen by hand at its size, it is searched and measured.
   SearchSpace with_recipe = space;
   with_recipe.recipes.push_back(passes::parse_sequence("test_split(factor=64)").value());
-  const SearchResult searched = beam_search(kernel, device.info(), with_recipe, settings);
+  const SearchResult searched = tournament_search(kernel, device.info(), with_recipe, settings);
   ASSERT_EQ(searched.candidates.size(), 2u);
   EXPECT_TRUE(searched.candidates[1].recipe);
   const TuneResult measured = tune_kernel(device, kernel, options_for(with_recipe, settings)).value();

@@ -37,4 +37,7 @@ TEST(TuningDeadline, RunsAreCappedByWhatIsLeftOnlyWhereATimeoutKeepsTheDevice) {
   EXPECT_DOUBLE_EQ(d.run_cap_s(120), 8 * TuningDeadline::kMinRunCapShare);
   EXPECT_EQ(d.run_timeout_ns(2'000'000'000, true, 100), 2'000'000'000u) << "the rule where it is tighter";
   EXPECT_EQ(d.run_timeout_ns(0, true, 100), 0u) << "timeout_factor 0 means no limit, budget or not";
+  // A tiny budget (one kernel's share of several) still lets a run start a worker.
+  const TuningDeadline tiny(100, 0.001);
+  EXPECT_DOUBLE_EQ(tiny.run_cap_s(100), TuningDeadline::kMinRunCapSeconds);
 }
