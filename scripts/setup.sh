@@ -17,7 +17,7 @@ kiln_log "main job: kiln devices"
 kiln_log "main job: kiln run matmul --size 256"
 "$KILN_BUILD_DIR/bin/kiln" run matmul --size 256
 
-# The autotuner: tune matmul on the C backend (timed launches, a beam search
+# The autotuner: tune matmul on the C backend (timed launches, a tournament search
 # over optimization sequences, each candidate checked against the untuned
 # kernel), stored in the tuning database; then run the tuned program, which
 # comes from the database (nothing is tuned twice) and is checked against the

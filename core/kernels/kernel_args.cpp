@@ -4,20 +4,35 @@
 #include "kiln/ir/text.hpp"
 #include "kiln/kernels/library.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <map>
 
 namespace kiln::kernels {
 
 std::vector<HostBuffer> make_input_buffers(std::span<const ArgSpec> args, std::uint64_t seed) {
+  // Each buffer has its own random stream (seeded by its slot), so large
+  // ones fill on threads of their own with the very same values.
+  constexpr std::uint64_t kThreadedElements = std::uint64_t{1} << 20;
   std::vector<HostBuffer> buffers;
+  std::vector<std::future<void>> fills;
   for (std::size_t slot = 0; slot < args.size(); ++slot) {
     const ArgSpec& arg = args[slot];
     if (arg.role != ArgRole::Input) continue;
-    HostBuffer& buffer = buffers.emplace_back(arg.dtype, arg.elements);
-    fill_random(buffer, seed + slot, arg.low, arg.high);
+    buffers.emplace_back(arg.dtype, arg.elements);
   }
+  std::size_t next = 0;
+  for (std::size_t slot = 0; slot < args.size(); ++slot) {
+    const ArgSpec& arg = args[slot];
+    if (arg.role != ArgRole::Input) continue;
+    HostBuffer& buffer = buffers[next++];
+    const auto fill = [&buffer, &arg, s = seed + slot] { fill_random(buffer, s, arg.low, arg.high); };
+    if (arg.elements >= kThreadedElements) fills.push_back(std::async(std::launch::async, fill));
+    else fill();
+  }
+  for (std::future<void>& f : fills) f.get();
   return buffers;
 }
 
@@ -27,7 +42,13 @@ std::vector<HostBuffer> make_output_buffers(std::span<const ArgSpec> args) {
     if (arg.role != ArgRole::Output) continue;
     HostBuffer& buffer = buffers.emplace_back(arg.dtype, arg.elements);
     if (ir::is_float(arg.dtype)) {
-      for (std::size_t i = 0; i < buffer.size(); ++i) buffer.set(i, std::numeric_limits<double>::quiet_NaN());
+      if (buffer.size() == 0) continue;
+      // One NaN, then copies of it, doubling (large outputs: no per-element encode).
+      buffer.set(0, std::numeric_limits<double>::quiet_NaN());
+      const std::size_t width = ir::dtype_bytes(arg.dtype);
+      std::byte* bytes = buffer.data().data();
+      for (std::size_t done = width; done < buffer.bytes(); done *= 2)
+        std::memcpy(bytes + done, bytes, std::min(done, buffer.bytes() - done));
     } else {
       std::memset(buffer.data().data(), 0x5a, buffer.bytes());
     }

@@ -429,7 +429,7 @@ class MmaStaged final : public Optimization {
     if (!std::holds_alternative<Product>(matched)) return steps;
     const Product& p = std::get<Product>(matched);
     if (p.input == DType::F32) return steps;  // tf32 changes the numerics: only on request
-    // A short list, so that a beam search over it (and over what follows it)
+    // A short list, so that a tournament search over it (and over what follows it)
     // stays cheap: the blocks below, biggest first, each with 4 and 8 warps
     // (2 x 2, 2 x 4; 1 x 4, 1 x 2, 1 x 1 where the block is too small for
     // those), k steps 32 and 64, two stages where LOCAL memory holds them,

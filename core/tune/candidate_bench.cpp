@@ -69,11 +69,14 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
   bench.reference_.resize(slots);
   bench.actual_.resize(slots);
   bench.tolerance_.assign(slots, 0);
-  bench.seed_ = seed;
 
   // The host keeps inputs, initial, reference and actual outputs; the device one set.
   KILN_TRY(kernels::check_buffers_fit(bench.args_, "tune", 4, &device));
-  const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(bench.args_, seed);
+  // Made once: the device buffers get them now, the interpreted reference
+  // reads them later (record_interpreted_reference; 2^28 random elements
+  // take seconds to make).
+  bench.inputs_ = kernels::make_input_buffers(bench.args_, seed);
+  const std::vector<kernels::HostBuffer>& inputs = bench.inputs_;
   std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
   const std::int64_t nest = longest_loop_nest(kernel);
   std::size_t next_input = 0;
@@ -113,6 +116,7 @@ Result<void> CandidateBench::restore() {
 }
 
 Result<void> CandidateBench::record_reference(const Program& untuned, const std::function<double()>& clock) {
+  inputs_.clear();  // the device buffers have them
   KILN_TRY(restore());
   if (has_in_place_buffers() || !clock) {
     KILN_TRY_ASSIGN(Event done, device_.launch(untuned, launch_args_));
@@ -169,7 +173,12 @@ kernels::HostBuffer gather(const kernels::HostBuffer& from, const std::vector<st
 }  // namespace
 
 bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops) {
-  const std::vector<kernels::HostBuffer> inputs = kernels::make_input_buffers(args_, seed_);
+  // The host copy of the inputs is needed only here: released once a
+  // reference is recorded (either way), after which there is none to take.
+  const auto input_count = std::count_if(args_.begin(), args_.end(),
+                                         [](const kernels::ArgSpec& a) { return a.role == kernels::ArgRole::Input; });
+  if (inputs_.size() != static_cast<std::size_t>(input_count)) return false;
+  const std::vector<kernels::HostBuffer>& inputs = inputs_;
   std::vector<kernels::HostBuffer> outputs(args_.size());
   std::vector<kiln_arg> wire_args(args_.size());
   // Fresh outputs (the candidates' starting contents) bound to wire_args.
@@ -230,6 +239,7 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
   sampled_elements_ = std::move(elements);
   sampled_ = sampled;
   interpreted_ = true;
+  inputs_.clear();
   return true;
 }
 

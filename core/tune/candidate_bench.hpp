@@ -55,7 +55,8 @@ class CandidateBench {
                                        std::vector<kernels::ArgSpec> args, std::uint64_t seed, double tolerance,
                                        bool tf32_products = false);
 
-  // Runs the untuned program once; its outputs become the reference. For
+  // Runs the untuned program once; its outputs become the reference (and
+  // the host copy of the inputs is released). For
   // kernels without in-place buffers that run is a timed launch of one run
   // (timed on `clock` too), which measure(..., untuned = true) reuses as
   // its first run.
@@ -110,13 +111,13 @@ class CandidateBench {
   std::vector<bool> in_place_;                 // per slot
   std::vector<Buffer> buffers_;                // per slot (invalid for scalars)
   std::vector<LaunchArg> launch_args_;         // point into buffers_ (stable: never resized)
+  std::vector<kernels::HostBuffer> inputs_;    // per input, until the reference is recorded
   std::vector<kernels::HostBuffer> initial_;   // per slot: the contents of GLOBAL_MUT buffers before a run
   std::vector<kernels::HostBuffer> reference_; // per slot: the untuned kernel's outputs
   std::vector<kernels::HostBuffer> actual_;    // per slot: a candidate's outputs, read back (reused: large
                                                // outputs cost page faults on every fresh allocation)
   std::vector<double> tolerance_;              // per slot
   std::optional<Probe> reference_run_;         // the reference run, when it was timed
-  std::uint64_t seed_ = 0;                     // of the inputs (make_input_buffers)
   bool interpreted_ = false;                   // reference_ from the interpreter
   bool sampled_ = false;                       // ... on a sample of the groups: compare only sampled_elements_
   std::vector<std::vector<std::uint64_t>> sampled_elements_;  // per slot: elements the sample wrote

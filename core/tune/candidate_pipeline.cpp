@@ -2,6 +2,7 @@
 
 #include "kiln/ir/hash.hpp"
 
+#include <chrono>
 #include <exception>
 
 namespace kiln::tune::detail {
@@ -22,7 +23,7 @@ PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kern
     }
     p.kernel = std::move(lowered).value();
     p.final_hash = ir::hash_hex(p.kernel);
-    // Recipes are measured whatever their size (beam_search.cpp, add).
+    // Recipes are measured whatever their size (tournament_search.cpp, add).
     if (max_kernel_ops > 0 && !p.search.recipe && p.kernel.size() > max_kernel_ops) {
       p.failure = CandidateStatus::Skipped;
       p.error = std::to_string(p.kernel.size()) + " ops, more than max_kernel_ops (" + std::to_string(max_kernel_ops) +
@@ -62,13 +63,20 @@ void CandidatePipeline::submit_one() {
   }));
 }
 
+bool CandidatePipeline::would_wait() const {
+  if (in_flight_.empty()) return submitting_ && next_ < queue_.size();
+  return in_flight_.front().wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+}
+
+void CandidatePipeline::start() {
+  const std::size_t window = overlap_ ? threads_ + 2 : threads_;
+  while (submitting_ && next_ < queue_.size() && in_flight_.size() < window) submit_one();
+}
+
 std::optional<PreparedCandidate> CandidatePipeline::next() {
-  if (overlap_) {
-    while (next_ < queue_.size() && in_flight_.size() < threads_ + 2) submit_one();
-  } else if (in_flight_.empty()) {
-    while (next_ < queue_.size() && in_flight_.size() < threads_) submit_one();
+  if (overlap_ || in_flight_.empty()) start();
+  if (!overlap_)
     for (std::future<PreparedCandidate>& job : in_flight_) job.wait();
-  }
   if (in_flight_.empty()) return std::nullopt;
   PreparedCandidate prepared = in_flight_.front().get();
   in_flight_.pop_front();

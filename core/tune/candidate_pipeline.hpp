@@ -7,7 +7,7 @@
 #pragma once
 
 #include "kiln/runtime/device.hpp"
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 #include "kiln/tune/search_space.hpp"
 #include "kiln/tune/tuning_db.hpp"
 #include "thread_pool.hpp"
@@ -46,8 +46,17 @@ class CandidatePipeline {
   CandidatePipeline(const CandidatePipeline&) = delete;
   CandidatePipeline& operator=(const CandidatePipeline&) = delete;
 
+  // Starts the first compiles without waiting for them (the tuner calls it
+  // before it waits for the untuned kernel's compile: they overlap).
+  void start();
   // The next candidate in queue order, prepared; nullopt when none is left.
+  // Without overlap, every compile in flight has ended when it returns.
   std::optional<PreparedCandidate> next();
+  // Whether next() would wait for a compile (false when none is left).
+  bool would_wait() const;
+  // No compile starts after this (those in progress finish and are handed
+  // out): the tuner calls it when another compile cannot finish in time.
+  void stop_submitting() { submitting_ = false; }
 
  private:
   void submit_one();
@@ -59,6 +68,7 @@ class CandidatePipeline {
   std::size_t next_ = 0;  // the next queue entry to submit
   unsigned threads_;
   bool overlap_;
+  bool submitting_ = true;
   std::size_t max_kernel_ops_;
   std::deque<std::future<PreparedCandidate>> in_flight_;
   ThreadPool pool_;  // last: destroyed (joined) first, while what its jobs use still exists

@@ -6,11 +6,15 @@
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
 #include "kiln/tune/tuner.hpp"
+#include "tune/nearby_records.hpp"
 
 
 namespace kiln::tune {
 
 namespace {
+
+// Winners of nearby shapes measured first (each costs a measurement).
+constexpr std::size_t kNearbySeeds = 3;
 
 // What a replayed record gives.
 struct ReplayedRecord {
@@ -129,7 +133,19 @@ Result<Program> compile_tuned(const Device& device, const ir::Kernel& kernel, co
   }
   if (!options.tune_on_miss) return fall_back(miss);
 
-  KILN_TRY_ASSIGN(TuneResult tuned, tune_kernel(device, kernel, tuning));
+  // Records of the same kernel at other shapes seed the search.
+  TuneOptions seeded = tuning;
+  if (db) {
+    Result<std::vector<std::string>> near = nearby_winners(*db, key, kernel, kNearbySeeds);
+    if (near) seeded.seed_sequences.insert(seeded.seed_sequences.end(), near->begin(), near->end());
+    else report.warnings.push_back(near.error().to_string());
+  }
+  Result<TuneResult> tuning_result = tune_kernel(device, kernel, seeded);
+  // A budget too small for the kernel (every run passed its time limit)
+  // costs the tuning, not the program.
+  if (!tuning_result && tuning_result.error().code == ErrorCode::Timeout)
+    return fall_back(tuning_result.error().message);
+  KILN_TRY_ASSIGN(TuneResult tuned, std::move(tuning_result));
   report.warnings.insert(report.warnings.end(), tuned.warnings.begin(), tuned.warnings.end());
   if (db && !db->read_only()) {
     Result<std::int64_t> id = db->store(tuned.entry);
@@ -143,6 +159,7 @@ Result<Program> compile_tuned(const Device& device, const ir::Kernel& kernel, co
   report.best_ns = tuned.entry.best_ns;
   report.baseline_ns = tuned.entry.baseline_ns;
   report.candidates_measured = tuned.entry.candidates_measured;
+  report.tune_times = tuned.times;
   report.record = std::move(tuned.entry);
   return std::move(tuned.program);
 }

@@ -1,4 +1,4 @@
-// tune_kernel: the beam search, then measurement. Candidates come out of the
+// tune_kernel: the tournament search, then measurement. Candidates come out of the
 // pipeline (lowered exactly as they will be replayed, compiled on a thread
 // pool) in measurement order and are timed one at a time on one bench of
 // buffers; the winner is the fastest candidate whose outputs match the
@@ -7,14 +7,16 @@
 
 #include "candidate_bench.hpp"
 #include "candidate_pipeline.hpp"
+#include "tuning_deadline.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <future>
 #include <thread>
 #include <unordered_set>
 
@@ -22,7 +24,7 @@ namespace kiln::tune {
 
 namespace {
 
-// Share of the budget the beam search may use; measurement gets the rest.
+// Share of the budget the tournament search may use; measurement gets the rest.
 constexpr double kSearchShare = 0.25;
 // Compile threads when the settings say 0.
 constexpr unsigned kMaxAutoCompileThreads = 8;
@@ -32,9 +34,7 @@ constexpr std::uint64_t kReferenceOps = 50'000'000;
 
 std::function<double()> clock_of(const TuneOptions& options) {
   if (options.clock) return options.clock;
-  return [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
+  return steady_clock_seconds;
 }
 
 Error with_context(Error error, const std::string& context) {
@@ -60,7 +60,7 @@ class Tuning {
         settings_(options.settings),
         space_(search_space_of(options)),
         clock_(clock_of(options)),
-        start_(clock_()) {}
+        budget_(options.started_at ? *options.started_at : clock_(), settings_.budget_s) {}
 
   Result<TuneResult> run() {
     KILN_TRY_ASSIGN(TuningKey key, tuning_key(device_, kernel_, space_));
@@ -73,58 +73,105 @@ class Tuning {
       args = std::move(derived).value();
     }
 
-    // The untuned kernel: the reference every candidate is checked against.
-    detail::PreparedCandidate untuned =
-        detail::prepare_candidate(device_, kernel_, space_, SearchCandidate{}, /*max_kernel_ops=*/0);
-    if (untuned.failure)
-      return make_error(untuned.failure == CandidateStatus::LowerFailed ? ErrorCode::Verify : ErrorCode::CompileFailed,
-                        "tune: the untuned kernel " +
-                            std::string(untuned.failure == CandidateStatus::LowerFailed ? "does not lower"
-                                                                                        : "does not compile") +
-                            ": " + untuned.error);
+    // The untuned kernel compiles on a thread of its own while the inputs
+    // are made, the reference is interpreted and the search runs: the
+    // set-up is charged to the budget, so it overlaps what it can.
+    std::future<detail::PreparedCandidate> untuned_job = std::async(std::launch::async, [this] {
+      return detail::prepare_candidate(device_, kernel_, space_, SearchCandidate{}, /*max_kernel_ops=*/0);
+    });
+    std::optional<detail::PreparedCandidate> untuned;
+    const auto join_untuned = [&]() -> Result<void> {
+      if (untuned) return {};
+      untuned = untuned_job.get();
+      if (untuned->failure)
+        return make_error(untuned->failure == CandidateStatus::LowerFailed ? ErrorCode::Verify : ErrorCode::CompileFailed,
+                          "tune: the untuned kernel " +
+                              std::string(untuned->failure == CandidateStatus::LowerFailed ? "does not lower"
+                                                                                           : "does not compile") +
+                              ": " + untuned->error);
+      return {};
+    };
+    // Whatever returns early, the compile job ends before `this` does.
+    struct JoinOnExit {
+      std::future<detail::PreparedCandidate>& job;
+      ~JoinOnExit() {
+        if (job.valid()) job.wait();
+      }
+    } join_on_exit{untuned_job};
+
+    Result<ir::Kernel> lowered_untuned = space_.lower(kernel_, {}, device_.info());
+    if (!lowered_untuned) {
+      KILN_TRY(join_untuned());  // names the failure as the compile job saw it
+      return with_context(std::move(lowered_untuned).error(), "tune: the untuned kernel does not lower");
+    }
     KILN_TRY_ASSIGN(detail::CandidateBench bench, detail::CandidateBench::create(device_, kernel_, std::move(args),
                                                                                  settings_.seed + 1, options_.tolerance,
                                                                                  settings_.allow_tf32));
     // The reference outputs from the interpreter on a sample of the grid
     // when it can: no launch, so a slow untuned kernel is only measured,
-    // with the abort threshold, after the heuristic choice. Else the
-    // untuned kernel's own run.
-    if (!bench.record_interpreted_reference(untuned.kernel, kReferenceOps))
-      if (Result<void> r = bench.record_reference(untuned.program, clock_); !r)
+    // capped and with the abort threshold, after the heuristic choice.
+    // Else the untuned kernel's own run.
+    if (!bench.record_interpreted_reference(*lowered_untuned, kReferenceOps)) {
+      KILN_TRY(join_untuned());
+      if (Result<void> r = bench.record_reference(untuned->program, clock_); !r)
         return with_context(std::move(r).error(), "tune: the untuned kernel does not run");
+    }
 
-    report(TuneProgress::Phase::Search);
+    bench_interpreted_ = bench.interpreted_reference();
     // The search's share is of what the set-up (inputs, the reference run)
     // left; large kernels' set-up can take most of a short budget, so the
     // search keeps a floor of its own.
     const double search_start = clock_();
-    const double left = std::max(0.0, start_ + settings_.budget_s - search_start);
+    times_.setup_s = search_start - budget_.start();
+    report(TuneProgress::Phase::Search);
+    const double left = budget_.left(search_start);
     const double search_end = search_start + std::max(left, settings_.budget_s / 4) * kSearchShare;
     const SearchResult search =
-        beam_search(kernel_, device_.info(), space_, settings_, [&] { return clock_() > search_end; });
+        tournament_search(kernel_, device_.info(), space_, settings_, [&] { return clock_() > search_end; });
+    times_.search_s = clock_() - search_start;
     if (search.stats.out_of_time)
       warnings_.push_back("the search stopped at its share of the budget after " +
                           std::to_string(search.stats.steps) + " steps and " +
                           std::to_string(search.candidates.size()) + " candidates");
 
     std::vector<SearchCandidate> queue = measurement_order(search, settings_.n_launches);
+    if (!queue.empty() && queue.front().sequence.empty()) untuned_cost_ns_ = queue.front().cost_ns;
     queue.erase(queue.begin());  // the untuned kernel, prepared above
+    seed(queue);
     planned_ = static_cast<std::uint32_t>(std::min<std::size_t>(settings_.n_launches, queue.size() + 1));
-    seen_.insert(untuned.final_hash);
-    detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(),
-                                       overlap_compile(), settings_.max_kernel_ops);
+    const bool overlap = overlap_compile();
+    detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(), overlap,
+                                       settings_.max_kernel_ops);
+    // The first candidates compile while the untuned kernel may still be.
+    pipeline.start();
+    {
+      const double before = clock_();
+      KILN_TRY(join_untuned());
+      times_.setup_s += clock_() - before;  // what of the untuned compile the search did not hide
+    }
 
+    seen_.insert(untuned->final_hash);
     // The heuristic choice first, then the untuned kernel (often the
     // slowest: it can then be cut short at abort_factor x the heuristic).
-    if (std::optional<detail::PreparedCandidate> heuristic = pipeline.next()) take(std::move(*heuristic), bench);
-    take(std::move(untuned), bench);
+    if (std::optional<detail::PreparedCandidate> heuristic = next_from(pipeline)) take(std::move(*heuristic), bench);
+    take(std::move(*untuned), bench);
     while (measured_ < settings_.n_launches) {
-      if (clock_() > start_ + settings_.budget_s) {
+      // Nothing starts that cannot finish: a measurement costs at least
+      // what the cheapest one so far did, and one still to be compiled its
+      // compile too (a typical one: compiles vary less than runs).
+      const double now = clock_();
+      const bool compiles = pipeline.would_wait();
+      if (!budget_.next_fits(now, compiles)) {
         warnings_.push_back("the budget ran out after " + std::to_string(measured_) + " of " +
-                            std::to_string(planned_) + " candidates");
+                            std::to_string(planned_) + " candidates (the next would need about " +
+                            std::to_string(budget_.next_needs(compiles)) + " s, " +
+                            std::to_string(budget_.left(now)) + " s were left)");
         break;
       }
-      std::optional<detail::PreparedCandidate> next = pipeline.next();
+      // Compiles that overlap measurements start ahead; none that cannot
+      // finish before the deadline.
+      if (overlap && !budget_.compile_fits(now)) pipeline.stop_submitting();
+      std::optional<detail::PreparedCandidate> next = next_from(pipeline);
       if (!next) break;
       take(std::move(*next), bench);
     }
@@ -132,6 +179,56 @@ class Tuning {
   }
 
  private:
+  // The seed sequences go right after the heuristic choice, measured
+  // whatever their size as the recipes are (they won elsewhere).
+  void seed(std::vector<SearchCandidate>& queue) {
+    std::vector<SearchCandidate> seeds;
+    for (const std::string& text : options_.seed_sequences) {
+      Result<passes::OptSequence> sequence = passes::parse_sequence(text);
+      if (!sequence) {
+        warnings_.push_back("seed sequence '" + text + "' does not parse: " + sequence.error().to_string());
+        continue;
+      }
+      SearchCandidate c;
+      c.sequence = std::move(sequence).value();
+      c.recipe = true;
+      seeds.push_back(std::move(c));
+    }
+    queue.insert(queue.begin() + (queue.empty() ? 0 : 1), std::make_move_iterator(seeds.begin()),
+                 std::make_move_iterator(seeds.end()));
+  }
+
+  // The pipeline's next candidate; the wait, when it had to compile, is
+  // compile time.
+  std::optional<detail::PreparedCandidate> next_from(detail::CandidatePipeline& pipeline) {
+    const bool waits = pipeline.would_wait();
+    const double before = clock_();
+    std::optional<detail::PreparedCandidate> next = pipeline.next();
+    const double waited = clock_() - before;
+    times_.compile_s += waited;
+    if (waits) budget_.compiled(waited);
+    return next;
+  }
+
+  // Where a run past its time limit would lose the device, the budget
+  // cannot cut a slow run short (a slow untuned kernel, above all): a
+  // candidate is not run when the cost model, scaled by the fastest
+  // candidate's measured time, puts its run past what the budget gives a
+  // run. The untuned kernel only with the interpreter's reference (else its
+  // run made the reference); its time is then unknown.
+  std::optional<std::string> predicted_past_its_cap(double cost_ns, bool untuned) const {
+    if (device_.info().survives_timeout() || best_ns_ == 0 || best_cost_ns_ <= 0 || cost_ns <= 0 ||
+        (untuned && !bench_interpreted_))
+      return std::nullopt;
+    const double predicted_s = static_cast<double>(best_ns_) * 1e-9 * cost_ns / best_cost_ns_;
+    const double cap_s = budget_.run_cap_s(clock_());
+    if (predicted_s <= cap_s) return std::nullopt;
+    return "not run: the cost model puts a run at about " + std::to_string(predicted_s) + " s (" +
+           std::to_string(cost_ns / best_cost_ns_) + " x the fastest candidate's " +
+           std::to_string(static_cast<double>(best_ns_) * 1e-9) + " s), past the " + std::to_string(cap_s) +
+           " s the budget gives a run, and on this device a run past its time limit would lose the device";
+  }
+
   // Records a prepared candidate, and measures it unless it failed or gives
   // a kernel already measured.
   void take(detail::PreparedCandidate p, detail::CandidateBench& bench) {
@@ -147,6 +244,15 @@ class Tuning {
       return;
     }
     if (!seen_.insert(p.final_hash).second && !p.search.sequence.empty()) return;  // a kernel already measured
+    const double cost_ns = p.search.sequence.empty() ? untuned_cost_ns_ : p.search.cost_ns;
+    if (std::optional<std::string> why = predicted_past_its_cap(cost_ns, p.search.sequence.empty())) {
+      r.status = CandidateStatus::Skipped;
+      r.error = *why;
+      if (p.search.sequence.empty()) untuned_record_ = records_.size();
+      records_.push_back(std::move(r));
+      report(TuneProgress::Phase::Measure);
+      return;
+    }
 
     TimedLaunchOptions timing;
     // A candidate may be faulty (a pass bug, an access out of range):
@@ -158,20 +264,26 @@ class Tuning {
     timing.flags |= KILN_TIMED_ISOLATE;
     timing.warmups = settings_.warmups;
     timing.repeats = settings_.repeats;
-    timing.timeout_ns = detail::candidate_timeout_ns(settings_, best_ns_);
+    // The settings' rule, capped by the budget where a timeout leaves the
+    // device usable: a slow untuned kernel costs at most its cap.
+    timing.timeout_ns = budget_.run_timeout_ns(detail::candidate_timeout_ns(settings_, best_ns_),
+                                               device_.info().survives_timeout(), clock_());
     if (best_ns_ > 0 && settings_.abort_factor > 0)
       timing.abort_ns = static_cast<std::uint64_t>(std::ceil(settings_.abort_factor * static_cast<double>(best_ns_)));
     // This candidate's share of what is left of the budget (none left: one
     // run, for the untuned kernel and the heuristic choice).
     detail::TimeAllowance allowance;
     allowance.clock = clock_;
-    const double left = start_ + settings_.budget_s - clock_();
-    allowance.seconds = std::max(0.0, left) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
+    allowance.seconds = budget_.left(clock_()) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
     // Only a candidate that could win needs its outputs compared.
     if (best_ns_ > 0)
       allowance.check_below_ns =
           static_cast<std::uint64_t>(std::floor(static_cast<double>(best_ns_) * (1 + settings_.noise_band)));
+    const double before = clock_();
     const detail::BenchOutcome outcome = bench.measure(p.program, timing, allowance, p.search.sequence.empty());
+    const double cost = clock_() - before;
+    times_.measure_s += cost;
+    budget_.measured(cost, outcome.timing.runs > 0);
     ++measured_;
     r.status = outcome.status;
     r.error = outcome.error;
@@ -187,6 +299,7 @@ class Tuning {
       const std::uint64_t t = statistic(records_.back());
       if (best_ns_ == 0 || t < best_ns_) {
         best_ns_ = t;
+        best_cost_ns_ = p.search.cost_ns;
         best_text_ = records_.back().sequence;
       }
       measured_ok_.push_back({records_.size() - 1, std::move(p.search.sequence), std::move(p.text),
@@ -213,15 +326,25 @@ class Tuning {
         winner = &m;
     }
     if (winner == nullptr) {
-      // The untuned kernel produced the reference, so it fails here only
-      // when its own runs are not repeatable or cannot be timed.
-      std::string why = "no candidate could be measured";
+      // Every run passed the time limit the budget gave it: a budget too
+      // small for this kernel (Device::compile then falls back to the
+      // heuristic program), not a fault.
+      const bool all_timed_out =
+          measured_ > 0 && std::all_of(records_.begin(), records_.end(), [](const CandidateRecord& r) {
+            return r.status == CandidateStatus::TimedOut || r.status == CandidateStatus::LowerFailed ||
+                   r.status == CandidateStatus::CompileFailed || r.status == CandidateStatus::Skipped;
+          });
+      // Otherwise: the untuned kernel produced the reference, so it fails
+      // here only when its own runs are not repeatable or cannot be timed.
+      std::string why = all_timed_out ? "no candidate finished a run within the time limits the budget of " +
+                                            std::to_string(settings_.budget_s) + " s gave them (a larger budget gives more)"
+                                      : "no candidate could be measured";
       if (untuned_record_) {
         const CandidateRecord& base = records_[*untuned_record_];
         why += "; the untuned kernel: " + std::string(candidate_status_name(base.status)) +
                (base.error.empty() ? "" : ": " + base.error);
       }
-      return make_error(ErrorCode::LaunchFailed, "tune: " + why);
+      return make_error(all_timed_out ? ErrorCode::Timeout : ErrorCode::LaunchFailed, "tune: " + why);
     }
 
     TuneResult result;
@@ -238,12 +361,13 @@ class Tuning {
     e.timer = std::string(timer_kind_name(timer_));
     e.statistic = std::string(timing_statistic_name(settings_.statistic));
     e.candidates_measured = measured_;
-    e.tune_seconds = clock_() - start_;
+    e.tune_seconds = clock_() - budget_.start();
     e.candidates = records_;
     result.sequence = std::move(winner->sequence);
     result.kernel = std::move(winner->kernel);
     result.program = std::move(winner->program);
     result.warnings = std::move(warnings_);
+    result.times = times_;
     report(TuneProgress::Phase::Done);
     return result;
   }
@@ -274,9 +398,10 @@ class Tuning {
     p.planned = planned_;
     p.best_ns = best_ns_;
     p.best_sequence = best_text_;
-    p.elapsed_s = clock_() - start_;
+    p.elapsed_s = clock_() - budget_.start();
     p.budget_s = settings_.budget_s;
     p.last = phase == TuneProgress::Phase::Measure && !records_.empty() ? &records_.back() : nullptr;
+    p.times = times_;
     options_.on_progress(p);
   }
 
@@ -286,7 +411,7 @@ class Tuning {
   const AutotuneSettings& settings_;
   const SearchSpace& space_;
   std::function<double()> clock_;
-  const double start_;
+  detail::TuningDeadline budget_;
 
   std::vector<CandidateRecord> records_;  // every candidate, in the order handled
   std::vector<Measured> measured_ok_;     // those that were timed and matched
@@ -298,9 +423,17 @@ class Tuning {
   std::string best_text_;
   TimerKind timer_ = TimerKind::Host;
   std::vector<std::string> warnings_;
+  TuneTimes times_;
+  double untuned_cost_ns_ = 0;  // the cost model's estimates (0: unknown)
+  double best_cost_ns_ = 0;     // ... of the fastest candidate so far
+  bool bench_interpreted_ = false;  // the reference came from the interpreter
 };
 
 }  // namespace
+
+double steady_clock_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 Result<TuneResult> tune_kernel(const Device& device, const ir::Kernel& kernel, const TuneOptions& options) {
   if (!device.valid()) return make_error(ErrorCode::InvalidArgument, "tune: no device");

@@ -21,7 +21,8 @@ kiln_device_info describe_device(const Settings& settings) {
   sdk::copy_string(info.vendor, cpu.vendor);
   sdk::copy_string(info.driver_version, cc.version);
   info.kind = KILN_DEVICE_KIND_CPU;
-  info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY;
+  // An isolated timed launch past its limit kills the worker, not the device.
+  info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY | KILN_DEVICE_SURVIVES_TIMEOUT;
   info.memory_bytes = sdk::host_total_bytes();
   // LOCAL storage is per group and one thread runs a group: it lives on that
   // thread's stack, and is fast while it fits in L1.

@@ -66,7 +66,7 @@ TEST_F(CPlugin, DeviceInfoComesFromTheMachine) {
   const kiln_device_info info = plugin.info(0);
   EXPECT_GT(std::strlen(info.name), 0u);
   EXPECT_EQ(info.kind, static_cast<std::uint32_t>(KILN_DEVICE_KIND_CPU));
-  EXPECT_EQ(info.flags, KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY);
+  EXPECT_EQ(info.flags, KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY | KILN_DEVICE_SURVIVES_TIMEOUT);
   EXPECT_GE(info.compute_units, 1u);
   EXPECT_LE(info.compute_units, std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_EQ(info.warp_size, 1u);

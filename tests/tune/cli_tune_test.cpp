@@ -78,6 +78,15 @@ TEST(CliTune, JsonHasTheIssuesFieldsInOrderAndTheSecondRunHitsTheDatabase) {
   EXPECT_GE(o.at("candidates_measured").to_number<std::uint64_t>(), 1u);
   EXPECT_FALSE(o.at("from_cache").as_bool());
   EXPECT_GT(o.at("tune_seconds").to_number<double>(), 0);
+  // Where the time went: the phases add up to no more than the tuning.
+  const json::object& seconds = o.at("seconds").as_object();
+  double phases = 0;
+  for (const char* phase : {"setup", "search", "compile", "measure"}) {
+    EXPECT_GE(seconds.at(phase).to_number<double>(), 0) << phase;
+    phases += seconds.at(phase).to_number<double>();
+  }
+  EXPECT_GT(seconds.at("setup").to_number<double>(), 0) << "opening the runtime is charged to the budget";
+  EXPECT_LE(phases, o.at("tune_seconds").to_number<double>() + 1e-9);
   EXPECT_TRUE(fs::exists(f.db)) << "the config's tuning_db";
 
   const json::value second = json::parse(f.kiln_ok(tune));

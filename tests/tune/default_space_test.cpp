@@ -10,7 +10,7 @@
 #include "kiln/kernels/library.hpp"
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/passes/device_presets.hpp"
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 
 #include <algorithm>
 #include "kiln/tune/tuner.hpp"
@@ -108,7 +108,7 @@ TEST(DefaultSpace, TunesAStandardKernelAndReplaysExactlyWhatItMeasured) {
 }
 
 // The recipes: on a GPU-shaped device the float4 elementwise recipe applies
-// to exp-chain, survives the beam's removals and is among the first
+// to exp-chain, survives the pool's removals and is among the first
 // candidates measured (it needs four steps in an order the cost model alone
 // does not favour); on a device without LOCAL threads it does not apply.
 TEST(DefaultSpace, ARecipeThatAppliesIsMeasuredEarly) {
@@ -121,7 +121,7 @@ TEST(DefaultSpace, ARecipeThatAppliesIsMeasuredEarly) {
   settings.n_removed_per_step = 4;
 
   const DeviceInfo gpu = *passes::device_preset("preset:gpu");
-  const SearchResult search = beam_search(k.kernel, gpu, space, settings, [] { return false; });
+  const SearchResult search = tournament_search(k.kernel, gpu, space, settings, [] { return false; });
   const std::vector<SearchCandidate> order = measurement_order(search, 24);
   const auto at = std::find_if(order.begin(), order.end(),
                                [&](const SearchCandidate& c) { return passes::to_string(c.sequence) == recipe; });
@@ -133,7 +133,7 @@ TEST(DefaultSpace, ARecipeThatAppliesIsMeasuredEarly) {
   ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
 
   const DeviceInfo cpu = *passes::device_preset("preset:cpu");
-  const SearchResult on_cpu = beam_search(k.kernel, cpu, space, settings, [] { return false; });
+  const SearchResult on_cpu = tournament_search(k.kernel, cpu, space, settings, [] { return false; });
   for (const SearchCandidate& c : on_cpu.candidates) EXPECT_NE(passes::to_string(c.sequence), recipe);
 }
 
@@ -154,7 +154,7 @@ TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
       SCOPED_TRACE(std::string(name) + " on " + preset);
       const kernels::StandardKernel k = kernels::make_standard_kernel(name, {4, 4096, 1}).value();
       const DeviceInfo device = *passes::device_preset(preset);
-      const SearchResult search = beam_search(k.kernel, device, space, settings, [] { return false; });
+      const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
       const std::vector<SearchCandidate> order = measurement_order(search, 24);
       const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
         return c.recipe && passes::to_string(c.sequence).find(step) != std::string::npos;
@@ -178,13 +178,13 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   settings.n_total_opts = 4;
   settings.n_removed_per_step = 4;
   DeviceInfo gpu = *passes::device_preset("preset:gpu");
-  const SearchResult without = beam_search(k.kernel, gpu, space, settings, [] { return false; });
+  const SearchResult without = tournament_search(k.kernel, gpu, space, settings, [] { return false; });
   for (const SearchCandidate& c : without.candidates)
     EXPECT_EQ(passes::to_string(c.sequence).find("mma_"), std::string::npos) << passes::to_string(c.sequence);
   gpu.op_kind_dtypes[KILN_OP_MMA] |= 1u << KILN_DTYPE_F32;
   gpu.features[KILN_FEATURE_WORD(KILN_FEATURE_MMA_M16N8K16_F16)] |= KILN_FEATURE_MASK(KILN_FEATURE_MMA_M16N8K16_F16);
   gpu.vector_width_mask |= 1u << 8;
-  const SearchResult search = beam_search(k.kernel, gpu, space, settings, [] { return false; });
+  const SearchResult search = tournament_search(k.kernel, gpu, space, settings, [] { return false; });
   const std::vector<SearchCandidate> order = measurement_order(search, 24);
   for (std::string_view recipe : {"mma_tile(warps=4,tm=2,tn=4)", "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=1)"}) {
     SCOPED_TRACE(recipe);

@@ -176,3 +176,42 @@ TEST(FaultyCandidates, AHangingCandidateIsTimedOutAtTheTunersLimit) {
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->candidates, report.record->candidates);
 }
+
+// Where a timeout leaves the device usable (the C plugin's isolated launch),
+// a run's time limit comes from the budget too: a hanging candidate is cut
+// short within the budget, not at timeout_floor_s (10 s by default).
+TEST(FaultyCandidates, AHangingCandidateIsCutShortByTheBudget) {
+  const fs::path built = fs::path(KILN_PLUGIN_DIR);
+  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
+  Scratch s;
+  fs::create_directories(s.dir / "plugins");
+  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
+  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
+  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang").value();
+  const Device device = runtime.device("faulty:0").value();
+  ASSERT_TRUE(device.info().survives_timeout());
+  const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
+  TuneOptions options = small_options(s, 4);
+  options.args = add.args;
+  options.settings.budget_s = 2;
+  ASSERT_EQ(options.settings.timeout_floor_s, 10);
+  std::vector<std::string> timed_out;
+  options.on_progress = [&](const TuneProgress& p) {
+    if (p.last != nullptr && p.last->status == CandidateStatus::TimedOut) timed_out.push_back(p.last->error);
+  };
+  // Every second program compiled hangs: the untuned kernel or the
+  // heuristic choice (they compile side by side), so one of the two.
+  const Result<TuneResult> result = tune_kernel(device, add.kernel, options);
+  ASSERT_FALSE(timed_out.empty());
+  for (const std::string& error : timed_out) {
+    const std::size_t at = error.find("no answer within ");
+    ASSERT_NE(at, std::string::npos) << error;
+    const double limit_s = std::stod(error.substr(at + std::string("no answer within ").size()));
+    EXPECT_LE(limit_s, options.settings.budget_s) << error;
+  }
+  // What fits the budget besides was measured, or nothing fitted it: then
+  // the error says so (Device::compile falls back to the heuristic program).
+  if (!result) {
+    EXPECT_EQ(result.error().code, ErrorCode::Timeout) << result.error().to_string();
+  }
+}

@@ -2,7 +2,7 @@
 // choice, one-step sequences of each optimization, then cost and variety.
 #include <gtest/gtest.h>
 
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 
 using namespace kiln;
 using namespace kiln::tune;

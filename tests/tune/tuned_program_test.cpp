@@ -9,6 +9,7 @@
 #include "kiln/ir/hash.hpp"
 #include "kiln/tune/tuner.hpp"
 #include "tune/dummy_device.hpp"
+#include "tune/nearby_records.hpp"
 #include "tune/planted_space.hpp"
 
 using namespace kiln;
@@ -209,4 +210,45 @@ store f32 %y[%i], %x
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("cannot make test inputs"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("has no element count"), std::string::npos) << r.error().message;
+}
+
+// A record of the same kernel at another shape seeds the new shape's
+// tuning: looked up by structure (lengths aside), on the same device and
+// space, and measured right after the heuristic choice.
+TEST(CompileTuned, TheWinnerOfANearbyShapeSeedsTheNewShape) {
+  Fixture f(fresh_db());
+  const Fixture::Compiled first = f.compile();
+  ASSERT_TRUE(first.report.record.has_value());
+  const std::string winner = first.report.record->sequence;
+  ASSERT_FALSE(winner.empty()) << "the planted space beats the untuned kernel";
+
+  const ir::Kernel wider = test::parse_ir(test::elementwise_ir(2 * kN));
+  std::string other_text = test::elementwise_ir(2 * kN);
+  other_text.replace(other_text.find("mul f32"), 7, "sub f32");
+  const ir::Kernel other = test::parse_ir(other_text);
+  EXPECT_EQ(tune::detail::structure_hash(wider), tune::detail::structure_hash(f.kernel));
+  EXPECT_NE(tune::detail::structure_hash(other), tune::detail::structure_hash(f.kernel)) << "another op is another kernel";
+  const TuningDb db = TuningDb::open(f.options.tuning.db_path).value();
+  const TuningKey wider_key = tuning_key(f.device, wider, f.space).value();
+  EXPECT_EQ(tune::detail::nearby_winners(db, wider_key, wider, 3).value(), std::vector<std::string>{winner});
+  EXPECT_TRUE(tune::detail::nearby_winners(db, tuning_key(f.device, other, f.space).value(), other, 3).value().empty());
+  TuningKey elsewhere = wider_key;
+  elsewhere.device_fingerprint += ";another";
+  EXPECT_TRUE(tune::detail::nearby_winners(db, elsewhere, wider, 3).value().empty()) << "records of another device";
+
+  // The new shape's tuning ranks by the opposite cost (the same
+  // optimizations: the same space version) and has room for three
+  // launches: the heuristic choice, the untuned kernel, and the seed.
+  const SearchSpace reversed = test::planted_space(
+      {&f.split, &f.coarsen}, [](const ir::Kernel& k, const DeviceInfo& d) { return 1 / fewer_groups_first(k, d); });
+  ASSERT_EQ(reversed.version, f.space.version);
+  f.options.tuning.space = &reversed;
+  f.options.tuning.settings.n_launches = 3;
+  const Fixture::Compiled second = f.compile(wider).value();
+  ASSERT_TRUE(second.report.record.has_value());
+  const std::vector<CandidateRecord>& measured = second.report.record->candidates;
+  ASSERT_EQ(measured.size(), 3u);
+  EXPECT_NE(measured[0].sequence, winner) << "the heuristic choice is another";
+  EXPECT_EQ(measured[1].sequence, "");
+  EXPECT_EQ(measured[2].sequence, winner);
 }

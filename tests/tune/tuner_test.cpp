@@ -10,7 +10,7 @@
 #include <set>
 
 #include "kiln/ir/hash.hpp"
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 #include "kiln/tune/tuner.hpp"
 #include "tune/dummy_device.hpp"
 #include "tune/planted_space.hpp"
@@ -170,7 +170,7 @@ TEST(Tuner, TheUntunedKernelAndTheHeuristicChoiceAreAlwaysMeasured) {
   const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
   ASSERT_EQ(result.entry.candidates.size(), 2u);
 
-  const SearchResult search = beam_search(kernel, device.info(), space, settings);
+  const SearchResult search = tournament_search(kernel, device.info(), space, settings);
   const std::vector<SearchCandidate> order = measurement_order(search, 2);
   const std::string heuristic = passes::to_string(order[1].sequence);
   EXPECT_NE(heuristic.find("test_coarsen"), std::string::npos) << "the cost model's favourite";
@@ -233,7 +233,7 @@ TEST(Tuner, EqualSeedsGiveEqualSearchesAndWinners) {
   test::TestSplit split;
   test::TestCoarsen coarsen;
   const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
-  AutotuneSettings settings;  // the defaults: a beam larger than what is measured
+  AutotuneSettings settings;  // the defaults: a pool larger than what is measured
   settings.max_sequence_length = 3;
   settings.n_launches = 12;
   settings.repeats = 2;
@@ -248,8 +248,8 @@ TEST(Tuner, EqualSeedsGiveEqualSearchesAndWinners) {
   EXPECT_EQ(first.entry.sequence, second.entry.sequence);
   EXPECT_EQ(first.entry.final_hash, second.entry.final_hash);
 
-  const SearchResult a = beam_search(kernel, device.info(), space, settings);
-  const SearchResult b = beam_search(kernel, device.info(), space, settings);
+  const SearchResult a = tournament_search(kernel, device.info(), space, settings);
+  const SearchResult b = tournament_search(kernel, device.info(), space, settings);
   ASSERT_EQ(a.candidates.size(), b.candidates.size());
   for (std::size_t i = 0; i < a.candidates.size(); ++i) EXPECT_EQ(a.candidates[i].hash, b.candidates[i].hash) << i;
 }
@@ -310,6 +310,105 @@ TEST(Tuner, StopsStartingCandidatesWhenTheBudgetIsSpent) {
   EXPECT_EQ(tune_kernel(device, kernel, options).value().entry.candidates_measured, 2u);
 }
 
+// The budget covers what the caller did before the call (kiln tune starts
+// it on entry: TuneOptions::started_at): the same tuning as above, with 4 of
+// its 5 s spent before it was called, measures only what is always measured.
+TEST(Tuner, TheBudgetStartsWhereTheCallerSaysSetUpIncluded) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  AutotuneSettings settings = small_settings();
+  settings.budget_s = 5;
+  TuneOptions options = options_for(space, settings);
+  auto now = std::make_shared<double>(100);
+  options.clock = [now] { return *now; };
+  options.on_progress = [now](const TuneProgress& p) {
+    if (p.phase == TuneProgress::Phase::Measure) *now += 1;
+  };
+  options.started_at = 96;
+  const TuneResult result = tune_kernel(device, kernel, options).value();
+  // The heuristic choice at 100 s, the untuned kernel at 101 s; at 102 s
+  // the budget (96 + 5) is spent.
+  EXPECT_EQ(result.entry.candidates_measured, 2u);
+  EXPECT_DOUBLE_EQ(result.entry.tune_seconds, 6);
+  EXPECT_DOUBLE_EQ(result.times.setup_s, 4) << "what the caller spent is set-up";
+  EXPECT_DOUBLE_EQ(result.times.measure_s, 0) << "this clock moves only between measurements";
+  bool warned = false;
+  for (const std::string& w : result.warnings) warned |= w.find("the budget ran out after 2 of") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+// On a device where a run past its time limit would lose the device (the
+// dummy, as OpenCL, Vulkan and CUDA), the budget cannot cut a slow untuned
+// kernel short: it is not run when the cost model, scaled by the fastest
+// measured candidate, puts it past what the budget gives a run. The
+// reference is the interpreter's, so the wrong candidate is still caught.
+TEST(Tuner, AnUntunedKernelPredictedPastItsCapIsNotRunAndIsNotTheReference) {
+  const Device device = test::dummy_device();
+  ASSERT_FALSE(device.info().survives_timeout());
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestWrong wrong;
+  // Split kernels cheapest (the heuristic choice), the wrong one next, and
+  // the untuned kernel 1e15 times dearer: a run of some years.
+  const CostModel untuned_looks_slow = [](const ir::Kernel& k, const DeviceInfo&) {
+    bool local = false;
+    bool fewer_groups = false;
+    for (const ir::Op& op : k.ops) {
+      if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local) local = true;
+      if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Group)
+        fewer_groups |= ir::constant_int(k, op.src[0]).value_or(kN) < kN;
+    }
+    return local ? 1.0 : fewer_groups ? 2.0 : 1e15;
+  };
+  const SearchSpace space = test::planted_space({&split, &wrong}, untuned_looks_slow);
+  const TuneResult result = tune_kernel(device, kernel, options_for(space)).value();
+  const CandidateRecord* untuned = find_record(result.entry, "");
+  ASSERT_NE(untuned, nullptr);
+  EXPECT_EQ(untuned->status, CandidateStatus::Skipped);
+  EXPECT_EQ(untuned->runs, 0u);
+  EXPECT_NE(untuned->error.find("would lose the device"), std::string::npos) << untuned->error;
+  EXPECT_EQ(result.entry.baseline_ns, 0u) << "its time is unknown";
+  std::size_t caught = 0;
+  for (const CandidateRecord& r : result.entry.candidates)
+    if (r.sequence.find("test_wrong") != std::string::npos && r.status == CandidateStatus::Mismatch) {
+      EXPECT_NE(r.error.find("differs from the reference interpreter's"), std::string::npos) << r.error;
+      ++caught;
+    }
+  EXPECT_GT(caught, 0u) << "the wrong kernels fast enough to win are caught";
+  EXPECT_EQ(result.entry.sequence.find("test_wrong"), std::string::npos) << result.entry.sequence;
+  EXPECT_NE(result.entry.sequence.find("test_split"), std::string::npos) << result.entry.sequence;
+}
+
+// Seed sequences (the winners of nearby shapes, from Device::compile) are
+// measured right after the heuristic choice, however the cost model ranks
+// them: here it ranks every split last, and only three launches fit.
+TEST(Tuner, SeedSequencesAreMeasuredRightAfterTheHeuristicChoice) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost("test_coarsen"));
+  AutotuneSettings settings = small_settings();
+  settings.n_launches = 3;
+  TuneOptions options = options_for(space, settings);
+  const TuneResult unseeded = tune_kernel(device, kernel, options).value();
+  EXPECT_EQ(find_record(unseeded.entry, "test_split(factor=128)"), nullptr) << "the cost model alone does not reach it";
+
+  options.seed_sequences = {"test_split(factor=128)", "no_such_step("};
+  const TuneResult seeded = tune_kernel(device, kernel, options).value();
+  ASSERT_EQ(seeded.entry.candidates.size(), 3u);
+  EXPECT_EQ(seeded.entry.candidates[0].sequence, unseeded.entry.candidates[0].sequence) << "the heuristic choice";
+  EXPECT_EQ(seeded.entry.candidates[1].sequence, "") << "the untuned kernel";
+  EXPECT_EQ(seeded.entry.candidates[2].sequence, "test_split(factor=128)");
+  EXPECT_EQ(seeded.entry.candidates[2].status, CandidateStatus::Measured);
+  bool warned = false;
+  for (const std::string& w : seeded.warnings) warned |= w.find("seed sequence 'no_such_step(' does not parse") == 0;
+  EXPECT_TRUE(warned);
+}
+
 TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
@@ -319,7 +418,7 @@ TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
   AutotuneSettings settings;
   settings.max_sequence_length = 4;
   int reads = 0;
-  const SearchResult search = beam_search(kernel, device.info(), space, settings, [&] { return ++reads > 5; });
+  const SearchResult search = tournament_search(kernel, device.info(), space, settings, [&] { return ++reads > 5; });
   EXPECT_TRUE(search.stats.out_of_time);
   EXPECT_EQ(search.stats.generated + search.stats.duplicates + search.stats.failed + search.stats.too_large, 5u)
       << "one application of a large optimization may take long: none starts after the deadline";
@@ -335,7 +434,7 @@ TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
   AutotuneSettings settings = small_settings();
   // The untuned kernel fits; every rewrite adds ops and does not.
   settings.max_kernel_ops = static_cast<std::uint32_t>(space.normalize(kernel, device.info()).size());
-  const SearchResult search = beam_search(kernel, device.info(), space, settings);
+  const SearchResult search = tournament_search(kernel, device.info(), space, settings);
   EXPECT_GT(search.stats.too_large, 0u);
   EXPECT_EQ(search.candidates.size(), 1u);
   const TuneResult result = tune_kernel(device, kernel, options_for(space, settings)).value();
@@ -345,7 +444,7 @@ TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
   // A recipe is exempt: chosen by hand at its size, it is searched and measured.
   SearchSpace with_recipe = space;
   with_recipe.recipes.push_back(passes::parse_sequence("test_split(factor=64)").value());
-  const SearchResult searched = beam_search(kernel, device.info(), with_recipe, settings);
+  const SearchResult searched = tournament_search(kernel, device.info(), with_recipe, settings);
   ASSERT_EQ(searched.candidates.size(), 2u);
   EXPECT_TRUE(searched.candidates[1].recipe);
   const TuneResult measured = tune_kernel(device, kernel, options_for(with_recipe, settings)).value();

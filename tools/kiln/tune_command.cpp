@@ -117,7 +117,7 @@ std::string format_ns(std::uint64_t ns) {
 void print_progress(const kiln::tune::TuneProgress& p) {
   using Phase = kiln::tune::TuneProgress::Phase;
   if (p.phase == Phase::Search) {
-    fmt::print(stderr, "tune: searching (budget {:.0f} s)\n", p.budget_s);
+    fmt::print(stderr, "tune: searching (budget {:g} s; set-up took {:.2f} s)\n", p.budget_s, p.times.setup_s);
   } else if (p.phase == Phase::Measure && p.last != nullptr) {
     const kiln::tune::CandidateRecord& r = *p.last;
     fmt::print(stderr, "tune: [{}/{}] {:<10} {:>10}  best {:>10}  {:.0f} s left  {}\n", p.measured, p.planned,
@@ -251,6 +251,9 @@ void run_many(const kiln::Device& device, const kiln::tune::TuneOptions& options
 }
 
 void run(const GlobalOptions& global, const TuneCommandOptions& given) {
+  // The budget of one kernel covers the command: opening the runtime (the
+  // plugins' probes) and making the kernel are charged to it.
+  const double started_at = kiln::tune::steady_clock_seconds();
   const kiln::Runtime runtime = open_runtime(global);
   const kiln::Device device = check(runtime.device(given.device));
   const std::vector<std::string> names = expand_kernels(given.kernels);
@@ -266,12 +269,17 @@ void run(const GlobalOptions& global, const TuneCommandOptions& given) {
   TuneCommandOptions o = given;
   o.kernel = names.front();
   const Subject subject = load_subject(o);
+  options.started_at = started_at;
   options.args = subject.args;
   options.tolerance = subject.tolerance;
   options.kernel_name = subject.name + " " + dtype_suffix(o);
   if (!o.quiet) options.on_progress = print_progress;
 
   const kiln::Program tuned = check(device.compile(subject.kernel, compile));
+  // Asked to tune, a fallback (no candidate finished within the budget) is
+  // this command's failure; a host's Device::compile keeps the program.
+  if (!tuned.compile_report().tuned_now && !tuned.compile_report().from_database)
+    throw CommandFailed(tuned.compile_report().fallback_reason);
   kiln::tune::TuneReport report = kiln::tune::make_tune_report(tuned.compile_report(), subject.name, device.id());
   if (!o.reference.empty())
     report.reference = kiln::tune::TuneReport::Reference{o.reference,
@@ -287,8 +295,19 @@ void run(const GlobalOptions& global, const TuneCommandOptions& given) {
   fmt::print("device    {} ({})\n", device.id(), device.info().name);
   fmt::print("sequence  {}\n", report.sequence.empty() ? "(untuned)" : report.sequence);
   fmt::print("time      {} ({} of the runs, {} timer)\n", format_ns(report.best_ns), report.statistic, report.timer);
-  fmt::print("untuned   {}\n", format_ns(report.baseline_ns));
-  fmt::print("speed-up  {:.2f}x\n", report.speedup);
+  // An untuned kernel cut short by its time limit (the budget caps it) has
+  // no time: say what is known, a lower bound.
+  const kiln::tune::CandidateRecord* untuned = nullptr;
+  if (const auto& record = tuned.compile_report().record)
+    for (const kiln::tune::CandidateRecord& r : record->candidates)
+      if (r.sequence.empty()) untuned = &r;
+  if (report.baseline_ns == 0 && untuned != nullptr && untuned->status != kiln::tune::CandidateStatus::Measured) {
+    fmt::print("untuned   not timed ({}): {}\n", kiln::tune::candidate_status_name(untuned->status), untuned->error);
+    fmt::print("speed-up  - (the untuned kernel was cut short: slower than its limit)\n");
+  } else {
+    fmt::print("untuned   {}\n", format_ns(report.baseline_ns));
+    fmt::print("speed-up  {:.2f}x\n", report.speedup);
+  }
   if (report.reference)
     fmt::print("reference {} on {}: tuned runs at {:.2f}x of its speed\n", format_ns(report.reference->ns),
                report.reference->device,
@@ -296,7 +315,9 @@ void run(const GlobalOptions& global, const TuneCommandOptions& given) {
   if (report.from_cache)
     fmt::print("from the tuning database (nothing launched; {:.2f} s)\n", report.tune_seconds);
   else
-    fmt::print("{} candidates measured in {:.1f} s\n", report.candidates_measured, report.tune_seconds);
+    fmt::print("{} candidates measured in {:.1f} s (set-up {:.1f} s, search {:.1f} s, compile {:.1f} s, measure {:.1f} s)\n",
+               report.candidates_measured, report.tune_seconds, report.times.setup_s, report.times.search_s,
+               report.times.compile_s, report.times.measure_s);
 }
 
 }  // namespace

@@ -79,6 +79,7 @@ struct CompileReport {
   std::uint64_t baseline_ns = 0;   // Tuned: the untuned kernel's measured time
   std::uint32_t candidates_measured = 0;  // launched by this call (0 on a database hit)
   double seconds = 0;              // spent in compile, tuning included (host clock)
+  tune::TuneTimes tune_times;      // a tuning ran (tuned_now): where its time went
   std::optional<tune::TuningEntry> record;  // Tuned: the database record used or written
 };
 

@@ -538,7 +538,7 @@ typedef struct kiln_tune_options_t {
 } kiln_tune_options_t;
 #define KILN_TUNE_OPTIONS_T_SIZE (offsetof(kiln_tune_options_t, tuning_db) + sizeof(const char*))
 
-/* Tunes `kernel` on `device` (a beam search measured by timed launches on
+/* Tunes `kernel` on `device` (a tournament search measured by timed launches on
  * random inputs, every candidate checked against the untuned kernel:
  * docs/autotune.md) within the budget, stores the winner in the tuning
  * database, and returns it compiled. When the database already has a

@@ -194,6 +194,12 @@ typedef enum kiln_device_kind {
 #define KILN_DEVICE_NATIVE_EXP2 (1u << 2)   /* exp2/log2 are native; exp/ln cost more */
 #define KILN_DEVICE_DEVICE_TIMER (1u << 3)  /* launch_timed uses a device-side timer */
 #define KILN_DEVICE_FIXED_FUNCTION (1u << 4) /* compiles only kernels it recognises (e.g. BLAS) */
+/* ABI 1.1: a timed launch with KILN_TIMED_ISOLATE that passes timeout_ns is
+ * stopped and the device stays usable (the C plugin kills its worker). Hosts
+ * may then set tight limits (the autotuner derives them from its budget);
+ * without the flag a timeout may lose the device (see timeout_ns), so hosts
+ * keep limits generous. Older plugins leave it clear: the safe reading. */
+#define KILN_DEVICE_SURVIVES_TIMEOUT (1u << 5)
 
 /* Room for op codes in the 1.1 capability arrays: every kiln_op_kind,
  * kiln_unary_op and kiln_binary_op value (present and appended in later

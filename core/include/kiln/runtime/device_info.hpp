@@ -62,6 +62,7 @@ struct DeviceInfo {
   bool native_exp2() const { return (flags & KILN_DEVICE_NATIVE_EXP2) != 0; }
   bool device_timer() const { return (flags & KILN_DEVICE_DEVICE_TIMER) != 0; }
   bool fixed_function() const { return (flags & KILN_DEVICE_FIXED_FUNCTION) != 0; }
+  bool survives_timeout() const { return (flags & KILN_DEVICE_SURVIVES_TIMEOUT) != 0; }
   // The supported vector widths, ascending (always includes 1).
   std::vector<std::uint32_t> vector_widths() const;
   bool supports_op_kind(unsigned kind, unsigned dtype) const;

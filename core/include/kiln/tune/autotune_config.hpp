@@ -2,7 +2,7 @@
 // section of config.json (docs/config.md lists every key, docs/autotune.md
 // explains what each does to the search).
 //
-// The defaults find good kernels in seconds: a few dozen beam steps ranked by
+// The defaults find good kernels in seconds: a few dozen tournament steps ranked by
 // the cost model, then about two dozen distinct candidates compiled and timed.
 #pragma once
 
@@ -30,9 +30,9 @@ std::string_view timing_statistic_name(TimingStatistic statistic);  // "median",
 struct AutotuneSettings {
   TuneMode mode = TuneMode::Tune;
 
-  // The beam search (as zyx's autotune.rs, see docs/autotune.md).
+  // The tournament search (as zyx's autotune.rs, see docs/autotune.md).
   std::uint32_t n_launches = 24;          // distinct candidates compiled and timed (>= 2)
-  std::uint32_t n_seeds = 64;             // one-step sequences the beam starts from
+  std::uint32_t n_seeds = 64;             // one-step sequences the pool starts from
   std::uint32_t n_added_per_step = 32;    // children added per expansion step
   std::uint32_t n_removed_per_step = 8;   // removed per step by tournament (worst cost)
   std::uint32_t n_total_opts = 48;        // expansion steps

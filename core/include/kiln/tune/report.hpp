@@ -22,6 +22,7 @@ struct TuneReport {
   std::uint32_t candidates_measured = 0;  // launched by this run (0: database hit)
   bool from_cache = false;
   double tune_seconds = 0;
+  TuneTimes times;           // a tuning ran: where its time went
   // Extras, after the fields above in the JSON.
   std::string kernel_hash;
   std::string timer;         // "device", "host", "model"
@@ -39,7 +40,8 @@ TuneReport make_tune_report(const CompileReport& tuned, std::string kernel_name,
 
 // One JSON object, keys in this order: kernel, device, baseline_ns, best_ns,
 // speedup, sequence, candidates_measured, from_cache, tune_seconds, then
-// kernel_hash, timer, statistic, warnings and (when set) reference
+// kernel_hash, timer, statistic, warnings, seconds {setup, search, compile,
+// measure} (zeros from the database) and (when set) reference
 // {device, ns, tuned_vs_reference} (reference ns / best ns: 1 = as fast).
 std::string tune_report_json(const TuneReport& report);
 

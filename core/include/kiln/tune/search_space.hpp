@@ -45,7 +45,7 @@ struct SearchSpace {
   Lowering lower;
   // Known-good multi-step sequences (tinygrad's hand-coded optimizations):
   // each one that applies to the kernel joins the search as a candidate and
-  // is always measured. They reach shapes a random beam rarely finds, e.g.
+  // is always measured. They reach shapes a random pool rarely finds, e.g.
   // float4 elementwise on a GPU needs coarsen, unroll and vectorize before
   // split_local, while split_local alone is what the cost model favours first.
   std::vector<passes::OptSequence> recipes;

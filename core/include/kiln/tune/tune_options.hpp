@@ -19,6 +19,19 @@ namespace kiln::tune {
 
 struct SearchSpace;
 
+// Where a tuning's wall time went, in seconds on its clock. They add up to
+// the tuning's time but for bookkeeping between the phases.
+struct TuneTimes {
+  double setup_s = 0;    // from the budget's start to the search: inputs, reference, the untuned compile
+  double search_s = 0;   // the search (cost model only)
+  double compile_s = 0;  // waiting for candidates' compiles (those overlapping a measurement cost nothing here)
+  double measure_s = 0;  // timed launches and output checks
+};
+
+// The default clock of a tuning (TuneOptions::clock): seconds on
+// std::chrono::steady_clock.
+double steady_clock_seconds();
+
 // Reported while tuning (from the calling thread).
 struct TuneProgress {
   enum class Phase { Search, Measure, Done } phase = Phase::Search;
@@ -29,6 +42,7 @@ struct TuneProgress {
   double elapsed_s = 0;
   double budget_s = 0;
   const CandidateRecord* last = nullptr;  // the candidate just measured (Measure phase)
+  TuneTimes times;                   // so far
 };
 
 struct TuneOptions {
@@ -52,6 +66,15 @@ struct TuneOptions {
   // Seconds on a steady clock; empty: std::chrono::steady_clock. Tests
   // pass their own to check the budget without depending on real time.
   std::function<double()> clock;
+  // When the budget started, on `clock`; nullopt: when tune_kernel is
+  // called. A command that did work of its own first (opening the runtime:
+  // `kiln tune` starts it on entry) charges that work to the budget too.
+  std::optional<double> started_at;
+  // Sequences (text form) measured right after the heuristic choice, e.g.
+  // the winners of the same kernel at other shapes: Device::compile fills
+  // it from the tuning database (docs/autotune.md, "Nearby shapes"). One
+  // that does not parse or apply is recorded as failed; the search goes on.
+  std::vector<std::string> seed_sequences;
 };
 
 }  // namespace kiln::tune

@@ -8,8 +8,8 @@
 //   // program.compile_report().from_database says whether the database had
 //   // it (then nothing was launched).
 //
-// tune_kernel() is the search itself (no database): a beam search ranked by
-// the cost model (beam_search.hpp), then at least `n_launches` distinct
+// tune_kernel() is the search itself (no database): a tournament search ranked by
+// the cost model (tournament_search.hpp), then at least `n_launches` distinct
 // candidates compiled on a thread pool and timed one at a time with the
 // device's timed launch, every one checked against the untuned kernel's
 // outputs on random inputs. docs/autotune.md describes it step by step.
@@ -59,6 +59,7 @@ struct TuneResult {
   ir::Kernel kernel;             // the winner, lowered: exactly what was measured
   Program program;               // the winner, compiled
   std::vector<std::string> warnings;
+  TuneTimes times;               // where the time went
 };
 
 // Searches and measures now; reads and writes no database.

@@ -1,4 +1,4 @@
-// kiln/tune/beam_search.hpp - the first half of tuning: a beam search over
+// kiln/tune/tournament_search.hpp - the first half of tuning: a tournament search over
 // optimization sequences ranked by the cost model, launching nothing (as in
 // zyx's autotune.rs; docs/autotune.md describes every step). The second
 // half, measurement, is in tuner.hpp.
@@ -42,7 +42,7 @@ struct SearchResult {
 // Deterministic for a given kernel, device, space and settings (seed): the
 // same candidates in the same order. `out_of_time` is asked before every
 // variant is applied; once it says yes the search stops with what it has.
-SearchResult beam_search(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
+SearchResult tournament_search(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
                          const AutotuneSettings& settings, const std::function<bool()>& out_of_time = {});
 
 // Every candidate, in the order to measure them, shaped for `launches`

@@ -1,7 +1,7 @@
-// The beam search over optimization sequences (zyx's autotune.rs, with its
+// The tournament search over optimization sequences (zyx's autotune.rs, with its
 // dead ends fixed: an expanded item is not drawn again, a step that adds
 // nothing does not end the search, and sequences have a length limit).
-#include "kiln/tune/beam_search.hpp"
+#include "kiln/tune/tournament_search.hpp"
 
 #include "kiln/ir/hash.hpp"
 
@@ -67,9 +67,9 @@ std::vector<passes::OptStep> variants(const ir::Kernel& kernel, const DeviceInfo
   return out;
 }
 
-class BeamSearch {
+class TournamentSearch {
  public:
-  BeamSearch(const DeviceInfo& device, const SearchSpace& space, const AutotuneSettings& settings)
+  TournamentSearch(const DeviceInfo& device, const SearchSpace& space, const AutotuneSettings& settings)
       : device_(device), space_(space), settings_(settings), random_(settings.seed) {}
 
   SearchResult run(const ir::Kernel& kernel, const std::function<bool()>& out_of_time) {
@@ -186,7 +186,7 @@ class BeamSearch {
     return &items_[best];
   }
 
-  // Tournaments of two biased to high cost remove `n` items, once the beam
+  // Tournaments of two biased to high cost remove `n` items, once the pool
   // holds at least 10 n of them (so early steps keep their variety); a
   // recipe drawn to go stays.
   void remove_worst(std::size_t n) {
@@ -222,9 +222,9 @@ std::string family_of(const passes::OptSequence& sequence) {
 
 }  // namespace
 
-SearchResult beam_search(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
+SearchResult tournament_search(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
                          const AutotuneSettings& settings, const std::function<bool()>& out_of_time) {
-  return BeamSearch(device, space, settings).run(kernel, out_of_time);
+  return TournamentSearch(device, space, settings).run(kernel, out_of_time);
 }
 
 std::vector<SearchCandidate> measurement_order(const SearchResult& search, std::size_t launches) {

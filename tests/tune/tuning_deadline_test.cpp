@@ -1,0 +1,43 @@
+// The budget as a deadline (core/tune/tuning_deadline.hpp): what may still
+// start, judged by the costs measured so far, and how long one run may take.
+// Plain numbers on a made-up clock: no timing of this machine.
+#include <gtest/gtest.h>
+
+#include "tune/tuning_deadline.hpp"
+
+using kiln::tune::detail::TuningDeadline;
+
+TEST(TuningDeadline, NothingStartsThatTheCheapestMeasurementAndATypicalCompileCannotFinish) {
+  TuningDeadline d(100, 10);  // the deadline: 110
+  EXPECT_TRUE(d.next_fits(109.9, true)) << "nothing measured yet: nothing to judge by";
+  EXPECT_FALSE(d.next_fits(110.1, false)) << "past the deadline nothing starts";
+  d.measured(3, true);
+  d.measured(0.5, true);
+  d.measured(0.01, false);  // failed before its first run: says nothing of what a run costs
+  EXPECT_DOUBLE_EQ(d.next_needs(false), 0.5) << "the cheapest measurement";
+  d.compiled(1);
+  d.compiled(9);
+  d.compiled(2);
+  EXPECT_DOUBLE_EQ(d.next_needs(true), 2.5) << "plus the median compile";
+  EXPECT_TRUE(d.next_fits(109.5, false));
+  EXPECT_FALSE(d.next_fits(109.6, false));
+  EXPECT_TRUE(d.next_fits(107.5, true));
+  EXPECT_FALSE(d.next_fits(107.6, true)) << "a candidate still to compile needs its compile too";
+  EXPECT_DOUBLE_EQ(d.left(104), 6);
+  EXPECT_DOUBLE_EQ(d.left(120), 0);
+}
+
+TEST(TuningDeadline, RunsAreCappedByWhatIsLeftOnlyWhereATimeoutKeepsTheDevice) {
+  const TuningDeadline d(100, 8);
+  const std::uint64_t rule = 10'000'000'000;  // the settings' limit: 10 s
+  EXPECT_EQ(d.run_timeout_ns(rule, false, 100), rule) << "where a timeout would lose the device, the rule alone";
+  EXPECT_EQ(d.run_timeout_ns(rule, true, 100), 4'000'000'000u) << "half of the 8 s left";
+  EXPECT_EQ(d.run_timeout_ns(rule, true, 106), 1'000'000'000u) << "half of 2 s";
+  EXPECT_EQ(d.run_timeout_ns(rule, true, 120), 1'000'000'000u) << "past the deadline: a share of the budget";
+  EXPECT_DOUBLE_EQ(d.run_cap_s(120), 8 * TuningDeadline::kMinRunCapShare);
+  EXPECT_EQ(d.run_timeout_ns(2'000'000'000, true, 100), 2'000'000'000u) << "the rule where it is tighter";
+  EXPECT_EQ(d.run_timeout_ns(0, true, 100), 0u) << "timeout_factor 0 means no limit, budget or not";
+  // A tiny budget (one kernel's share of several) still lets a run start a worker.
+  const TuningDeadline tiny(100, 0.001);
+  EXPECT_DOUBLE_EQ(tiny.run_cap_s(100), TuningDeadline::kMinRunCapSeconds);
+}
