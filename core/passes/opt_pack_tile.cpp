@@ -8,9 +8,9 @@
 // The kernel is rebuilt. A work-group (one thread) computes a bm x bn block
 // of C, held in LOCAL storage (f32) across the k loop. For each step of bk
 // along k it packs
-//   - A's bm x bk block into LOCAL storage as bm/tm micro-panels, each
-//     [k][tm] (the tm values one k step of the micro-kernel reads lie
-//     together),
+//   - A's bm x bk block into LOCAL storage, row-major: micro-panel ir is
+//     rows ir tm .. ir tm + tm - 1, each bk consecutive k (a contiguous copy
+//     per row; the micro-kernel reads tm streams of broadcasts from it),
 //   - B's bk x bn block as bn/tn micro-panels, each [k][tn] (one k step
 //     reads tn consecutive values: tn / lanes vectors),
 // converting f16/bf16 to f32 once, while packing; then, per micro-tile
@@ -21,15 +21,18 @@
 // tm x tn / lanes vector multiply-adds, and the accumulators go back. After
 // the last step the block is stored to C (cast to C's dtype). Packing makes
 // every access of the micro-kernel contiguous (no TLB or cache-set
-// conflicts at power-of-two strides), and the buffers are sized by the
-// step to the caches: bk x tn (B's micro-panel) for L1, bm x bk and
-// bk x bn for L2.
+// conflicts at power-of-two strides); the step sizes the buffers to the
+// caches (configs: B's micro-panel bk x tn within L1, A's and B's blocks
+// within half of L2 each). Groups run in parallel over the cores (the C
+// plugin's OpenMP loop over both group axes).
 //
 // Sizes need not be multiples of the block: rows and columns past the
 // matrix are read clamped to the last one (their results are never
-// stored), k past the matrix packs 0 into both panels (so it adds
-// exactly nothing), and C is stored under an IF. Guards are emitted only on
-// the sides whose length the block does not divide.
+// stored; B's panels that end past N take a second, clamped copy of the
+// packing loop, so the whole ones keep a plain one), the last k step packs
+// the K - k0 rows that exist and zeros after them (so the padded k adds
+// exactly nothing), and C's edge panels are stored under an IF. Every
+// access is proved in range (no bounds guard is added).
 //
 // Exact: each element of C is the same multiply-adds in the same order (k
 // ascending) as the original loop, starting from 0; the padded k adds 0 * 0.
