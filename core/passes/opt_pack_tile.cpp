@@ -338,9 +338,9 @@ class PackTile final : public Optimization {
            "A and B packed per bk step into LOCAL micro-panels, a tm x tn register tile of lanes-wide multiply-adds";
   }
 
-  // On one-thread-per-group devices: register tiles of the widest vectors
-  // that leave room for B's vectors and a broadcast (8 x 2 vectors first:
-  // 16 of AVX-512's 32 registers; 6 x 2 fits AVX2's 16), blocks of 8 to 32
+  // On one-thread-per-group devices: a register tile of the widest vectors
+  // that leaves room for B's vectors and a broadcast (8 x 2 vectors: 16 of
+  // AVX-512's 32 registers; else 6 x 2: 12 of AVX2's 16), blocks of 8 to 32
   // tiles of A by 8 or 16 of B, k steps of 128 or 256, sized to the caches
   // (B's micro-panel within L1, A's and B's blocks within half of L2 each)
   // and no larger than the matrix needs; biggest blocks first (packing
@@ -356,10 +356,15 @@ class PackTile final : public Optimization {
     const std::uint64_t l1 = device.cache_bytes[0] > 0 ? device.cache_bytes[0] : 32 * 1024;
     const std::uint64_t l2 = device.cache_bytes[1] > 0 ? device.cache_bytes[1] : 1024 * 1024;
     const std::int64_t m = p.mp.lengths[0], n = p.mp.lengths[1], k = p.mp.trip_count;
-    const std::pair<std::int64_t, std::int64_t> tiles[] = {{8, 2 * lanes}, {12, 2 * lanes}, {6, 2 * lanes}, {4, 4 * lanes}};
+    // One register tile, the largest of these whose accumulators take at most
+    // three quarters of the registers (the rest: B's vectors, the broadcast):
+    // on c:0 the 8 x 32 tile measured best, and every further tile shape only
+    // adds candidates that the tuner's measurements, on a loaded machine,
+    // pick by noise (tm = 12 and 6 x 64 ran 10-30 % slower by hand).
+    std::vector<std::pair<std::int64_t, std::int64_t>> tiles;
+    for (const auto& [tm, tn] : {std::pair<std::int64_t, std::int64_t>{8, 2 * lanes}, {6, 2 * lanes}, {4, 2 * lanes}})
+      if (tiles.empty() && 4 * static_cast<std::uint64_t>(tm * tn) * 4 <= registers * 3) tiles.push_back({tm, tn});
     for (const auto& [tm, tn] : tiles) {
-      // Accumulators within three quarters of the registers (the rest: B's vectors, the broadcast).
-      if (4 * static_cast<std::uint64_t>(tm * tn) * 4 > registers * 3) continue;
       for (std::int64_t bm_tiles : {32, 16, 8})
         for (std::int64_t bn_tiles : {16, 8})
           for (std::int64_t bk : {128, 256}) {
