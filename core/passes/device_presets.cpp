@@ -79,7 +79,7 @@ DeviceInfo cpu_preset() {
   d.max_local_threads = 1;
   d.max_local_dims = {1, 1, 1};
   d.max_grid_dims = {2147483647, 2147483647, 2147483647};
-  d.local_memory_bytes = 32 * 1024;
+  d.local_memory_bytes = 1 << 20;  // as the C plugin: a group's thread's stack, up to the L2
   d.register_bytes = 2048;
   d.compute_units = 8;
   d.clock_mhz = 3000;

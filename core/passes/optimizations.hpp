@@ -21,7 +21,7 @@ const Optimization& pad();
 const Optimization& reassociate();
 // end of structural
 
-// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile, mma_staged)
+// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile, mma_staged, pack_tile)
 const Optimization& register_block();
 const Optimization& tiled_reduce();
 const Optimization& local_tile();
@@ -31,6 +31,7 @@ const Optimization& row_cache();
 const Optimization& online_softmax();
 const Optimization& mma_tile();
 const Optimization& mma_staged();
+const Optimization& pack_tile();
 // end of performance
 
 }  // namespace kiln::passes::opts

@@ -33,6 +33,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::online_softmax());
     all.push_back(&opts::mma_tile());
     all.push_back(&opts::mma_staged());
+    all.push_back(&opts::pack_tile());
     // end of performance
 
     return all;

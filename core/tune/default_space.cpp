@@ -41,7 +41,15 @@ SearchSpace make_default_space(Precision precision) {
            // CPU (AVX-512) elementwise: 16 consecutive elements per iteration as one
            // vector (libmvec calls, streaming stores into large outputs).
            "coarsen(axis=0,factor=16,mode=0); unroll(loop=0,factor=0); vectorize(lanes=16)",
-           // CPU (AVX-512) matrix product: an 8x32 register tile, 16-lane vectors.
+           // CPU matrix products, BLIS-style (docs/passes.md, pack_tile): AVX-512's 8 x 32
+           // register tile (16 zmm accumulators) in blocks of 256 x 512 x k 128 (the best
+           // at 2048^3 on c:0), 256 x 256 x k 256 (at 1024^3) and 128 x 256 x k 256
+           // (more groups for smaller matrices); AVX2's 6 x 16 tile (12 of 16 ymm).
+           "pack_tile(bm=256,bn=512,bk=128,tm=8,tn=32,lanes=16,unroll=4)",
+           "pack_tile(bm=256,bn=256,bk=256,tm=8,tn=32,lanes=16,unroll=4)",
+           "pack_tile(bm=128,bn=256,bk=256,tm=8,tn=32,lanes=16,unroll=4)",
+           "pack_tile(bm=192,bn=256,bk=256,tm=6,tn=16,lanes=8,unroll=4)",
+           // CPU (AVX-512) matrix product: an 8x32 register tile, 16-lane vectors (no packing).
            "register_block(loop=0,tm=8,tn=32,unroll=4); vectorize(lanes=16)",
            // Row kernels (docs/passes.md, "Row kernels"). Loops are named by position, so
            // each recipe works from the last loop to the first (a step never renumbers the

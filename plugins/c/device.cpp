@@ -25,8 +25,10 @@ kiln_device_info describe_device(const Settings& settings) {
   info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY | KILN_DEVICE_SURVIVES_TIMEOUT;
   info.memory_bytes = sdk::host_total_bytes();
   // LOCAL storage is per group and one thread runs a group: it lives on that
-  // thread's stack, and is fast while it fits in L1.
-  info.local_memory_bytes = cpu.cache_bytes[0];
+  // thread's stack (2 MiB at least, below), next to REGISTER storage's
+  // 512 KiB. Up to the L2, at most 1 MiB: what a packed matrix product
+  // (pack_tile) keeps per thread, its blocks sized to L1 and L2 by the step.
+  info.local_memory_bytes = std::max<std::uint64_t>(cpu.cache_bytes[0], std::min<std::uint64_t>(cpu.cache_bytes[1], 1024 * 1024));
   info.register_bytes = std::uint64_t{cc.vector_bytes} * cc.vector_registers;
   // REGISTER storage is a local array on the stack of an OpenMP thread,
   // whose stack is 2 MiB at least (libgomp's default): a quarter of it.

@@ -198,3 +198,27 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
     EXPECT_NE(ir::print(*lowered).find("mma m16n8k16 f16"), std::string::npos);
   }
 }
+
+// The packed CPU matrix product (pack_tile, docs/passes.md): the default
+// space's recipes lower an f32 matmul on a CPU-shaped device to a kernel
+// with its packed LOCAL blocks (recipes join every search before its first
+// step: ARecipeThatAppliesIsMeasuredEarly above), and fail on a GPU-shaped device
+// (threads per group), whose search never proposes them.
+TEST(DefaultSpace, PackTileRecipesLowerOnCpusOnly) {
+  const SearchSpace& space = default_search_space();
+  const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {64, 64, 64}).value();
+  const DeviceInfo cpu = *passes::device_preset("preset:cpu");
+  const DeviceInfo gpu = *passes::device_preset("preset:gpu");
+  int found = 0;
+  for (const passes::OptSequence& recipe : space.recipes) {
+    const std::string text = passes::to_string(recipe);
+    if (text.find("pack_tile") == std::string::npos) continue;
+    SCOPED_TRACE(text);
+    ++found;
+    Result<ir::Kernel> lowered = space.lower(k.kernel, recipe, cpu);
+    ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
+    EXPECT_NE(ir::print(*lowered).find("storage local f32"), std::string::npos);
+    EXPECT_FALSE(space.lower(k.kernel, recipe, gpu).ok());
+  }
+  EXPECT_GE(found, 3);
+}

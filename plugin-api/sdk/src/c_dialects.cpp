@@ -373,7 +373,8 @@ const Dialect& c_dialect() {
       .unary_f32 = kLibmF32,
       .unary_f64 = kLibmF64,
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
-      .local_storage_prefix = "",
+      // Cache-line aligned: packed panels (pack_tile) are read as whole vectors.
+      .local_storage_prefix = "_Alignas(64) ",
       .barrier = "",
       .simd_function_helpers = true,
       .streaming_stores = true,
