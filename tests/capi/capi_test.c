@@ -137,6 +137,11 @@ static kiln_runtime_t* open_runtime(const char* work_dir) {
   char json[1024];
   kiln_runtime_t* runtime = NULL;
   size_t count = 0, i;
+  char db[1024];
+  /* A fresh database: an entry of an earlier run (another search space, say)
+     would be listed beside this run's. */
+  snprintf(db, sizeof db, "%s/capi-tuning.sqlite", work_dir);
+  remove(db);
   /* The dummy plugin is disabled by default; few candidates keep tuning short. */
   snprintf(json, sizeof json,
            "{\"plugins\": {\"dummy\": {\"enabled\": true}},\n"
