@@ -154,6 +154,13 @@ run_tests() {  # name binary [gtest args...]
 }
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$BUILD/pocl-cache}
 mkdir -p "$POCL_CACHE_DIR"
+# The environment the checks below run in (the carried Vulkan loader and
+# glvnd on LD_LIBRARY_PATH, NVIDIA's private OpenCL ICD), for commands run
+# after this script in the same device call: `source $OUT/env.sh` first, or
+# kiln there finds no libvulkan.so.1 and skips vulkan:0.
+for var in LD_LIBRARY_PATH PATH OCL_ICD_VENDORS POCL_CACHE_DIR; do
+  [ -n "${!var:-}" ] && printf 'export %s=%q\n' "$var" "${!var}"
+done >"$LOGS/env.sh"
 if want tests; then
   run_tests cuda-tests "$BUILD/bin/kiln_cuda_tests"
   run_tests opencl-tests "$BUILD/bin/kiln_opencl_tests"
