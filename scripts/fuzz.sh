@@ -10,7 +10,8 @@
 # (default: all four), KILN_FUZZ_ARGS (more libFuzzer flags, e.g. -jobs=4).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${KILN_BUILD_DIR:-$root/build-sanitize}"
+# Absolute: each target runs from its own folder below it.
+build="$(cd "${KILN_BUILD_DIR:-$root/build-sanitize}" && pwd)"
 seconds="${1:-15}"
 if [[ "$seconds" == 0 ]]; then echo "==> fuzzing skipped (0 seconds)"; exit 0; fi
 
