@@ -7,10 +7,14 @@
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/kernel.hpp"
 #include "kiln/runtime/device_info.hpp"
+#include "kiln/ir/verify.hpp"
+#include "kiln/passes/optimization.hpp"
 #include "opt_local_tile_match.hpp"
+#include "opt_support.hpp"
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace kiln::passes::opts::mma {
@@ -44,5 +48,24 @@ ir::Value c_element(ir::Builder& b, ir::DType c_dtype, ir::Value value);
 // given (an invalid Value: that side needs no guard). Both MMA rewrites end so.
 void store_c_element(ir::Builder& b, ir::Value c_mem, ir::Value index, ir::Value value, ir::Value row_in,
                      ir::Value col_in);
+
+// The apply() of an optimization that rebuilds a matched product (mma_tile,
+// mma_staged, pack_tile): `kernel` verified, matched, `misfit(product)`
+// empty, then `emit(product)` verified; each failure a step_error, the last
+// one naming `what` ("the packed kernel").
+template <class Misfit, class Emit>
+Result<ir::Kernel> rewrite_product(const ir::Kernel& kernel, const OptStep& step, std::string_view what,
+                                   Misfit misfit, Emit emit) {
+  if (Result<void> valid = ir::verify(kernel); !valid.ok())
+    return step_error(step, "the kernel does not verify: " + valid.error().message);
+  auto matched = match(kernel);
+  if (std::holds_alternative<std::string>(matched)) return step_error(step, std::get<std::string>(matched));
+  const Product& p = std::get<Product>(matched);
+  if (const std::string why = misfit(p); !why.empty()) return step_error(step, why);
+  ir::Kernel out = emit(p);
+  if (Result<void> valid = ir::verify(out); !valid.ok())
+    return step_error(step, "internal error: " + std::string(what) + " does not verify: " + valid.error().message);
+  return out;
+}
 
 }  // namespace kiln::passes::opts::mma

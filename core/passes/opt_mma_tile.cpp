@@ -290,16 +290,9 @@ class MmaTile final : public Optimization {
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
     KILN_TRY_ASSIGN(const Shape s, shape_of(step));
-    if (Result<void> valid = ir::verify(kernel); !valid.ok())
-      return step_error(step, "the kernel does not verify: " + valid.error().message);
-    auto matched = match(kernel);
-    if (std::holds_alternative<std::string>(matched)) return step_error(step, std::get<std::string>(matched));
-    const Product& p = std::get<Product>(matched);
-    if (const std::string why = misfit(p, s, device); !why.empty()) return step_error(step, why);
-    Kernel out = Emitter(kernel, p, s).run();
-    if (Result<void> valid = ir::verify(out); !valid.ok())
-      return step_error(step, "internal error: the MMA kernel does not verify: " + valid.error().message);
-    return out;
+    return mma::rewrite_product(
+        kernel, step, "the MMA kernel", [&](const Product& p) { return misfit(p, s, device); },
+        [&](const Product& p) { return Emitter(kernel, p, s).run(); });
   }
 };
 
