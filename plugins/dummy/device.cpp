@@ -136,7 +136,12 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
     info.vector_widths |= 1u << w;
   }
   const bool native_exp2 = o.get_bool("native_exp2", true);
-  info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_HOST_MEMORY | (native_exp2 ? KILN_DEVICE_NATIVE_EXP2 : 0u);
+  // "host_memory": false simulates a discrete GPU's memory: the core then
+  // copies between it and host-memory devices instead of sharing pointers,
+  // and `kiln bench` sets its memory kernels against a device copy.
+  const bool host_memory = o.get_bool("host_memory", true);
+  info.flags = KILN_DEVICE_CAN_COMPILE | (host_memory ? KILN_DEVICE_HOST_MEMORY : 0u) |
+               (native_exp2 ? KILN_DEVICE_NATIVE_EXP2 : 0u);
   parse_dtypes(o, path, info);
   // "math_ops": false makes a device without the ABI 1.1 math ops (tanh,
   // erf, sigmoid, rsqrt, log1p, expm1) on every dtype: the core then lowers

@@ -3,7 +3,8 @@
 #          every ok row has time_ns > 0, rate > 0, unit, tuning.source, and
 #          a ratio that is a positive finite number with anchor.name and
 #          anchor.rate, or null with a non-empty anchor.absent_reason;
-#          skipped rows have a reason; at least one ok row and one skip.
+#          skipped rows have a reason; at least one ok row and one skip
+#          (with ANCHOR: at least one ok row, every anchor name matching it).
 #   table  exit 0; the header and every row at most 80 columns.
 #   error  exit 1; stderr names the unknown kernel; nothing on stdout.
 cmake_minimum_required(VERSION 3.20)  # string(JSON), and policies that leave quoted strings alone
@@ -120,6 +121,9 @@ foreach(i RANGE ${last})
     if(anchor_name STREQUAL "")
       expect("row ${i}: a ratio without an anchor name: ${row}")
     endif()
+    if(ANCHOR AND NOT anchor_name MATCHES "${ANCHOR}")
+      expect("row ${i}: anchor '${anchor_name}' does not match '${ANCHOR}'")
+    endif()
   elseif(ratio_type STREQUAL "NULL")
     string(JSON reason ERROR_VARIABLE missing GET "${row}" anchor absent_reason)
     if(missing OR reason STREQUAL "")
@@ -129,6 +133,10 @@ foreach(i RANGE ${last})
     expect("row ${i}: ratio is ${ratio_type}: ${row}")
   endif()
 endforeach()
-if(n_ok EQUAL 0 OR n_skipped EQUAL 0)
+if(ANCHOR)
+  if(n_ok EQUAL 0)
+    expect("expected ok rows with an anchor matching '${ANCHOR}'")
+  endif()
+elseif(n_ok EQUAL 0 OR n_skipped EQUAL 0)
   expect("expected ok rows (c:0) and skipped ones (cblas:0's non-matmul kernels, absent:0): ${n_ok} ok, ${n_skipped} skipped")
 endif()

@@ -4,7 +4,9 @@
 //
 //   memory kernels on host-memory devices (c, cblas): the two-thread triad
 //   matmul on host-memory devices: OpenBLAS sgemm through cblas:0, same shape
-//   memory kernels on other devices: a device-to-device Buffer::copy_from
+//   memory kernels on other devices: a device-to-device Buffer::copy_from,
+//     the fastest of the devices on the same PCI bus id (one GPU reached
+//     through CUDA, OpenCL and Vulkan has one memory bandwidth)
 //   matmul on cuda devices: cuBLAS (sgemm, or gemmEx for f16/bf16 with f32
 //   accumulation), loaded at run time (tools/anchors/cublas_gemm.hpp)
 //   matmul on other GPU devices: none yet (no vendor BLAS is loaded)
@@ -15,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace kiln::anchors {
@@ -45,6 +48,7 @@ class BenchAnchors {
   AnchorRate cblas_matmul(const kiln::kernels::StandardKernel& kernel);
   AnchorRate cublas_matmul(const kiln::Device& device, const kiln::kernels::StandardKernel& kernel);
   AnchorRate device_copy(const kiln::Device& device);
+  AnchorRate api_copy(const kiln::Device& device);  // this device's own copy_from
 
   const kiln::Runtime& runtime_;
   bool quick_;
@@ -52,6 +56,7 @@ class BenchAnchors {
   std::unique_ptr<kiln::anchors::Triad> triad_;
   double triad_gbps_ = 0;
   std::map<std::string, AnchorRate> measured_;  // by device id or matmul shape
+  std::set<std::string> copy_peers_printed_;    // PCI bus ids whose copies were compared
 };
 
 }  // namespace kiln::cli
