@@ -133,6 +133,13 @@ TEST_P(CHalfVectors, ConversionsMatchTheInterpreterBitForBit) {
     // The whole-vector helpers, not lane-by-lane conversions, did the work.
     for (const std::string helper : {"kiln_load_f16x", "kiln_load_bf16x", "kiln_round_f16x", "kiln_round_bf16x"})
       EXPECT_NE(source.find(helper + std::to_string(lanes) + "("), std::string::npos) << helper << "\n" << source;
+    // Every store takes the float value before its rounding (one conversion, the same bits).
+    for (const std::string helper : {"kiln_store_f16x", "kiln_store_bf16x"}) {
+      const std::string call = "  " + helper + std::to_string(lanes) + "(&";
+      const std::size_t at = source.find(call);
+      ASSERT_NE(at, std::string::npos) << helper << "\n" << source;
+      EXPECT_EQ(source.substr(source.find('\n', at) - 4, 4), "_f);") << source.substr(at, source.find('\n', at) - at);
+    }
     expect_same_bits("f16 -> f32", got[3], want[3], Nans::QuietedF16);
     expect_same_bits("bf16 -> f32", got[4], want[4], Nans::Same);
     expect_same_bits("f32 -> f16", got[5], want[5], Nans::Same);

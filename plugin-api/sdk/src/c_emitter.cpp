@@ -71,6 +71,7 @@ class Emitter {
   std::string globals_, body_;  // globals_: file-scope LOCAL storage and helpers
   std::set<std::string> simd_helpers_;
   std::map<std::string, bool> half_vectors_;  // Dialect::half_vector helpers asked for: defined or not
+  std::set<std::uint32_t> unrounded_;          // f16/bf16 vector ops whose float value before rounding is v<id>_f
   std::string half_vector_helpers_;
   int depth_ = 1;
   std::vector<std::uint32_t> open_blocks_;
@@ -496,7 +497,11 @@ class Emitter {
       const std::string convert = half_vector(streaming ? HalfVectorOp::StreamStore : HalfVectorOp::Store, op.dtype, op.lanes, type);
       if (!convert.empty()) {
         shape_.streaming_stores = shape_.streaming_stores || streaming;
-        return line(convert + "(&" + element(op, 0) + ", " + v + ");");
+        // Storing the float value before its rounding gives the same bits
+        // (rounding to nearest even twice to one format is rounding once):
+        // one conversion instead of three.
+        const std::string stored = unrounded_.contains(op.src[2]) ? v + "_f" : v;
+        return line(convert + "(&" + element(op, 0) + ", " + stored + ");");
       }
     } else {
       const std::string mem = var(op.src[0]), index = var(op.src[1]);
@@ -541,20 +546,21 @@ class Emitter {
 
   // An f16/bf16 vector op computed in float on the whole vector and rounded
   // as one vector (Dialect::half_vector): each lane is the float result
-  // rounded once, exactly what the op gives lane by lane. "" where this does
-  // not apply (comparisons, other ops, a dialect without whole-vector
-  // conversions).
-  std::string half_vector_op(std::uint32_t id, const kiln_op& op, unsigned dt) {
-    if (d_.half_vector == nullptr || !d_.whole_vector_ops) return "";
+  // rounded once, exactly what the op gives lane by lane. Returns the float
+  // vector expression and the rounding helper's name ("" for a CAST to f32:
+  // the value as it is); {"", ""} where this does not apply (comparisons,
+  // other ops, a dialect without whole-vector conversions).
+  std::pair<std::string, std::string> half_vector_op(std::uint32_t id, const kiln_op& op, unsigned dt) {
+    if (d_.half_vector == nullptr || !d_.whole_vector_ops) return {};
     const auto real32 = [](unsigned t) { return is_half(t) || t == KILN_DTYPE_F32; };
     const std::string x = var(op.src[0]);
     std::string value;  // the float vector, before rounding
     if (op.kind == KILN_OP_CAST) {
-      if (!real32(dt) || !real32(op.dtype)) return "";
-      if (!is_half(op.dtype)) return x;  // to f32: every f16/bf16 value is a float already
+      if (!real32(dt) || !real32(op.dtype)) return {};
+      if (!is_half(op.dtype)) return {x, ""};  // to f32: every f16/bf16 value is a float already
       value = x;
     } else if (!is_half(dt) || op.dtype != dt) {
-      return "";
+      return {};
     } else if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_ADD || op.code == KILN_BINARY_SUB ||
                                              op.code == KILN_BINARY_MUL || op.code == KILN_BINARY_DIV)) {
       value = spell_.binary(op.code, KILN_DTYPE_F32, x, var(op.src[1]));
@@ -567,10 +573,11 @@ class Emitter {
       const std::string f32 = value_type(id, KILN_DTYPE_F32, op.lanes);
       value = simd_function(d_.unary_f32[op.code], KILN_DTYPE_F32, op.lanes, f32) + "(" + x + ")";
     } else {
-      return "";
+      return {};
     }
     const std::string round = half_vector(HalfVectorOp::Round, op.dtype, op.lanes, value_type(id, op.dtype, op.lanes));
-    return round.empty() ? "" : round + "(" + value + ")";
+    if (round.empty()) return {};
+    return {value, round};
   }
 
   // The name of a helper applying libm's `function` to every lane of a
@@ -655,8 +662,13 @@ class Emitter {
     };
     const std::string type = value_type(id, op.dtype, op.lanes);
     if (op.lanes > 1 && (is_half(op.dtype) || is_half(dt))) {
-      const std::string whole = half_vector_op(id, op, dt);
-      if (!whole.empty()) return define(id, type, whole);
+      const auto [value, round] = half_vector_op(id, op, dt);
+      if (!value.empty() && round.empty()) return define(id, type, value);
+      if (!value.empty()) {
+        line("const " + type + " " + var(id) + "_f = " + value + ";");
+        unrounded_.insert(id);
+        return define(id, type, round + "(" + var(id) + "_f)");
+      }
     }
     if (op.kind == KILN_OP_UNARY && op.lanes > 1 && d_.simd_function_helpers && shape_.vector_math &&
         (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64)) {
