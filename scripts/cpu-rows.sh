@@ -20,7 +20,8 @@
 # ROWS_KERNELS (the five), ROWS_BUDGET (seconds per tune, default 10),
 # ROWS_ROUNDS (3), ROWS_ELEMENTS (add and exp-chain, 2^26), ROWS_L2_ELEMENTS
 # (exp-chain in L2, 2^18), ROWS_DB (tuning database, default a fresh
-# temporary file), KILN (the kiln binary, default BUILD_DIR/bin/kiln),
+# temporary file), ROWS_FORCE (1: tune even what ROWS_DB holds; 0: reuse its
+# tunings, e.g. to re-time them after a plugin change), KILN (the kiln binary, default BUILD_DIR/bin/kiln),
 # KILN_CONFIG (a config file for it).
 set -eu
 BUILD=${1:-build}
@@ -31,6 +32,8 @@ DTYPES=${ROWS_DTYPES:-f32 f16 bf16}
 KERNELS=${ROWS_KERNELS:-softmax-rows layernorm-rows rmsnorm-rows add exp-chain exp-chain-l2}
 ELEMENTS=${ROWS_ELEMENTS:-67108864} L2_ELEMENTS=${ROWS_L2_ELEMENTS:-262144}
 DB=${ROWS_DB:-$(mktemp --suffix=.sqlite)}
+force=(--force)
+[ "${ROWS_FORCE:-1}" = 0 ] && force=()
 config=()
 [ -n "${KILN_CONFIG:-}" ] && config=(--config "$KILN_CONFIG")
 
@@ -56,7 +59,7 @@ for dtype in $DTYPES; do
   for k in $KERNELS; do
     # shellcheck disable=SC2046
     out=$("$KILN" "${config[@]}" tune "$(kernel_of "$k")" --device c:0 $(size_of "$k") --dtype "$dtype" --budget "$BUDGET" \
-            --db "$DB" --force --quiet --json)
+            --db "$DB" "${force[@]}" --quiet --json)
     sequence[$k/$dtype]=$(field "$out" sequence)
     echo "tuned $k $dtype in $(field "$out" tune_seconds) s ($(field "$out" candidates_measured) measured): ${sequence[$k/$dtype]}" >&2
   done

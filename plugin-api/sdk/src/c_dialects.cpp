@@ -302,12 +302,26 @@ std::string c_half_vector(const Dialect&, const HalfVector& h) {
       "  const w_t nan = (w_t)((w & 0x7fffffffu) > 0x7f800000u);\n"
       "  const w_t r = (((w >> 16) | 0x40u) & nan) | (((w + 0x7fffu + ((w >> 16) & 1u)) >> 16) & ~nan);\n";
   switch (h.op) {
-    case HalfVectorOp::Load:
-      return head + types + "  h_t b; memcpy(&b, p, sizeof b);\n  const w_t w = __builtin_convertvector(b, w_t) << 16;\n"
-                            "  memcpy(&out, &w, sizeof out);\n" + tail;
+    case HalfVectorOp::Load: {
+      const std::string portable = types + "  h_t b; memcpy(&b, p, sizeof b);\n  const w_t w = __builtin_convertvector(b, w_t) << 16;\n"
+                                           "  memcpy(&out, &w, sizeof out);\n";
+      if (h.lanes != 16) return head + portable + tail;
+      // GCC splits the vector-extension widening into halves (5 instructions);
+      // AVX-512F's vpmovzxwd does it from memory in one.
+      return kIntrinsics + head + "#if defined(__AVX512F__)\n"
+             "  const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16);\n"
+             "  memcpy(&out, &w, sizeof out);\n#else\n" + portable + "#endif\n" + tail;
+    }
     case HalfVectorOp::Round: return head + types + rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
     default: {
-      std::string out = (stream ? kIntrinsics : std::string()) + head + types + rounded + "  const h_t b = __builtin_convertvector(r, h_t);\n";
+      std::string out = (stream || h.lanes == 16 ? kIntrinsics : std::string()) + head + types + rounded;
+      // AVX-512F narrows 16 lanes in one vpmovdw (GCC's own narrowing is a permute).
+      if (h.lanes == 16)
+        out += "#if defined(__AVX512F__)\n  __m512i wide; memcpy(&wide, &r, sizeof wide);\n"
+               "  const __m256i narrow = _mm512_cvtepi32_epi16(wide);\n  h_t b; memcpy(&b, &narrow, sizeof b);\n#else\n"
+               "  const h_t b = __builtin_convertvector(r, h_t);\n#endif\n";
+      else
+        out += "  const h_t b = __builtin_convertvector(r, h_t);\n";
       if (stream && h.lanes == 16)
         out += "#if defined(__AVX__)\n  if (((uintptr_t)p & 31) == 0) { __m256i x; memcpy(&x, &b, sizeof x); _mm256_stream_si256((__m256i*)p, x); return; }\n#endif\n";
       return out + "  memcpy(p, &b, sizeof b);\n" + tail;
