@@ -2,8 +2,10 @@
 // host app uses them): matmul 1024^3 f32 on c:0 (untuned: the standard
 // kernel as built) and on cblas:0 (OpenBLAS), and exp-chain over 2^26 f32
 // on c:0 next to a two-thread triad measuring this machine's memory
-// bandwidth. Counters: GFLOP/s, GB/s, and the ratios c/cblas and
-// exp-chain/triad. Each kernel's result is checked against its C++
+// bandwidth, and exp-chain over 2^18 f32 (in and out fit the two cores' L2:
+// exp is the limit) next to libmvec's own expf over buffers in L2. Counters:
+// GFLOP/s, GB/s, and the ratios c/cblas, exp-chain/triad and
+// exp-chain/libmvec. Each kernel's result is checked against its C++
 // reference once before it is timed (a fast wrong kernel measures nothing).
 //
 //   build/bin/cpu_backends_bench [--benchmark_filter=...]
@@ -13,6 +15,7 @@
 #include <kiln/kernels/run.hpp>
 #include <kiln/runtime.hpp>
 
+#include "mvec_exp.hpp"
 #include "triad.hpp"
 
 #include <cstdlib>
@@ -31,6 +34,7 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 
 const std::int64_t kMatmulSize = env_int("KILN_BENCH_MATMUL", 1024);
 const std::int64_t kExpChainElements = std::int64_t{1} << env_int("KILN_BENCH_EXP_LOG2", 26);
+const std::int64_t kExpChainInL2Elements = std::int64_t{1} << env_int("KILN_BENCH_EXP_L2_LOG2", 18);
 
 // Best rates measured so far in this process, for the ratio counters.
 std::map<std::string, double>& best_rates() {
@@ -81,6 +85,11 @@ std::unique_ptr<Prepared> prepare(const std::string& device_id, const std::strin
       Prepared{std::move(device), std::move(kernel), std::move(program), std::move(arguments)});
 }
 
+// "c:0 exp-chain 1x67108864x1": what the best rates are recorded under.
+std::string rate_key(const std::string& device_id, const std::string& name, const kiln::kernels::KernelSize& size) {
+  return device_id + " " + name + " " + std::to_string(size.m) + "x" + std::to_string(size.n) + "x" + std::to_string(size.k);
+}
+
 // Times `kernel` on `device_id`: one timed run per iteration (manual time).
 void time_kernel(benchmark::State& state, const std::string& device_id, const std::string& name,
                  const kiln::kernels::KernelSize& size) {
@@ -94,7 +103,7 @@ void time_kernel(benchmark::State& state, const std::string& device_id, const st
     return;
   }
   static std::map<std::string, std::unique_ptr<Prepared>> prepared;
-  std::unique_ptr<Prepared>& p = prepared[device_id + " " + name];
+  std::unique_ptr<Prepared>& p = prepared[rate_key(device_id, name, size)];
   try {
     if (p == nullptr) p = prepare(device_id, name, size);
   } catch (const std::exception& e) {
@@ -114,8 +123,8 @@ void time_kernel(benchmark::State& state, const std::string& device_id, const st
   const double gflops = p->kernel.flops / mean_ns, gbps = p->kernel.bytes / mean_ns;
   state.counters["GFLOP/s"] = gflops;
   state.counters["GB/s"] = gbps;
-  record_best(device_id + " " + name + " GFLOP/s", gflops);
-  record_best(device_id + " " + name + " GB/s", gbps);
+  record_best(rate_key(device_id, name, size) + " GFLOP/s", gflops);
+  record_best(rate_key(device_id, name, size) + " GB/s", gbps);
   state.SetLabel(device_id + " " + p->device.info().name);
 }
 
@@ -135,9 +144,38 @@ void BM_Triad(benchmark::State& state) {
 }
 
 void BM_ExpChain_C(benchmark::State& state) {
-  time_kernel(state, "c:0", "exp-chain", {1, kExpChainElements, 1});
+  const kiln::kernels::KernelSize size{1, kExpChainElements, 1};
+  time_kernel(state, "c:0", "exp-chain", size);
   const double triad = best_rates()["triad GB/s"];
-  if (triad > 0) state.counters["of_triad"] = best_rates()["c:0 exp-chain GB/s"] / triad;
+  if (triad > 0) state.counters["of_triad"] = best_rates()[rate_key("c:0", "exp-chain", size) + " GB/s"] / triad;
+}
+
+// libmvec's _ZGVeN16v_expf over 2^17 floats per thread (512 KiB in, 512 KiB
+// out: in each core's L2), 16 passes a run, two threads (tools/anchors/
+// mvec_exp.hpp); GB/s counts 8 bytes per element, as exp-chain does.
+void BM_MvecExpf(benchmark::State& state) {
+  static kiln::anchors::MvecExp anchor(std::size_t{1} << 17, 2, 16);
+  if (!anchor.unavailable().empty()) {
+    state.SkipWithError(anchor.unavailable().c_str());
+    return;
+  }
+  double total_s = 0;
+  for (auto _ : state) {
+    const double seconds = anchor.run_seconds();
+    state.SetIterationTime(seconds);
+    total_s += seconds;
+  }
+  const double gbps = anchor.bytes() * static_cast<double>(state.iterations()) / total_s * 1e-9;
+  state.counters["GB/s"] = gbps;
+  record_best("mvec expf GB/s", gbps);
+}
+
+// exp-chain where exp, not memory, is the limit: inputs and outputs in L2.
+void BM_ExpChainInL2_C(benchmark::State& state) {
+  const kiln::kernels::KernelSize size{1, kExpChainInL2Elements, 1};
+  time_kernel(state, "c:0", "exp-chain", size);
+  const double mvec = best_rates()["mvec expf GB/s"];
+  if (mvec > 0) state.counters["of_mvec"] = best_rates()[rate_key("c:0", "exp-chain", size) + " GB/s"] / mvec;
 }
 
 void BM_Matmul_C(benchmark::State& state) {
@@ -145,9 +183,10 @@ void BM_Matmul_C(benchmark::State& state) {
 }
 
 void BM_Matmul_Cblas(benchmark::State& state) {
-  time_kernel(state, "cblas:0", "matmul", {kMatmulSize, kMatmulSize, kMatmulSize});
-  const double c = best_rates()["c:0 matmul GFLOP/s"];
-  if (c > 0) state.counters["c_of_cblas"] = c / best_rates()["cblas:0 matmul GFLOP/s"];
+  const kiln::kernels::KernelSize size{kMatmulSize, kMatmulSize, kMatmulSize};
+  time_kernel(state, "cblas:0", "matmul", size);
+  const double c = best_rates()[rate_key("c:0", "matmul", size) + " GFLOP/s"];
+  if (c > 0) state.counters["c_of_cblas"] = c / best_rates()[rate_key("cblas:0", "matmul", size) + " GFLOP/s"];
 }
 
 }  // namespace
@@ -156,6 +195,8 @@ void BM_Matmul_Cblas(benchmark::State& state) {
 // cblas, so the ratio counters have both sides.
 BENCHMARK(BM_Triad)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
 BENCHMARK(BM_ExpChain_C)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
+BENCHMARK(BM_MvecExpf)->Unit(benchmark::kMicrosecond)->UseManualTime()->MinTime(1.0);
+BENCHMARK(BM_ExpChainInL2_C)->Unit(benchmark::kMicrosecond)->UseManualTime()->MinTime(1.0);
 BENCHMARK(BM_Matmul_C)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 BENCHMARK(BM_Matmul_Cblas)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(1.0);
 

@@ -1,42 +1,92 @@
 #!/usr/bin/env bash
-# cpu-rows.sh - issue 13's CPU yardstick: `kiln tune` softmax-rows,
-# layernorm-rows and rmsnorm-rows on c:0 with rows beyond the L2 (default
-# m = 4096, n = 16384 f32: 256 MiB in, 256 MiB out), and the two-thread
-# triad (bench/cpu_backends_bench) before and after them in the same run;
-# prints each kernel's GB/s (bytes read and written once / tuned time) and
-# its ratio to the mean of the two triads (target >= 0.8).
+# cpu-rows.sh - issues 13 and 16's CPU yardstick: the row kernels
+# (softmax-rows, layernorm-rows, rmsnorm-rows; default m = 4096, n = 16384:
+# rows far beyond the L2, data far beyond the L3), add and exp-chain (2^26
+# elements) tuned on c:0 in f32, f16 and bf16, each timed next to the
+# two-thread triad measured just before it; and exp-chain over 2^18 elements
+# (in and out fit the L2: exp is the limit) next to libmvec's own expf over
+# buffers in L2 (bench/cpu_backends_bench: BM_Triad, BM_MvecExpf).
+#
+# The machine is shared: each kernel is tuned once (first round), then every
+# round re-times the tuned programs (`kiln run --tuned`, median of 5) with an
+# anchor measured right before each, kernels interleaved; the load average is
+# printed per round, and the table gives each ratio's median over the rounds
+# (targets: >= 0.8x triad for the row kernels, >= 0.85x for add and
+# exp-chain, >= 1x libmvec for exp-chain in L2).
 #
 #   scripts/cpu-rows.sh [BUILD_DIR]     default build/
 #
-# Environment: ROWS_M, ROWS_N, ROWS_DTYPE (f32), ROWS_BUDGET (seconds per
-# tune, default 40), ROWS_DB (tuning database, default a fresh temporary file).
+# Environment: ROWS_M, ROWS_N (4096, 16384), ROWS_DTYPES ("f32 f16 bf16"),
+# ROWS_KERNELS (the five), ROWS_BUDGET (seconds per tune, default 10),
+# ROWS_ROUNDS (3), ROWS_ELEMENTS (add and exp-chain, 2^26), ROWS_L2_ELEMENTS
+# (exp-chain in L2, 2^18), ROWS_DB (tuning database, default a fresh
+# temporary file), ROWS_FORCE (1: tune even what ROWS_DB holds; 0: reuse its
+# tunings, e.g. to re-time them after a plugin change), KILN (the kiln binary, default BUILD_DIR/bin/kiln),
+# KILN_CONFIG (a config file for it).
 set -eu
 BUILD=${1:-build}
-KILN=$BUILD/bin/kiln
-M=${ROWS_M:-4096} N=${ROWS_N:-16384} DTYPE=${ROWS_DTYPE:-f32} BUDGET=${ROWS_BUDGET:-40}
+KILN=${KILN:-$BUILD/bin/kiln}
+BENCH=$BUILD/bin/cpu_backends_bench
+M=${ROWS_M:-4096} N=${ROWS_N:-16384} BUDGET=${ROWS_BUDGET:-10} ROUNDS=${ROWS_ROUNDS:-3}
+DTYPES=${ROWS_DTYPES:-f32 f16 bf16}
+KERNELS=${ROWS_KERNELS:-softmax-rows layernorm-rows rmsnorm-rows add exp-chain exp-chain-l2}
+ELEMENTS=${ROWS_ELEMENTS:-67108864} L2_ELEMENTS=${ROWS_L2_ELEMENTS:-262144}
 DB=${ROWS_DB:-$(mktemp --suffix=.sqlite)}
-BYTES=4
-[ "$DTYPE" = f32 ] || BYTES=2
-triad() {
-  "$BUILD/bin/cpu_backends_bench" --benchmark_filter=Triad 2>/dev/null |
-    awk '/BM_Triad/ { for (i = 1; i <= NF; ++i) if ($i ~ /^GB\/s=/) { sub("GB/s=", "", $i); print $i } }'
+force=(--force)
+[ "${ROWS_FORCE:-1}" = 0 ] && force=()
+config=()
+[ -n "${KILN_CONFIG:-}" ] && config=(--config "$KILN_CONFIG")
+
+# An anchor's GB/s from cpu_backends_bench (BM_Triad or BM_MvecExpf).
+anchor() {
+  "$BENCH" --benchmark_filter="^$1/" 2>/dev/null |
+    awk -v name="$1" 'index($1, name "/") == 1 { for (i = 1; i <= NF; ++i) if ($i ~ /^GB\/s=/) { sub("GB/s=", "", $i); print $i } }'
 }
-before=$(triad)
-declare -A rate sequence
-for kernel in softmax-rows layernorm-rows rmsnorm-rows; do
-  out=$("$KILN" tune "$kernel" --device c:0 --m "$M" --n "$N" --dtype "$DTYPE" --budget "$BUDGET" --db "$DB" \
-          --force --quiet --json)
-  best=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["best_ns"])' "$out")
-  sequence[$kernel]=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["sequence"])' "$out")
-  extra=0
-  [ "$kernel" = rmsnorm-rows ] && extra=$N
-  rate[$kernel]=$(awk -v t="$best" -v m="$M" -v n="$N" -v b="$BYTES" -v e="$extra" \
-                    'BEGIN { printf "%.2f", (2 * m * n + e) * b / t }')
+# The size options and the anchor of a kernel.
+size_of() {
+  case $1 in
+    add | exp-chain) echo "--n $ELEMENTS" ;;
+    exp-chain-l2) echo "--n $L2_ELEMENTS" ;;
+    *) echo "--m $M --n $N" ;;
+  esac
+}
+anchor_of() { [ "$1" = exp-chain-l2 ] && echo BM_MvecExpf || echo BM_Triad; }
+kernel_of() { [ "$1" = exp-chain-l2 ] && echo exp-chain || echo "$1"; }
+field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+declare -A sequence ratios rates anchors
+for dtype in $DTYPES; do
+  for k in $KERNELS; do
+    # shellcheck disable=SC2046
+    out=$("$KILN" "${config[@]}" tune "$(kernel_of "$k")" --device c:0 $(size_of "$k") --dtype "$dtype" --budget "$BUDGET" \
+            --db "$DB" "${force[@]}" --quiet --json)
+    sequence[$k/$dtype]=$(field "$out" sequence)
+    echo "tuned $k $dtype in $(field "$out" tune_seconds) s ($(field "$out" candidates_measured) measured): ${sequence[$k/$dtype]}" >&2
+  done
 done
-after=$(triad)
-triad_mean=$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", (a + b) / 2 }')
-echo "triad (2 threads): $before GB/s before, $after GB/s after, mean $triad_mean GB/s"
-for kernel in softmax-rows layernorm-rows rmsnorm-rows; do
-  printf '%-15s m=%s n=%s %s  %6s GB/s  %.2fx triad  %s\n' "$kernel" "$M" "$N" "$DTYPE" "${rate[$kernel]}" \
-    "$(awk -v r="${rate[$kernel]}" -v t="$triad_mean" 'BEGIN { print r / t }')" "${sequence[$kernel]}"
+for round in $(seq 1 "$ROUNDS"); do
+  echo "round $round: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  check=()
+  [ "$round" -gt 1 ] && check=(--no-check)
+  for dtype in $DTYPES; do
+    for k in $KERNELS; do
+      a=$(anchor "$(anchor_of "$k")")
+      # shellcheck disable=SC2046
+      out=$("$KILN" "${config[@]}" run "$(kernel_of "$k")" --device c:0 $(size_of "$k") --dtype "$dtype" --tuned --db "$DB" \
+              --warmups 1 --repeats 5 "${check[@]}" --json)
+      [ "$(field "$out" ok)" = True ] || { echo "error: $k $dtype: wrong result: $out" >&2; exit 1; }
+      r=$(printf '%.2f' "$(field "$out" gbps)")
+      rates[$k/$dtype]+="$r " anchors[$k/$dtype]+="$a " ratios[$k/$dtype]+="$(awk -v r="$r" -v a="$a" 'BEGIN { printf "%.3f", r / a }') "
+    done
+  done
+  echo "round $round done: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+printf '%-15s %-5s %-9s %9s %10s  %-8s %-24s %s\n' kernel dtype size 'GB/s' 'anchor' 'x anchor' 'x anchor, rounds' 'tuned sequence'
+for dtype in $DTYPES; do
+  for k in $KERNELS; do
+    printf '%-15s %-5s %-9s %9s %10s  %-8s %-24s %s\n' "$k" "$dtype" "$(size_of "$k" | awk '{ print ($1 == "--m") ? $2 "x" $4 : $2 }')" \
+      "$(echo "${rates[$k/$dtype]}" | median)" "$(echo "${anchors[$k/$dtype]}" | median) $( [ "$(anchor_of "$k")" = BM_Triad ] && echo triad || echo mvec)" \
+      "$(echo "${ratios[$k/$dtype]}" | median)" "${ratios[$k/$dtype]}" "${sequence[$k/$dtype]}"
+  done
 done

@@ -68,6 +68,31 @@ TEST(EmitterDialects, CUsesVectorSizeLoopsAndOpenMP) {
   EXPECT_FALSE(out.shape.group_axes[1]);
 }
 
+// C converts f16/bf16 vectors whole (Dialect::half_vector): F16C/AVX-512F
+// under the compiler's macros, the software conversions per lane otherwise;
+// float math on the whole vector, rounded as one. Other dialects convert
+// lane by lane. (Values: tests/c/c_half_vectors_test.cpp.)
+TEST(EmitterDialects, CConvertsHalfVectorsWhole) {
+  kiln::sdk::EmitOptions options;
+  options.vector_math = true;
+  const std::string s = emit_c_family(small_kernel(16), kiln::sdk::c_dialect(), options).source;
+  EXPECT_TRUE(contains(s, "kiln_load_f16x16(&v0[")) << s;
+  EXPECT_TRUE(contains(s, "_f = kiln_simd_expf_16(v")) << s;  // the float value, then
+  EXPECT_TRUE(contains(s, "= kiln_round_f16x16(v")) << s;       // rounded as one vector
+  EXPECT_TRUE(contains(s, "#if defined(__AVX512F__)\n")) << s;
+  EXPECT_TRUE(contains(s, "_mm512_cvtph_ps(")) << s;
+  EXPECT_TRUE(contains(s, "#elif defined(__F16C__)\n")) << s;
+  EXPECT_TRUE(contains(s, "_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)")) << s;
+  EXPECT_TRUE(contains(s, "r[i] = kiln_f16_to_f32(p[i]);")) << s;  // the fallback
+  // The helpers follow the scalar conversions they fall back on.
+  EXPECT_LT(s.find("kiln_f16_to_f32(uint16_t h)"), s.find("kiln_load_f16x16(const uint16_t* p)")) << s;
+  for (const auto* d : {&kiln::sdk::opencl_dialect(), &kiln::sdk::cuda_dialect()}) {
+    const std::string other = emit_c_family(small_kernel(4), *d).source;
+    EXPECT_FALSE(contains(other, "kiln_load_f16x")) << other;
+    EXPECT_TRUE(contains(other, "kiln_round_f16(")) << other;
+  }
+}
+
 TEST(EmitterDialects, COmitsOpenMPWhenNotParallel) {
   const auto s = emit_c_family(small_kernel(), kiln::sdk::c_dialect()).source;
   EXPECT_FALSE(contains(s, "#pragma omp")) << s;

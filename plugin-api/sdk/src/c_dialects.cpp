@@ -203,6 +203,132 @@ std::string c_kernel_end(const Dialect&, const KernelShape& shape) {
 
 std::string c_group_index(unsigned axis) { return "kiln_g" + std::to_string(axis); }
 
+// Whole-vector f16/bf16 conversions (Dialect::half_vector). f16: F16C's
+// vcvtph2ps / vcvtps2ph with round to nearest even in the immediate (exact
+// on subnormals whatever MXCSR holds: FTZ/DAZ do not apply to them), 16
+// lanes at once where the compiler targets AVX-512F, 8 or 4 with F16C alone,
+// and one software conversion per lane elsewhere (chosen by the compiler's
+// own macros, so a change of -march in the plugin's flags picks the right
+// one). They give half.hpp's bits for every non-NaN value; a signalling f16
+// NaN comes back quiet (half.hpp keeps it signalling), every other NaN as
+// half.hpp gives it. bf16: half.hpp's integer rounding on whole vectors
+// (GCC/Clang vector extensions), bit for bit, NaNs included. AVX-512 BF16's
+// vcvtneps2bf16 is not used: it flushes subnormals to zero.
+struct F16Chunk {
+  unsigned lanes;
+  const char *floats, *bits, *load, *store, *up, *down;
+};
+constexpr F16Chunk kF16Chunks[] = {
+    {16, "__m512", "__m256i", "_mm256_loadu_si256((const __m256i*)($P))", "_mm256_storeu_si256((__m256i*)($P), $X)",
+     "_mm512_cvtph_ps", "_mm512_cvtps_ph"},
+    {8, "__m256", "__m128i", "_mm_loadu_si128((const __m128i*)($P))", "_mm_storeu_si128((__m128i*)($P), $X)",
+     "_mm256_cvtph_ps", "_mm256_cvtps_ph"},
+    {4, "__m128", "__m128i", "_mm_loadl_epi64((const __m128i*)($P))", "_mm_storel_epi64((__m128i*)($P), $X)",
+     "_mm_cvtph_ps", "_mm_cvtps_ph"},
+};
+
+std::string with(std::string text, std::string_view p, std::string_view x = {}) {
+  text = detail::replace_all(std::move(text), "$P", p);
+  return detail::replace_all(std::move(text), "$X", x);
+}
+
+// The body of an f16 conversion in chunks of c.lanes lanes.
+std::string f16_chunks(const HalfVector& h, const F16Chunk& c, bool stream) {
+  const std::string rne = ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)";
+  const std::string n = std::to_string(c.lanes), floats(c.floats), bits(c.bits);
+  std::string body = "  for (int i = 0; i < " + std::to_string(h.lanes) + "; i += " + n + ") {\n";
+  const std::string take = "    " + floats + " x; memcpy(&x, (const char*)&v + 4 * i, sizeof x);\n";
+  const std::string give = "    memcpy((char*)&out + 4 * i, &x, sizeof x);\n";
+  switch (h.op) {
+    case HalfVectorOp::Load:
+      body += "    const " + floats + " x = " + c.up + "(" + with(c.load, "p + i") + ");\n" + give;
+      break;
+    case HalfVectorOp::Round:
+      body += take + "    x = " + c.up + "(" + c.down + "(x" + rne + ");\n" + give;
+      break;
+    default: {
+      body += take + "    const " + bits + " b = " + c.down + "(x" + rne + ";\n";
+      const std::string store = with(c.store, "p + i", "b");
+      if (stream && c.lanes == 16)
+        body += "    if (((uintptr_t)(p + i) & 31) == 0) _mm256_stream_si256((__m256i*)(p + i), b);\n    else " + store + ";\n";
+      else
+        body += "    " + store + ";\n";
+    }
+  }
+  return body + "  }\n";
+}
+
+const std::string kIntrinsics = "#if defined(__AVX__) || defined(__F16C__)\n#include <immintrin.h>\n#endif\n";
+
+std::string c_half_vector(const Dialect&, const HalfVector& h) {
+  const std::string v(h.vector_type), name(h.name), n = std::to_string(h.lanes);
+  const bool f16 = h.dtype == KILN_DTYPE_F16;
+  std::string head;
+  switch (h.op) {
+    case HalfVectorOp::Load: head = "static inline " + v + " " + name + "(const uint16_t* p) {\n  " + v + " out;\n"; break;
+    case HalfVectorOp::Round: head = "static inline " + v + " " + name + "(" + v + " v) {\n  " + v + " out;\n"; break;
+    default: head = "static inline void " + name + "(uint16_t* p, " + v + " v) {\n";
+  }
+  const std::string tail = h.op == HalfVectorOp::Store || h.op == HalfVectorOp::StreamStore ? "}\n" : "  return out;\n}\n";
+  const bool stream = h.op == HalfVectorOp::StreamStore;
+  if (f16) {
+    // Per lane: the shared software conversions.
+    std::string software = "  float r[" + n + "];\n";
+    switch (h.op) {
+      case HalfVectorOp::Load: software += "  for (int i = 0; i < " + n + "; ++i) r[i] = kiln_f16_to_f32(p[i]);\n  memcpy(&out, r, sizeof out);\n"; break;
+      case HalfVectorOp::Round:
+        software += "  memcpy(r, &v, sizeof r);\n  for (int i = 0; i < " + n + "; ++i) r[i] = kiln_round_f16(r[i]);\n  memcpy(&out, r, sizeof out);\n";
+        break;
+      default: software += "  memcpy(r, &v, sizeof r);\n  for (int i = 0; i < " + n + "; ++i) p[i] = kiln_f32_to_f16(r[i]);\n";
+    }
+    // The widest chunk under AVX-512F, the widest of F16C's alone otherwise.
+    std::string out = kIntrinsics + head;
+    bool any = false, f16c = false;
+    for (const F16Chunk& c : kF16Chunks) {
+      if (h.lanes % c.lanes != 0 || (f16c && c.lanes < 16)) continue;
+      out += std::string(any ? "#elif" : "#if") + (c.lanes == 16 ? " defined(__AVX512F__)\n" : " defined(__F16C__)\n") +
+             f16_chunks(h, c, stream);
+      any = true;
+      f16c = c.lanes < 16;
+    }
+    out += any ? "#else\n" + software + "#endif\n" : software;
+    return out + tail;
+  }
+  // bf16: the upper half of an f32; rounding as half.hpp's f32_to_bf16_bits.
+  const std::string types = "  typedef uint16_t h_t __attribute__((vector_size(" + std::to_string(2 * h.lanes) +
+                            ")));\n  typedef uint32_t w_t __attribute__((vector_size(" + std::to_string(4 * h.lanes) + ")));\n";
+  const std::string rounded =
+      "  w_t w; memcpy(&w, &v, sizeof w);\n"
+      "  const w_t nan = (w_t)((w & 0x7fffffffu) > 0x7f800000u);\n"
+      "  const w_t r = (((w >> 16) | 0x40u) & nan) | (((w + 0x7fffu + ((w >> 16) & 1u)) >> 16) & ~nan);\n";
+  switch (h.op) {
+    case HalfVectorOp::Load: {
+      const std::string portable = types + "  h_t b; memcpy(&b, p, sizeof b);\n  const w_t w = __builtin_convertvector(b, w_t) << 16;\n"
+                                           "  memcpy(&out, &w, sizeof out);\n";
+      if (h.lanes != 16) return head + portable + tail;
+      // GCC splits the vector-extension widening into halves (5 instructions);
+      // AVX-512F's vpmovzxwd does it from memory in one.
+      return kIntrinsics + head + "#if defined(__AVX512F__)\n"
+             "  const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16);\n"
+             "  memcpy(&out, &w, sizeof out);\n#else\n" + portable + "#endif\n" + tail;
+    }
+    case HalfVectorOp::Round: return head + types + rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
+    default: {
+      std::string out = (stream || h.lanes == 16 ? kIntrinsics : std::string()) + head + types + rounded;
+      // AVX-512F narrows 16 lanes in one vpmovdw (GCC's own narrowing is a permute).
+      if (h.lanes == 16)
+        out += "#if defined(__AVX512F__)\n  __m512i wide; memcpy(&wide, &r, sizeof wide);\n"
+               "  const __m256i narrow = _mm512_cvtepi32_epi16(wide);\n  h_t b; memcpy(&b, &narrow, sizeof b);\n#else\n"
+               "  const h_t b = __builtin_convertvector(r, h_t);\n#endif\n";
+      else
+        out += "  const h_t b = __builtin_convertvector(r, h_t);\n";
+      if (stream && h.lanes == 16)
+        out += "#if defined(__AVX__)\n  if (((uintptr_t)p & 31) == 0) { __m256i x; memcpy(&x, &b, sizeof x); _mm256_stream_si256((__m256i*)p, x); return; }\n#endif\n";
+      return out + "  memcpy(p, &b, sizeof b);\n" + tail;
+    }
+  }
+}
+
 // ================================================================ OpenCL ==
 
 std::string cl_vector_name(const Dialect& d, unsigned dt, unsigned lanes) {
@@ -391,6 +517,7 @@ const Dialect& c_dialect() {
       .kernel_end = c_kernel_end,
       .group_index = c_group_index,
       .local_index = nullptr,
+      .half_vector = c_half_vector,
   };
   return d;
 }

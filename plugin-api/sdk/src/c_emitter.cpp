@@ -10,6 +10,7 @@
 #include "kiln/sdk/plugin_support.hpp"
 #include "kiln/sdk/wire.hpp"
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -55,6 +56,7 @@ class Emitter {
     for (const auto& [dt, lanes] : vector_types_) out.source += d_.vector_typedef(d_, dt, lanes);
     out.source += globals_;
     out.source += detail::shared_helpers(d_, spell_.helpers);
+    out.source += half_vector_helpers_;  // after the scalar conversions they may fall back on
     out.source += d_.kernel_begin(d_, shape_);
     out.source += body_;
     out.source += d_.kernel_end(d_, shape_);
@@ -68,6 +70,9 @@ class Emitter {
   KernelShape shape_;
   std::string globals_, body_;  // globals_: file-scope LOCAL storage and helpers
   std::set<std::string> simd_helpers_;
+  std::map<std::string, bool> half_vectors_;  // Dialect::half_vector helpers asked for: defined or not
+  std::set<std::uint32_t> unrounded_;          // f16/bf16 vector ops whose float value before rounding is v<id>_f
+  std::string half_vector_helpers_;
   int depth_ = 1;
   std::vector<std::uint32_t> open_blocks_;
   std::set<std::pair<unsigned, unsigned>> vector_types_;
@@ -458,7 +463,10 @@ class Emitter {
     memory_operand(id, false);
     const std::string type = value_type(id, op.dtype, op.lanes);
     if (op.lanes == 1) return define(id, type, spell_.from_storage(op.dtype, element(op, 0)));
-    if (!is_half(op.dtype)) {
+    if (is_half(op.dtype)) {
+      const std::string convert = half_vector(HalfVectorOp::Load, op.dtype, op.lanes, type);
+      if (!convert.empty()) return define(id, type, convert + "(&" + element(op, 0) + ")");
+    } else {
       const std::string name = var(id), mem = var(op.src[0]), index = var(op.src[1]);
       const std::string whole = d_.vector_access(d_, {name, type, mem, index, op.dtype, op.lanes, false});
       if (!whole.empty()) return line(whole);
@@ -484,7 +492,18 @@ class Emitter {
     const std::string type = value_type(id, op.dtype, op.lanes);
     const std::string v = var(op.src[2]);
     if (op.lanes == 1) return line(element(op, 0) + " = " + spell_.to_storage(op.dtype, v) + ";");
-    if (!is_half(op.dtype)) {
+    if (is_half(op.dtype)) {
+      const bool streaming = streaming_store(op);
+      const std::string convert = half_vector(streaming ? HalfVectorOp::StreamStore : HalfVectorOp::Store, op.dtype, op.lanes, type);
+      if (!convert.empty()) {
+        shape_.streaming_stores = shape_.streaming_stores || streaming;
+        // Storing the float value before its rounding gives the same bits
+        // (rounding to nearest even twice to one format is rounding once):
+        // one conversion instead of three.
+        const std::string stored = unrounded_.contains(op.src[2]) ? v + "_f" : v;
+        return line(convert + "(&" + element(op, 0) + ", " + stored + ");");
+      }
+    } else {
       const std::string mem = var(op.src[0]), index = var(op.src[1]);
       const bool streaming = streaming_store(op);
       shape_.streaming_stores = shape_.streaming_stores || streaming;
@@ -494,14 +513,71 @@ class Emitter {
     for (unsigned k = 0; k < op.lanes; ++k) line(element(op, k) + " = " + spell_.to_storage(op.dtype, d_.lane(v, k)) + ";");
   }
 
-  // A 64-byte vector STORE into a written PARAM of known size of at least
+  // A 64-byte vector STORE (f16/bf16: 32 bytes, 16 lanes; consecutive ones
+  // still fill whole lines) into a written PARAM of known size of at least
   // kStreamingStoreBytes (kernel_ir.h: such a buffer aliases nothing else).
   bool streaming_store(const kiln_op& op) const {
     if (!d_.streaming_stores || !shape_.vector_math) return false;
     const kiln_op& mem = ops_[op.src[0]];
-    const std::uint64_t element = detail::value_bytes(op.dtype);
-    return mem.kind == KILN_OP_PARAM && mem.code == KILN_PARAM_GLOBAL_MUT && op.lanes * element == 64 &&
+    const bool half = is_half(op.dtype);
+    const std::uint64_t element = half ? 2 : detail::value_bytes(op.dtype);  // in memory
+    return mem.kind == KILN_OP_PARAM && mem.code == KILN_PARAM_GLOBAL_MUT && op.lanes * element == (half ? 32u : 64u) &&
            mem.imm * element >= kStreamingStoreBytes;
+  }
+
+  // The name of the dialect's whole-vector f16/bf16 conversion `what` for a
+  // `dtype` x `lanes` vector (Dialect::half_vector), defined once; "" where
+  // the dialect converts lane by lane.
+  std::string half_vector(HalfVectorOp what, unsigned dtype, unsigned lanes, const std::string& vector_type) {
+    if (d_.half_vector == nullptr || lanes < 2) return "";
+    static constexpr std::string_view kVerbs[] = {"load", "store", "stream", "round"};
+    const std::string name = "kiln_" + std::string(kVerbs[static_cast<unsigned>(what)]) + "_" +
+                             std::string(dtype_name(dtype)) + "x" + std::to_string(lanes);
+    const auto [at, fresh] = half_vectors_.emplace(name, false);
+    if (fresh) {
+      const std::string text = d_.half_vector(d_, {name, what, dtype, lanes, vector_type});
+      at->second = !text.empty();
+      half_vector_helpers_ += text;
+    }
+    if (!at->second) return "";
+    spell_.helpers.insert("half");  // the scalar conversions, which a definition may fall back on
+    return name;
+  }
+
+  // An f16/bf16 vector op computed in float on the whole vector and rounded
+  // as one vector (Dialect::half_vector): each lane is the float result
+  // rounded once, exactly what the op gives lane by lane. Returns the float
+  // vector expression and the rounding helper's name ("" for a CAST to f32:
+  // the value as it is); {"", ""} where this does not apply (comparisons,
+  // other ops, a dialect without whole-vector conversions).
+  std::pair<std::string, std::string> half_vector_op(std::uint32_t id, const kiln_op& op, unsigned dt) {
+    if (d_.half_vector == nullptr || !d_.whole_vector_ops) return {};
+    const auto real32 = [](unsigned t) { return is_half(t) || t == KILN_DTYPE_F32; };
+    const std::string x = var(op.src[0]);
+    std::string value;  // the float vector, before rounding
+    if (op.kind == KILN_OP_CAST) {
+      if (!real32(dt) || !real32(op.dtype)) return {};
+      if (!is_half(op.dtype)) return {x, ""};  // to f32: every f16/bf16 value is a float already
+      value = x;
+    } else if (!is_half(dt) || op.dtype != dt) {
+      return {};
+    } else if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_ADD || op.code == KILN_BINARY_SUB ||
+                                             op.code == KILN_BINARY_MUL || op.code == KILN_BINARY_DIV)) {
+      value = spell_.binary(op.code, KILN_DTYPE_F32, x, var(op.src[1]));
+    } else if (op.kind == KILN_OP_MAD) {
+      value = spell_.mad(KILN_DTYPE_F32, x, var(op.src[1]), var(op.src[2]));
+    } else if (op.kind == KILN_OP_UNARY && op.code == KILN_UNARY_NEG) {
+      value = "(-" + x + ")";
+    } else if (op.kind == KILN_OP_UNARY && d_.simd_function_helpers && shape_.vector_math && op.code < KILN_UNARY_COUNT &&
+               !d_.unary_f32[op.code].empty() && !d_.unary_f32[op.code].starts_with("kiln_")) {
+      const std::string f32 = value_type(id, KILN_DTYPE_F32, op.lanes);
+      value = simd_function(d_.unary_f32[op.code], KILN_DTYPE_F32, op.lanes, f32) + "(" + x + ")";
+    } else {
+      return {};
+    }
+    const std::string round = half_vector(HalfVectorOp::Round, op.dtype, op.lanes, value_type(id, op.dtype, op.lanes));
+    if (round.empty()) return {};
+    return {value, round};
   }
 
   // The name of a helper applying libm's `function` to every lane of a
@@ -585,6 +661,15 @@ class Emitter {
       }
     };
     const std::string type = value_type(id, op.dtype, op.lanes);
+    if (op.lanes > 1 && (is_half(op.dtype) || is_half(dt))) {
+      const auto [value, round] = half_vector_op(id, op, dt);
+      if (!value.empty() && round.empty()) return define(id, type, value);
+      if (!value.empty()) {
+        line("const " + type + " " + var(id) + "_f = " + value + ";");
+        unrounded_.insert(id);
+        return define(id, type, round + "(" + var(id) + "_f)");
+      }
+    }
     if (op.kind == KILN_OP_UNARY && op.lanes > 1 && d_.simd_function_helpers && shape_.vector_math &&
         (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64)) {
       const std::string_view function = dt == KILN_DTYPE_F32 ? d_.unary_f32[op.code] : d_.unary_f64[op.code];

@@ -11,7 +11,8 @@
 //   - f16/bf16 are stored as 16-bit patterns and computed in float, rounded to
 //     nearest even after every op (software conversion in the prelude, so every
 //     dialect rounds bit-identically to kiln/sdk/half.hpp; a dialect may use
-//     its hardware's conversions instead, Dialect::half_conversion, which
+//     its hardware's conversions instead, Dialect::half_conversion, and
+//     convert whole vectors, Dialect::half_vector (C: F16C/AVX-512F), which
 //     must agree on every value but NaN: a NaN stays a NaN, its payload and
 //     sign may differ, as CUDA's canonical NaN does);
 //   - BOOL is one byte holding 0 or 1 in memory, and in values too unless the
@@ -94,6 +95,25 @@ struct SubgroupShuffle {
   unsigned mask = 0;
   unsigned width = 0;
   std::string_view linear;
+};
+
+// What Dialect::half_vector writes: a helper converting a whole vector of
+// f16/bf16 (`dtype`) of `lanes` lanes, whose value type is `vector_type`
+// (floats, as every f16/bf16 value):
+//   Load:        vector_type name(const STORAGE* p)    p[0..lanes) to floats
+//   Store:       void name(STORAGE* p, vector_type v)  v rounded into p[0..lanes)
+//   StreamStore: the same as Store, non-temporal where it can be
+//   Round:       vector_type name(vector_type v)       v rounded to the dtype
+// (STORAGE: the dialect's storage type of the dtype). It must give exactly
+// the scalar conversions' values (kiln/sdk/half.hpp) for every non-NaN value,
+// and a NaN for a NaN.
+enum class HalfVectorOp { Load, Store, StreamStore, Round };
+struct HalfVector {
+  std::string_view name;
+  HalfVectorOp op = HalfVectorOp::Load;
+  unsigned dtype = 0;
+  unsigned lanes = 0;
+  std::string_view vector_type;
 };
 
 struct Dialect {
@@ -185,6 +205,11 @@ struct Dialect {
   // the dialect cannot read that dtype or width; nullptr: the dialect has no
   // subgroup operations (the emitter refuses SUBGROUP_REDUCE as UNSUPPORTED).
   std::string (*shuffle_xor)(const Dialect&, const SubgroupShuffle&) = nullptr;
+  // The file-scope definition of a whole-vector f16/bf16 conversion
+  // (HalfVector above), or "" to convert lane by lane; nullptr: lane by lane
+  // always. The emitter defines the scalar conversions (kiln_f16_to_f32 ...)
+  // before these, so a definition may fall back on them.
+  std::string (*half_vector)(const Dialect&, const HalfVector&) = nullptr;
 };
 
 // The dialects shipped with the SDK.
