@@ -211,6 +211,33 @@ TEST(PackTileBf16, MatchesTheInterpreterOnC) {
   }
 }
 
+// The dummy with its dot_bf16 option (the interpreter behind the ABI) runs
+// the packed kernel exactly as the interpreter does, on any CPU.
+TEST(PackTileBf16, RunsOnTheDummyWithItsOption) {
+  Result<Config> config = parse_config(
+      R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"max_local_threads": 1, "vector_widths": [4, 8],
+                                                                             "dot_bf16": true}]}},
+                      "c": {"enabled": false}, "cblas": {"enabled": false}, "opencl": {"enabled": false},
+                      "vulkan": {"enabled": false}, "cuda": {"enabled": false}}})",
+      "pack-tile-dot-dummy-config.json");
+  ASSERT_TRUE(config.ok()) << config.error().to_string();
+  Result<Runtime> runtime = Runtime::create(std::move(config).value());
+  ASSERT_TRUE(runtime.ok()) << runtime.error().to_string();
+  const PluginRecord* record = runtime->plugin("dummy");
+  ASSERT_TRUE(record != nullptr && record->status == PluginStatus::Loaded && !record->devices.empty())
+      << "the dummy device is not there (it is built with the tests)";
+  const DeviceInfo& info = record->devices.front();
+  ASSERT_TRUE(info.supports_op_kind(KILN_OP_DOT_BF16, KILN_DTYPE_F32));
+  ASSERT_TRUE(info.has_feature(KILN_FEATURE_CPU_AVX512_BF16));
+  const Device device = runtime->device(info.id).value();
+  const kernels::StandardKernel k = standard("matmul-bt", kOdd, ir::DType::BF16);
+  Result<ir::Kernel> lowered =
+      optimize(k.kernel, {OptStep::parse("pack_tile(bm=16,bn=16,bk=8,tm=8,tn=8,lanes=8,unroll=2,dot=1)").value()}, info);
+  ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
+  EXPECT_THAT(ir::print(*lowered), HasSubstr("dot_bf16 f32x8"));
+  EXPECT_EQ(same_bits(run_on_interpreter(*lowered, k.args, 13), run_on_device(device, *lowered, k.args, 13)), "");
+}
+
 TEST(PackTileBf16, ConfigsAndRecipesOnlyForBf16OnADeviceWithTheOps) {
   const DeviceInfo with = dot_preset(), without = cpu_preset();
   const ir::Kernel bf16 = normalize(standard("matmul", {.m = 1024, .n = 1024, .k = 1024}, ir::DType::BF16).kernel, with);
