@@ -60,6 +60,13 @@ std::optional<ValueType> inferred_type(const Kernel& kernel, const Op& op) {
     }
     case OpKind::Mma:
       return ValueType{DType::F32, 4};  // D's fragment, whatever the shape
+    case OpKind::Bf16Pair: {
+      auto lo = operand(0);
+      if (lo) lo->dtype = DType::U32;
+      return lo;
+    }
+    case OpKind::DotBf16:
+      return operand(0);
     default:
       return std::nullopt;
   }
@@ -212,6 +219,12 @@ Value Builder::mma(MmaShape shape, Value a, Value b, Value c) {
   Op op = make(OpKind::Mma, code_of(shape), {a.id, b.id, c.id});
   op.attr = static_cast<std::uint32_t>(type_of(a).dtype);
   return append_inferred(op);
+}
+
+Value Builder::bf16_pair(Value lo, Value hi) { return append_inferred(make(OpKind::Bf16Pair, 0, {lo.id, hi.id})); }
+
+Value Builder::dot_bf16(Value acc, Value a, Value b) {
+  return append_inferred(make(OpKind::DotBf16, 0, {acc.id, a.id, b.id}));
 }
 
 Value Builder::subgroup_reduce(BinaryOp reduction, Value x, std::uint32_t width) {

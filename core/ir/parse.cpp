@@ -230,6 +230,8 @@ class Parser {
     }
     if (name == "mad") return operands(op_of(OpKind::Mad), 3, optional_type());
     if (name == "select") return operands(op_of(OpKind::Select), 3, optional_type());
+    if (name == "dot_bf16") return operands(op_of(OpKind::DotBf16), 3, optional_type());
+    if (name == "bf16_pair") return operands(op_of(OpKind::Bf16Pair), 2, optional_type());
     if (name == "insert" || name == "extract") {
       const auto written = optional_type();
       Op op = op_of(name == "insert" ? OpKind::Insert : OpKind::Extract);

@@ -122,9 +122,13 @@ class Printer {
         return std::string(sdk::op_kind_name(static_cast<unsigned>(kind))) + " " + type + " " + names[0];
       case OpKind::Mad:
       case OpKind::Select:
+      case OpKind::DotBf16:
         if (!typed || !unshown_fields_default(op, true, false, false, false)) return {};
         return std::string(sdk::op_kind_name(static_cast<unsigned>(kind))) + " " + type + " " + names[0] + ", " +
                names[1] + ", " + names[2];
+      case OpKind::Bf16Pair:
+        if (!typed || !unshown_fields_default(op, true, false, false, false)) return {};
+        return "bf16_pair " + type + " " + names[0] + ", " + names[1];
       case OpKind::Insert:
         if (!typed || !unshown_fields_default(op, true, false, true, false)) return {};
         return "insert " + type + " " + names[0] + "[" + std::to_string(op.attr) + "], " + names[1];

@@ -41,6 +41,7 @@ class Verifier {
   bool check_vector(ValueId id, const Op& op);
   bool check_mma(ValueId id, const Op& op);  // verify_mma.cpp
   bool check_subgroup_reduce(ValueId id, const Op& op);  // verify_subgroup.cpp
+  bool check_bf16_dot(ValueId id, const Op& op);  // verify_bf16_dot.cpp
   bool check_alignment_and_range(ValueId id, const Op& op, const Op& memory);
 
   // Records a violation of `rule` at op `id`; returns false for chaining.

@@ -74,6 +74,7 @@ bool Verifier::check_op(ValueId id) {
     case OpKind::Broadcast: case OpKind::Insert: case OpKind::Extract: return check_vector(id, op);
     case OpKind::Mma: return check_mma(id, op);
     case OpKind::SubgroupReduce: return check_subgroup_reduce(id, op);
+    case OpKind::Bf16Pair: case OpKind::DotBf16: return check_bf16_dot(id, op);
     default:
       return true;  // END markers: nesting already checked
   }

@@ -163,6 +163,14 @@ class Counter {
         add_op(w, classify(op), times * steps, 1);
         return;
       }
+      case OpKind::DotBf16:
+        // One instruction of two multiply-adds per lane (VDPBF16PS).
+        add_op(w, OpCost::FloatAlu, times, op.lanes);
+        w.flops += times * op.lanes * 4;
+        return;
+      case OpKind::Bf16Pair:
+        add_op(w, OpCost::IntAlu, times, op.lanes);
+        return;
       case OpKind::Barrier:
         w.barriers += times;
         return;

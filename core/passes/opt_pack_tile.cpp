@@ -1,4 +1,4 @@
-// pack_tile(bm, bn, bk, tm, tn, lanes, unroll): the BLIS/GotoBLAS structure
+// pack_tile(bm, bn, bk, tm, tn, lanes, unroll, dot): the BLIS/GotoBLAS structure
 // of a matrix product for devices that run one thread per work-group (CPUs).
 // Applies to the kernels the MMA optimizations accept (opt_mma_match.hpp):
 //   C[i, j] = (cast) sum_k A[i, k] * B[k, j]
@@ -37,6 +37,18 @@
 // Exact: each element of C is the same multiply-adds in the same order (k
 // ascending) as the original loop, starting from 0; the padded k adds 0 * 0.
 // On the interpreter the result is the untuned kernel's bit for bit.
+//
+// The bf16 form (dot=1; bf16 A and B, on a device that claims DOT_BF16 and
+// BF16_PAIR, kernel_ir.h: x86's VDPBF16PS) packs pairs of k instead: A's
+// block as bm x bk/2 u32 words (A[i, k0+2p] low, A[i, k0+2p+1] high), B's
+// micro-panels as [k/2][tn] words of (B[k0+2p, j], B[k0+2p+1, j]), and the
+// micro-kernel does, per pair of k, tm broadcasts of A's word, tn / lanes
+// vector loads of B's and tm x tn / lanes dot_bf16 (two multiply-adds per
+// lane each). Odd K and the last step's padding pair with zeros. Each
+// element of C is then the k pairs accumulated in ascending order, the
+// high k of a pair first (VDPBF16PS's order, DAZ/FTZ): not the original
+// loop's order, so it matches the untuned kernel within the product's
+// tolerance, and the interpreter running the packed kernel bit for bit.
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/dtype.hpp"
@@ -62,12 +74,17 @@ using ir::Value;
 using ir::ValueId;
 
 constexpr std::string_view kName = "pack_tile";
-constexpr std::array<std::string_view, 7> kParams = {"bm", "bn", "bk", "tm", "tn", "lanes", "unroll"};
+constexpr std::array<std::string_view, 8> kParams = {"bm", "bn", "bk", "tm", "tn", "lanes", "unroll", "dot"};
 
 struct Shape {
   std::int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, lanes = 1, unroll = 1;
+  bool dot = false;  // the bf16 form: k pairs packed in u32 words, dot_bf16
+  // Bytes of one packed A or B element: f32, or half a word of two bf16.
+  std::uint64_t packed_bytes() const { return dot ? 2 : 4; }
   // LOCAL bytes per group: A's block, B's block, the C block.
-  std::uint64_t local_bytes() const { return 4 * static_cast<std::uint64_t>(bm * bk + bk * bn + bm * bn); }
+  std::uint64_t local_bytes() const {
+    return packed_bytes() * static_cast<std::uint64_t>(bm * bk + bk * bn) + 4 * static_cast<std::uint64_t>(bm * bn);
+  }
   std::uint64_t accumulator_bytes() const { return 4 * static_cast<std::uint64_t>(tm * tn); }
 };
 
@@ -83,7 +100,16 @@ std::string misfit(const Product& p, const Shape& s, const DeviceInfo& device) {
   if (s.bm % s.tm != 0) return "tm=" + std::to_string(s.tm) + " does not divide bm=" + std::to_string(s.bm);
   if (s.bn % s.tn != 0) return "tn=" + std::to_string(s.tn) + " does not divide bn=" + std::to_string(s.bn);
   if (s.tn % s.lanes != 0) return "lanes=" + std::to_string(s.lanes) + " does not divide tn=" + std::to_string(s.tn);
-  if (s.bk % s.unroll != 0) return "unroll=" + std::to_string(s.unroll) + " does not divide bk=" + std::to_string(s.bk);
+  if (s.dot) {
+    if (p.input != DType::BF16) return "dot=1 takes bf16 inputs, not " + std::string(ir::dtype_name(p.input));
+    if (!device.supports_op_kind(KILN_OP_DOT_BF16, KILN_DTYPE_F32) || !device.supports_op_kind(KILN_OP_BF16_PAIR, KILN_DTYPE_U32))
+      return "dot=1 needs a device that runs dot_bf16 and bf16_pair (AVX512_BF16 on c:0)";
+    if (s.bk % 2 != 0) return "dot=1 packs pairs of k: bk=" + std::to_string(s.bk) + " must be even";
+    if ((s.bk / 2) % s.unroll != 0)
+      return "unroll=" + std::to_string(s.unroll) + " does not divide the bk/2=" + std::to_string(s.bk / 2) + " pairs";
+  } else if (s.bk % s.unroll != 0) {
+    return "unroll=" + std::to_string(s.unroll) + " does not divide bk=" + std::to_string(s.bk);
+  }
   if (s.lanes > 1 && (device.vector_width_mask & (1u << s.lanes)) == 0)
     return "the device has no " + std::to_string(s.lanes) + "-lane vectors";
   // The micro-kernel is written out tm x tn / lanes x unroll times: bounded.
@@ -117,14 +143,21 @@ class Emitter {
 
     const Value gn = b_.group_index(mp.axes[1], c(ceil_div(n_, s_.bn)));
     const Value gm = b_.group_index(mp.axes[0], c(ceil_div(m_, s_.bm)));
-    a_pack_ = b_.storage(ir::Scope::Local, DType::F32, static_cast<std::uint64_t>(s_.bm * s_.bk));
-    b_pack_ = b_.storage(ir::Scope::Local, DType::F32, static_cast<std::uint64_t>(s_.bk * s_.bn));
+    // The bf16 form holds k pairs in u32 words: half as many elements.
+    const DType packed = s_.dot ? DType::U32 : DType::F32;
+    const std::int64_t kw = s_.dot ? s_.bk / 2 : s_.bk;  // packed elements per row of A, rows of B's panels
+    a_pack_ = b_.storage(ir::Scope::Local, packed, static_cast<std::uint64_t>(s_.bm * kw));
+    b_pack_ = b_.storage(ir::Scope::Local, packed, static_cast<std::uint64_t>(kw * s_.bn));
     block_ = b_.storage(ir::Scope::Local, DType::F32, static_cast<std::uint64_t>(s_.bm * s_.bn));
     acc_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.tm * s_.tn));
     m0_ = affine(gm, s_.bm, 0);
     n0_ = affine(gn, s_.bn, 0);
     zero_ = b_.constant(DType::F32, 0.0);
     const Value zero_vector = vector_of(zero_);
+    if (s_.dot) {
+      zero_half_ = b_.constant_bits(DType::BF16, 0);
+      zero_word_ = b_.constant_bits(DType::U32, 0);
+    }
 
     loop(c(s_.bm * s_.bn / s_.lanes), [&](Value z) { b_.store(block_, affine(z, s_.lanes, 0), zero_vector); });
     const std::int64_t steps = ceil_div(k_, s_.bk), last_k0 = (steps - 1) * s_.bk;
@@ -136,28 +169,133 @@ class Emitter {
         scoped([&] {
           b_.if_then(whole, [&] {
             const Value k0 = affine(kb, s_.bk, 0);
-            pack_a(k0, s_.bk);
-            pack_b(k0, s_.bk);
+            pack(k0, s_.bk);
           });
         });
-        scoped([&] {
-          b_.if_then(last, [&] {
-            pack_a(c(last_k0), k_ - last_k0);
-            pack_b(c(last_k0), k_ - last_k0);
-          });
-        });
+        scoped([&] { b_.if_then(last, [&] { pack(c(last_k0), k_ - last_k0); }); });
       } else {
-        const Value k0 = affine(kb, s_.bk, 0);
-        pack_a(k0, s_.bk);
-        pack_b(k0, s_.bk);
+        pack(affine(kb, s_.bk, 0), s_.bk);
       }
-      micro_kernels();
+      if (s_.dot) {
+        micro_kernels_dot();
+      } else {
+        micro_kernels();
+      }
     });
     store_block(c_mem);
     return b_.finish();
   }
 
  private:
+  void pack(Value k0, std::int64_t rows_of_k) {
+    if (s_.dot) {
+      pack_a_pairs(k0, rows_of_k);
+      pack_b_pairs(k0, rows_of_k);
+    } else {
+      pack_a(k0, rows_of_k);
+      pack_b(k0, rows_of_k);
+    }
+  }
+
+  // One element of A or B, bf16 as stored (the bf16 form).
+  Value raw_operand(Value memory, const Affine2& f, Value x0, Value x1) {
+    return b_.load(memory, b_.add(affine(x0, f.c0, f.constant), affine(x1, f.c1, 0)));
+  }
+
+  // The word of k pair `kp` from k0: both elements, or (the last of an odd
+  // count of k) the element and a bf16 zero; `at(k)` reads one element.
+  template <class At>
+  Value pair_word(Value k0, Value kp, bool zero_high, At&& at) {
+    const Value k_lo = b_.add(k0, affine(kp, 2, 0));
+    const Value lo = at(k_lo);
+    const Value hi = zero_high ? zero_half_ : at(b_.add(k_lo, c(1)));
+    return b_.bf16_pair(lo, hi);
+  }
+
+  // A's block as bm rows of bk/2 words: row il, pair kp at il bk/2 + kp.
+  void pack_a_pairs(Value k0, std::int64_t rows_of_k) {
+    const std::int64_t pairs = s_.bk / 2, whole = rows_of_k / 2;
+    const bool odd = rows_of_k % 2 != 0;
+    loop(c(s_.bm), [&](Value il) {
+      const Value i = b_.add(m0_, il);
+      const Value row = guard_m_ ? b_.min(i, c(m_ - 1)) : i;
+      const Value at = affine(il, pairs, 0);
+      const auto element = [&](Value k) { return raw_operand(a_mem_, p_.a, row, k); };
+      loop(c(whole), [&](Value kp) { b_.store(a_pack_, b_.add(at, kp), pair_word(k0, kp, false, element)); });
+      if (odd) b_.store(a_pack_, affine(at, 1, whole), pair_word(k0, c(whole), true, element));
+      const std::int64_t filled = whole + (odd ? 1 : 0);
+      if (filled < pairs)
+        loop(c(pairs - filled), [&](Value z) { b_.store(a_pack_, b_.add(affine(at, 1, filled), z), zero_word_); });
+    });
+  }
+
+  // B's block into bn/tn micro-panels [k/2][tn] of words: pair kp of column
+  // jr tn + q at jr bk/2 tn + kp tn + q.
+  void pack_b_pairs(Value k0, std::int64_t rows_of_k) {
+    const std::int64_t pairs = s_.bk / 2, whole = rows_of_k / 2;
+    const bool odd = rows_of_k % 2 != 0;
+    const auto pack_pair = [&](Value kp, bool odd_tail) {
+      const Value row = affine(kp, s_.tn, 0);
+      loop(c(s_.bn / s_.tn), [&](Value jr) {
+        const Value first_column = b_.add(n0_, affine(jr, s_.tn, 0));
+        const Value panel = b_.add(affine(jr, pairs * s_.tn, 0), row);
+        panel_columns(first_column, [&](Value q, bool clamp) {
+          const Value column = b_.add(first_column, q);
+          const Value j = clamp ? b_.min(column, c(n_ - 1)) : column;
+          const auto element = [&](Value k) { return raw_operand(b_mem_, p_.b, k, j); };
+          b_.store(b_pack_, b_.add(panel, q), pair_word(k0, kp, odd_tail, element));
+        });
+      });
+    };
+    loop(c(whole), [&](Value kp) { pack_pair(kp, false); });
+    if (odd) scoped([&] { pack_pair(c(whole), true); });
+    const std::int64_t filled = whole + (odd ? 1 : 0);
+    if (filled < pairs)
+      loop(c(pairs - filled), [&](Value z) {
+        const Value row = affine(z, s_.tn, filled * s_.tn);
+        loop(c(s_.bn / s_.tn), [&](Value jr) {
+          const Value panel = b_.add(affine(jr, pairs * s_.tn, 0), row);
+          loop(c(s_.tn), [&](Value q) { b_.store(b_pack_, b_.add(panel, q), zero_word_); });
+        });
+      });
+  }
+
+  // The bf16 form's micro-kernels: per k pair, tm broadcast words of A,
+  // tn / lanes vector words of B, tm x tn / lanes dot_bf16.
+  void micro_kernels_dot() {
+    const std::int64_t vectors = s_.tn / s_.lanes, pairs = s_.bk / 2;
+    const auto lanes = static_cast<std::uint8_t>(s_.lanes);
+    loop(c(s_.bn / s_.tn), [&](Value jr) {
+      const Value b_panel = affine(jr, pairs * s_.tn, 0);
+      loop(c(s_.bm / s_.tm), [&](Value ir) {
+        const Value a_panel = affine(ir, pairs * s_.tm, 0);
+        const Value tile = b_.add(affine(ir, s_.tm * s_.bn, 0), affine(jr, s_.tn, 0));
+        auto each = [&](auto&& f) {
+          for (std::int64_t r = 0; r < s_.tm; ++r)
+            for (std::int64_t v = 0; v < vectors; ++v) f(c(r * s_.tn + v * s_.lanes), affine(tile, 1, r * s_.bn + v * s_.lanes));
+        };
+        each([&](Value at, Value in_block) { b_.store(acc_, at, b_.load(block_, in_block, lanes)); });
+        loop(c(pairs / s_.unroll), [&](Value kq) {
+          for (std::int64_t u = 0; u < s_.unroll; ++u) {
+            const Value kp = affine(kq, s_.unroll, u);
+            const Value b_at = b_.add(b_panel, affine(kp, s_.tn, 0));
+            const Value a_at = b_.add(a_panel, kp);
+            std::vector<Value> bv;
+            for (std::int64_t v = 0; v < vectors; ++v) bv.push_back(b_.load(b_pack_, affine(b_at, 1, v * s_.lanes), lanes));
+            for (std::int64_t r = 0; r < s_.tm; ++r) {
+              const Value a = vector_of(b_.load(a_pack_, affine(a_at, 1, r * pairs)));
+              for (std::int64_t v = 0; v < vectors; ++v) {
+                const Value at = c(r * s_.tn + v * s_.lanes);
+                b_.store(acc_, at, b_.dot_bf16(b_.load(acc_, at, lanes), a, bv[static_cast<std::size_t>(v)]));
+              }
+            }
+          }
+        });
+        each([&](Value at, Value in_block) { b_.store(block_, in_block, b_.load(acc_, at, lanes)); });
+      });
+    });
+  }
+
   // One element of A or B, f32.
   Value operand(Value memory, const Affine2& f, Value x0, Value x1) {
     const Value index = b_.add(affine(x0, f.c0, f.constant), affine(x1, f.c1, 0));
@@ -313,12 +451,13 @@ class Emitter {
   std::int64_t m_ = 0, n_ = 0, k_ = 0;
   bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
   Value a_mem_, b_mem_, a_pack_, b_pack_, block_, acc_, m0_, n0_, zero_;
+  Value zero_half_, zero_word_;  // the bf16 form's padding: a bf16 0 and a u32 0 word
 };
 
 Result<Shape> shape_of(const OptStep& step) {
   for (const auto& [key, value] : step.params)
     if (std::find(kParams.begin(), kParams.end(), key) == kParams.end())
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, bk, tm, tn, lanes, unroll)");
+      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, bk, tm, tn, lanes, unroll, dot)");
   Shape s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
@@ -327,6 +466,9 @@ Result<Shape> shape_of(const OptStep& step) {
   KILN_TRY_ASSIGN(s.tn, require_param(step, "tn"));
   KILN_TRY_ASSIGN(s.lanes, require_param(step, "lanes"));
   s.unroll = step.param("unroll", 1);
+  const std::int64_t dot = step.param("dot", 0);
+  if (dot != 0 && dot != 1) return step_error(step, "dot must be 0 or 1, not " + std::to_string(dot));
+  s.dot = dot == 1;
   return s;
 }
 
@@ -335,7 +477,8 @@ class PackTile final : public Optimization {
   std::string_view name() const override { return kName; }
   std::string_view description() const override {
     return "matrix products on one-thread groups (CPUs), BLIS-style: a bm x bn block of C per group in LOCAL storage, "
-           "A and B packed per bk step into LOCAL micro-panels, a tm x tn register tile of lanes-wide multiply-adds";
+           "A and B packed per bk step into LOCAL micro-panels, a tm x tn register tile of lanes-wide multiply-adds "
+           "(dot=1: bf16 k pairs packed in u32 words, dot_bf16 / VDPBF16PS)";
   }
 
   // On one-thread-per-group devices: a register tile of the widest vectors
@@ -364,23 +507,36 @@ class PackTile final : public Optimization {
     std::vector<std::pair<std::int64_t, std::int64_t>> tiles;
     for (const auto& [tm, tn] : {std::pair<std::int64_t, std::int64_t>{8, 2 * lanes}, {6, 2 * lanes}, {4, 2 * lanes}})
       if (tiles.empty() && 4 * static_cast<std::uint64_t>(tm * tn) * 4 <= registers * 3) tiles.push_back({tm, tn});
-    for (const auto& [tm, tn] : tiles) {
-      for (std::int64_t bm_tiles : {32, 16, 8})
-        for (std::int64_t bn_tiles : {16, 8})
-          for (std::int64_t bk : {128, 256}) {
-            const Shape s{tm * bm_tiles, tn * bn_tiles, bk, tm, tn, lanes, 4};
-            // A block past twice the matrix only adds work; the smallest blocks always stay.
-            if ((bm_tiles > 8 && s.bm > 2 * m) || (bn_tiles > 8 && s.bn > 2 * n) || (bk > 128 && bk > 2 * k)) continue;
-            if (4 * static_cast<std::uint64_t>(s.bk * s.tn) > l1 || 4 * static_cast<std::uint64_t>(s.bm * s.bk) * 2 > l2 ||
-                4 * static_cast<std::uint64_t>(s.bk * s.bn) * 2 > l2)
-              continue;
-            if (!misfit(p, s, device).empty()) continue;
-            steps.push_back(make_step(kName, {{"bm", s.bm}, {"bn", s.bn}, {"bk", s.bk}, {"tm", s.tm}, {"tn", s.tn},
-                                              {"lanes", s.lanes}, {"unroll", s.unroll}}));
-          }
-    }
+    // The bf16 form first where the device runs it: VDPBF16PS does two
+    // multiply-adds per lane, and the packed words take half the bytes (k
+    // steps of 256 and 512 fill the caches as 128 and 256 f32 ones do).
+    const bool dot = p.input == DType::BF16 && device.supports_op_kind(KILN_OP_DOT_BF16, KILN_DTYPE_F32) &&
+                     device.supports_op_kind(KILN_OP_BF16_PAIR, KILN_DTYPE_U32);
+    for (const bool as_dot : {true, false})
+      for (const auto& [tm, tn] : tiles)
+        for (std::int64_t bm_tiles : {32, 16, 8})
+          for (std::int64_t bn_tiles : {16, 8})
+            for (std::int64_t bk_f32 : {128, 256}) {
+              if (as_dot && !dot) continue;
+              const std::int64_t bk = as_dot ? 2 * bk_f32 : bk_f32;
+              const Shape s{tm * bm_tiles, tn * bn_tiles, bk, tm, tn, lanes, 4, as_dot};
+              // A block past twice the matrix only adds work; the smallest blocks always stay.
+              if ((bm_tiles > 8 && s.bm > 2 * m) || (bn_tiles > 8 && s.bn > 2 * n) || (bk_f32 > 128 && bk > 2 * k)) continue;
+              const std::uint64_t e = s.packed_bytes();
+              if (e * static_cast<std::uint64_t>(s.bk * s.tn) > l1 || e * static_cast<std::uint64_t>(s.bm * s.bk) * 2 > l2 ||
+                  e * static_cast<std::uint64_t>(s.bk * s.bn) * 2 > l2)
+                continue;
+              if (!misfit(p, s, device).empty()) continue;
+              OptStep step = make_step(kName, {{"bm", s.bm}, {"bn", s.bn}, {"bk", s.bk}, {"tm", s.tm}, {"tn", s.tn},
+                                               {"lanes", s.lanes}, {"unroll", s.unroll}});
+              if (as_dot) step = make_step(kName, {{"bm", s.bm}, {"bn", s.bn}, {"bk", s.bk}, {"tm", s.tm}, {"tn", s.tn},
+                                                   {"lanes", s.lanes}, {"unroll", s.unroll}, {"dot", 1}});
+              steps.push_back(step);
+            }
     std::stable_sort(steps.begin(), steps.end(), [&](const OptStep& a, const OptStep& b) {
-      const auto key = [&](const OptStep& s) { return std::make_tuple(-s.param("bm") * s.param("bn"), k % s.param("bk") != 0); };
+      const auto key = [&](const OptStep& s) {
+        return std::make_tuple(-s.param("dot", 0), -s.param("bm") * s.param("bn"), k % s.param("bk") != 0);
+      };
       return key(a) < key(b);
     });
     return steps;

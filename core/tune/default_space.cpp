@@ -49,6 +49,12 @@ SearchSpace make_default_space(Precision precision) {
            "pack_tile(bm=256,bn=256,bk=256,tm=8,tn=32,lanes=16,unroll=4)",
            "pack_tile(bm=128,bn=256,bk=256,tm=8,tn=32,lanes=16,unroll=4)",
            "pack_tile(bm=192,bn=256,bk=256,tm=6,tn=16,lanes=8,unroll=4)",
+           // Their bf16 form (VDPBF16PS: k pairs packed in u32 words; only on a device
+           // that claims dot_bf16, only for bf16 inputs): the same tile and blocks, k
+           // steps twice as long (the packed words take half the bytes).
+           "pack_tile(bm=256,bn=512,bk=256,tm=8,tn=32,lanes=16,unroll=4,dot=1)",
+           "pack_tile(bm=256,bn=256,bk=512,tm=8,tn=32,lanes=16,unroll=4,dot=1)",
+           "pack_tile(bm=128,bn=256,bk=512,tm=8,tn=32,lanes=16,unroll=4,dot=1)",
            // CPU (AVX-512) matrix product: an 8x32 register tile, 16-lane vectors (no packing).
            "register_block(loop=0,tm=8,tn=32,unroll=4); vectorize(lanes=16)",
            // Row kernels (docs/passes.md, "Row kernels"). Loops are named by position, so

@@ -41,6 +41,7 @@ struct Compiler {
   unsigned vector_bytes = 0;       // widest SIMD register: 64 AVX-512, 32 AVX, 16 SSE2/NEON, 0 none
   unsigned vector_registers = 0;   // how many of them
   bool fma = false;
+  bool avx512_bf16 = false;        // __AVX512BF16__ and __AVX512VL__: DOT_BF16 compiles to VDPBF16PS
   bool libmvec = false;            // glibc's vector math library links (-lmvec)
   // Digest of the predefined macros under the flags: -march=native makes
   // different code on different CPUs, so a cache shared between machines

@@ -42,6 +42,7 @@ void read_target(Compiler& c, const std::string& macros) {
     c.vector_registers = 32;
   }
   c.fma = defines(macros, "__FMA__") || defines(macros, "__ARM_FEATURE_FMA");
+  c.avx512_bf16 = defines(macros, "__AVX512BF16__") && defines(macros, "__AVX512VL__");
 }
 
 }  // namespace

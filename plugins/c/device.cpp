@@ -49,6 +49,12 @@ kiln_device_info describe_device(const Settings& settings) {
     if (lanes * 4 <= std::max(cc.vector_bytes, 8u)) info.vector_widths |= 1u << lanes;
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_c_family_caps(info, sdk::c_dialect(), dt);
   for (int level = 0; level < 3; ++level) info.cache_bytes[level] = cpu.cache_bytes[level];
+  // What the processor has, said whatever the compiler targets; DOT_BF16
+  // only where both the CPU (cpuid) and the compiler's target have it, so
+  // that it compiles to VDPBF16PS (the portable C form is exact but slow).
+  if (cpu.avx512_bf16) sdk::set_feature(info, KILN_FEATURE_CPU_AVX512_BF16);
+  if (cpu.amx_bf16) sdk::set_feature(info, KILN_FEATURE_CPU_AMX_BF16);
+  if (cpu.avx512_bf16 && cc.avx512_bf16) sdk::set_dot_bf16(info);
   // Estimated f32 peak: threads x clock x f32 lanes per register x 2 flops
   // per FMA x 2 FMA pipes (x86 cores with AVX2/AVX-512 and recent Arm cores
   // have two; the cost model only needs the order of magnitude).

@@ -168,6 +168,13 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
     sdk::set_subgroup_reduce(info);
   }
 
+  // DOT_BF16 and BF16_PAIR likewise, when asked (the tests of pack_tile's
+  // bf16 form on a device that claims them), with the CPU feature bit.
+  if (o.get_bool("dot_bf16", false)) {
+    sdk::set_dot_bf16(info);
+    sdk::set_feature(info, KILN_FEATURE_CPU_AVX512_BF16);
+  }
+
   // Peak f32 rate: an FMA is two flops; by default each unit issues 4 warp
   // instructions per cycle.
   const double default_peak = 2.0 * info.compute_units * 4 * info.warp_size * info.clock_mhz / 1000.0;

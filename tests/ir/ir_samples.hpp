@@ -90,6 +90,20 @@ inline constexpr std::string_view kSubgroupReduce = R"(%0 = param 0 global_mut f
 store f32 %0[%6], %11
 )";
 
+// The bf16 pair dot-accumulate (docs/ir.md): pairs of bf16 in u32 words,
+// VDPBF16PS on them.
+inline constexpr std::string_view kDotBf16 = R"(%0 = param 0 global bf16[64]
+%1 = param 1 global_mut f32[16]
+%2 = const i64 0
+%3 = load bf16x16 %0[%2]
+%4 = const i64 16
+%5 = load bf16x16 %0[%4]
+%6 = bf16_pair u32x16 %3, %5
+%7 = load f32x16 %1[%2]
+%8 = dot_bf16 f32x16 %7, %6, %6
+store f32x16 %1[%2], %8
+)";
+
 // c[i] = a[i] + b[i] for 8 f32 elements: the smallest useful kernel.
 inline constexpr std::string_view kAdd8 = R"(%0 = param 0 global f32[8]
 %1 = param 1 global f32[8]

@@ -1,6 +1,7 @@
 #include "bench_anchors.hpp"
 
 #include "cublas_gemm.hpp"
+#include "sbgemm.hpp"
 #include "triad.hpp"
 
 #include <kiln/ir/dtype.hpp>
@@ -45,6 +46,8 @@ BenchAnchors::~BenchAnchors() = default;
 AnchorRate BenchAnchors::anchor_for(const kiln::Device& device, const kiln::kernels::StandardKernel& kernel,
                                     bool is_matmul) {
   const bool host = device.info().host_memory();
+  // bf16 on the host: OpenBLAS's cblas_sbgemm (Debian's cblas:0 has none).
+  if (host && is_matmul && kernel.dtype == ir::DType::BF16) return sbgemm_matmul(kernel);
   if (host) return is_matmul ? cblas_matmul(kernel) : triad();
   if (!is_matmul) return device_copy(device);
   if (device.info().plugin == "cuda") return cublas_matmul(device, kernel);
@@ -76,6 +79,22 @@ AnchorRate BenchAnchors::cblas_matmul(const kiln::kernels::StandardKernel& kerne
     if (!report) return {"", 0, "cblas:0 cannot run this matmul: " + report.error().message};
     if (!report->timing || report->timing->min_ns == 0) return {"", 0, "cblas:0 gave no timing"};
     return {"cblas:0", kernel.flops / static_cast<double>(report->timing->min_ns), ""};
+  }();
+  measured_[key] = anchor;
+  return anchor;
+}
+
+AnchorRate BenchAnchors::sbgemm_matmul(const kiln::kernels::StandardKernel& kernel) {
+  const std::string key = fmt::format("sbgemm {} {} {}", kernel.size.m, kernel.size.n, kernel.size.k);
+  if (auto it = measured_.find(key); it != measured_.end()) return it->second;
+  AnchorRate anchor = [&]() -> AnchorRate {
+    if (kernel.name != "matmul") return {"", 0, "cblas_sbgemm is the anchor of matmul only, not " + kernel.name};
+    fmt::print(stderr, "bench: measuring the cblas_sbgemm anchor ({}, {} threads)\n", kiln::kernels::size_text(kernel),
+               kTriadThreads);
+    const kiln::anchors::SbgemmTiming t =
+        kiln::anchors::time_sbgemm(kernel.size.m, kernel.size.n, kernel.size.k, kTriadThreads, repeats_);
+    if (!t.error.empty()) return {"", 0, t.error};
+    return {"sbgemm", t.gflops, ""};
   }();
   measured_[key] = anchor;
   return anchor;

@@ -3,7 +3,10 @@
 // ratio survives a loaded machine better than a bare figure does.
 //
 //   memory kernels on host-memory devices (c, cblas): the two-thread triad
-//   matmul on host-memory devices: OpenBLAS sgemm through cblas:0, same shape
+//   matmul on host-memory devices: OpenBLAS sgemm through cblas:0, same shape;
+//   bf16 matmul there: OpenBLAS's cblas_sbgemm from a library built by
+//   scripts/build-sbgemm-anchor.sh (tools/anchors/sbgemm.hpp), or a row
+//   saying it is missing and how to build it
 //   memory kernels on other devices: a device-to-device Buffer::copy_from,
 //     the fastest of the devices on the same PCI bus id (one GPU reached
 //     through CUDA, OpenCL and Vulkan has one memory bandwidth)
@@ -46,6 +49,7 @@ class BenchAnchors {
  private:
   AnchorRate triad();
   AnchorRate cblas_matmul(const kiln::kernels::StandardKernel& kernel);
+  AnchorRate sbgemm_matmul(const kiln::kernels::StandardKernel& kernel);
   AnchorRate cublas_matmul(const kiln::Device& device, const kiln::kernels::StandardKernel& kernel);
   AnchorRate device_copy(const kiln::Device& device);
   AnchorRate api_copy(const kiln::Device& device);  // this device's own copy_from

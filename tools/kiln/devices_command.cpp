@@ -28,6 +28,17 @@ std::string join_widths(const kiln::DeviceInfo& d) {
   return out;
 }
 
+// What a CPU device's processor has for bf16 matrix products, and whether
+// kiln uses it (DOT_BF16 claimed: the compiler targets it too).
+std::string bf16_units(const kiln::DeviceInfo& d) {
+  std::string out;
+  if (d.has_feature(KILN_FEATURE_CPU_AVX512_BF16))
+    out += d.supports_op_kind(KILN_OP_DOT_BF16, KILN_DTYPE_F32) ? "avx512_bf16 (dot_bf16)" : "avx512_bf16 (not targeted)";
+  if (d.has_feature(KILN_FEATURE_CPU_AMX_BF16)) out += std::string(out.empty() ? "" : " ") + "amx_bf16 (unused)";
+  if (out.empty() && d.kind == kiln::DeviceKind::Cpu) out = "no bf16 units";
+  return out.empty() ? "" : ", " + out;
+}
+
 void print_table(const kiln::Runtime& runtime) {
   fmt::print("config: {}\n", runtime.config().source());
   for (const std::string& w : runtime.warnings()) fmt::print("warning: {}\n", w);
@@ -45,9 +56,9 @@ void print_table(const kiln::Runtime& runtime) {
       fmt::print("    reason: {}\n", not_found ? "library not found (not built, or not installed there)" : p.reason);
     }
     for (const kiln::DeviceInfo& d : p.devices)
-      fmt::print("    {}  {:<11} {}  [{} units, warp {}, {} threads/group, {}, vectors {}{}]\n", d.id,
+      fmt::print("    {}  {:<11} {}  [{} units, warp {}, {} threads/group, {}, vectors {}{}{}]\n", d.id,
                  kiln::device_kind_name(d.kind), d.name, d.compute_units, d.warp_size, d.max_local_threads,
-                 human_bytes(d.memory_bytes), join_widths(d), d.can_compile() ? "" : ", cannot compile yet");
+                 human_bytes(d.memory_bytes), join_widths(d), bf16_units(d), d.can_compile() ? "" : ", cannot compile yet");
     if (loaded && p.devices.empty()) fmt::print("    (no devices)\n");
     for (const std::string& w : p.warnings) fmt::print("    warning: {}\n", w);
     for (const kiln::LogLine& line : p.log)

@@ -232,7 +232,32 @@ typedef enum kiln_op_kind {
    * (kiln_device_info, plugin.h); the host sends no wider one. */
   KILN_OP_SUBGROUP_REDUCE = 21,
 
-  KILN_OP_KIND_COUNT = 22
+  /* BF16_PAIR: two bf16 values side by side in one 32-bit word, the operand
+   * form of DOT_BF16 (below). src[0] = lo, src[1] = hi, both BF16 of `lanes`
+   * lanes; the result is U32 of `lanes` lanes, per lane
+   *     bits(lo) | bits(hi) << 16
+   * (the bf16 bit patterns; no rounding, NaNs keep their bits). */
+  KILN_OP_BF16_PAIR = 22,
+
+  /* DOT_BF16: the pairwise bf16 dot-accumulate of x86's VDPBF16PS
+   * (AVX512_BF16, _mm512_dpbf16_ps). src[0] = acc, F32; src[1] = a and
+   * src[2] = b, U32 words of two bf16 values each (BF16_PAIR: element 2j in
+   * the low half, 2j+1 in the high half); all three and the result have the
+   * same `lanes` (1..16). Per lane, exactly (the reference interpreter
+   * computes this; Intel SDM, VDPBF16PS, and measured equal on AMD Zen 4):
+   *     t = daz(acc)
+   *     t = ftz(fma(daz(a.hi), daz(b.hi), t))
+   *     t = ftz(fma(daz(a.lo), daz(b.lo), t))
+   * where fma rounds once to f32, to nearest even (a bf16 product is exact in
+   * f32, so this is the exact product added and rounded); daz(x) is x with a
+   * subnormal replaced by a zero of its sign (inputs, acc included) and
+   * ftz(x) the same for the result of each step. The high pair is added
+   * first. MXCSR plays no part. A NaN result is a NaN (payload unspecified).
+   * A device claims op_kind_dtypes[KILN_OP_DOT_BF16] for F32 (and
+   * op_kind_dtypes[KILN_OP_BF16_PAIR] for U32) to be sent these. */
+  KILN_OP_DOT_BF16 = 23,
+
+  KILN_OP_KIND_COUNT = 24
 } kiln_op_kind;
 
 /* MMA shapes (KILN_OP_MMA code). */
@@ -250,6 +275,12 @@ typedef enum kiln_mma_shape {
 #define KILN_FEATURE_MMA_M16N8K16_F16 0u
 #define KILN_FEATURE_MMA_M16N8K16_BF16 1u
 #define KILN_FEATURE_MMA_M16N8K8_TF32 2u
+/* What a CPU device's processor has (cpuid), for the user and the
+ * optimizations' choices: AVX512_BF16 (VDPBF16PS, KILN_OP_DOT_BF16 runs on
+ * it where also claimed in op_kind_dtypes) and AMX-BF16 tiles (no op runs
+ * on them yet). */
+#define KILN_FEATURE_CPU_AVX512_BF16 3u
+#define KILN_FEATURE_CPU_AMX_BF16 4u
 
 typedef enum kiln_param_kind {
   KILN_PARAM_INVALID = 0,

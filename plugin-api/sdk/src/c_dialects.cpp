@@ -483,6 +483,41 @@ constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {
 
 }  // namespace
 
+// DOT_BF16 in C: VDPBF16PS where GCC targets AVX512_BF16 (-march=native on
+// such a CPU; AVX512VL for 8 and 4 lanes), else the interpreter's steps in
+// portable C: the high pair first, each a single-rounding fmaf, subnormal
+// inputs and results flushed to signed zeros.
+static std::string c_dot_bf16(const Dialect&, const DotBf16Helper& h) {
+  // The scalar steps, once per source (every lane count's helper uses them).
+  std::string out = R"(#ifndef KILN_DOT_BF16_SCALAR
+#define KILN_DOT_BF16_SCALAR
+static inline float kiln_bf16_daz(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+static inline float kiln_bf16_dot_step(uint32_t a, uint32_t b, float t) {
+  return kiln_bf16_daz(fmaf(kiln_bf16_daz(kiln_bits_f32(a << 16)), kiln_bf16_daz(kiln_bits_f32(b << 16)), t));
+}
+static inline float kiln_dot_bf16_1(float acc, uint32_t a, uint32_t b) {
+  float t = kiln_bf16_daz(acc);
+  t = kiln_bf16_dot_step(a >> 16, b >> 16, t);
+  return kiln_bf16_dot_step(a & 0xffffu, b & 0xffffu, t);
+}
+#endif
+)";
+  const std::string n = std::to_string(h.lanes), acc(h.acc_type), words(h.word_type), name(h.name);
+  if (h.lanes == 1) return out + "static inline float " + name + "(float acc, uint32_t a, uint32_t b) { return kiln_dot_bf16_1(acc, a, b); }\n";
+  std::string fast;
+  if (h.lanes == 16) fast = "defined(__AVX512BF16__)\n#include <immintrin.h>\n" "static inline " + acc + " " + name + "(" + acc + " acc, " + words + " a, " + words +
+                              " b) { return (" + acc + ")_mm512_dpbf16_ps((__m512)acc, (__m512bh)a, (__m512bh)b); }\n";
+  if (h.lanes == 8) fast = "defined(__AVX512BF16__) && defined(__AVX512VL__)\n#include <immintrin.h>\n" "static inline " + acc + " " + name + "(" + acc + " acc, " + words + " a, " +
+                              words + " b) { return (" + acc + ")_mm256_dpbf16_ps((__m256)acc, (__m256bh)a, (__m256bh)b); }\n";
+  if (h.lanes == 4) fast = "defined(__AVX512BF16__) && defined(__AVX512VL__)\n#include <immintrin.h>\n" "static inline " + acc + " " + name + "(" + acc + " acc, " + words + " a, " +
+                              words + " b) { return (" + acc + ")_mm_dpbf16_ps((__m128)acc, (__m128bh)a, (__m128bh)b); }\n";
+  const std::string portable = "static inline " + acc + " " + name + "(" + acc + " acc, " + words + " a, " + words +
+                               " b) {\n  float r[" + n + "];\n  for (int l = 0; l < " + n +
+                               "; ++l) r[l] = kiln_dot_bf16_1(acc[l], a[l], b[l]);\n  " + acc + " v;\n  memcpy(&v, r, sizeof v);\n  return v;\n}\n";
+  if (fast.empty()) return out + portable;
+  return out + "#if " + fast + "#else\n" + portable + "#endif\n";
+}
+
 const Dialect& c_dialect() {
   static const Dialect d{
       .name = "c",
@@ -518,6 +553,7 @@ const Dialect& c_dialect() {
       .group_index = c_group_index,
       .local_index = nullptr,
       .half_vector = c_half_vector,
+      .dot_bf16 = c_dot_bf16,
   };
   return d;
 }

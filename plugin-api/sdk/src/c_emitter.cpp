@@ -333,6 +333,8 @@ class Emitter {
       }
       case KILN_OP_MMA: return emit_mma(id, op);
       case KILN_OP_SUBGROUP_REDUCE: return emit_subgroup_reduce(id, op);
+      case KILN_OP_BF16_PAIR: return emit_bf16_pair(id, op);
+      case KILN_OP_DOT_BF16: return emit_dot_bf16(id, op);
       default:
         reject(id, KILN_STATUS_UNSUPPORTED, "op kind " + std::to_string(op.kind) + " is unknown");
     }
@@ -376,6 +378,46 @@ class Emitter {
                              std::string(mma_input_name(op.code, op.attr));
     if (simd_helpers_.insert(name).second) globals_ += d_.mma(d_, {name, op.code, op.attr, a, b, c});
     define(id, c, name + "(" + var(op.src[0]) + ", " + var(op.src[1]) + ", " + var(op.src[2]) + ")");
+  }
+
+  // BF16_PAIR: the bf16 values are held as floats whose high half is the
+  // bf16 (non-raw dialects), so the words are two masks and a shift of their
+  // bits; whole vectors in C, whose vector casts reinterpret the bits.
+  void emit_bf16_pair(std::uint32_t id, const kiln_op& op) {
+    if (d_.raw_halves) unsupported(id, "bf16_pair on a dialect with raw halves is not available");
+    const kiln_op& lo = value_operand(id, 0);
+    const kiln_op& hi = value_operand(id, 1);
+    if (op.dtype != KILN_DTYPE_U32 || lo.dtype != KILN_DTYPE_BF16 || hi.dtype != KILN_DTYPE_BF16 ||
+        lo.lanes != op.lanes || hi.lanes != op.lanes)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "not a bf16_pair of two bf16 values into u32 words of their lanes");
+    const std::string words = value_type(id, KILN_DTYPE_U32, op.lanes);
+    if (op.lanes == 1)
+      return define(id, words, "((kiln_f32_bits(" + var(op.src[0]) + ") >> 16) | (kiln_f32_bits(" + var(op.src[1]) +
+                                   ") & 0xffff0000u))");
+    if (d_.name == "c")
+      return define(id, words, "((((" + words + ")" + var(op.src[0]) + ") >> 16) | (((" + words + ")" + var(op.src[1]) +
+                                   ") & 0xffff0000u))");
+    std::vector<std::string> lanes;
+    for (unsigned k = 0; k < op.lanes; ++k)
+      lanes.push_back("((kiln_f32_bits(" + d_.lane(var(op.src[0]), k) + ") >> 16) | (kiln_f32_bits(" +
+                      d_.lane(var(op.src[1]), k) + ") & 0xffff0000u))");
+    define(id, words, d_.vector_literal(words, lanes));
+  }
+
+  // DOT_BF16: a call of the dialect's helper for the lane count.
+  void emit_dot_bf16(std::uint32_t id, const kiln_op& op) {
+    if (d_.dot_bf16 == nullptr) unsupported(id, "dot_bf16 (bf16 pair dot-accumulate) is not available");
+    const kiln_op& acc = value_operand(id, 0);
+    const kiln_op& a = value_operand(id, 1);
+    const kiln_op& b = value_operand(id, 2);
+    if (op.dtype != KILN_DTYPE_F32 || acc.dtype != KILN_DTYPE_F32 || a.dtype != KILN_DTYPE_U32 ||
+        b.dtype != KILN_DTYPE_U32 || acc.lanes != op.lanes || a.lanes != op.lanes || b.lanes != op.lanes)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "not a dot_bf16 of an f32 accumulator and two u32 words of its lanes");
+    const std::string acc_type = value_type(id, KILN_DTYPE_F32, op.lanes);
+    const std::string word_type = value_type(id, KILN_DTYPE_U32, op.lanes);
+    const std::string name = "kiln_dot_bf16_x" + std::to_string(op.lanes);
+    if (simd_helpers_.insert(name).second) globals_ += d_.dot_bf16(d_, {name, op.lanes, acc_type, word_type});
+    define(id, acc_type, name + "(" + var(op.src[0]) + ", " + var(op.src[1]) + ", " + var(op.src[2]) + ")");
   }
 
   // SUBGROUP_REDUCE: the halving butterfly of kernel_ir.h, one shuffle per

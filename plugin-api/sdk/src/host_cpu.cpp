@@ -38,6 +38,7 @@ std::uint64_t parse_size(const std::string& text) {
 void read_cpuinfo(HostCpu& cpu) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
+  bool seen_flags = false;
   while (std::getline(in, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) {
@@ -50,6 +51,12 @@ void read_cpuinfo(HostCpu& cpu) {
     else if ((key == "vendor_id" || key == "CPU implementer") && cpu.vendor.empty()) cpu.vendor = value;
     else if (key == "cpu MHz" && cpu.clock_mhz == 0) cpu.clock_mhz = static_cast<unsigned>(std::stod(value) + 0.5);
     else if (key == "CPU part" && cpu.name.empty()) cpu.name = "Arm CPU part " + value;
+    else if (key == "flags" && !seen_flags) {
+      seen_flags = true;
+      const std::string padded = " " + value + " ";
+      cpu.avx512_bf16 = padded.find(" avx512_bf16 ") != std::string::npos;
+      cpu.amx_bf16 = padded.find(" amx_bf16 ") != std::string::npos;
+    }
   }
 }
 

@@ -275,6 +275,23 @@ class Decoder {
           in.op_class = OpClass::FloatAlu;
           break;
         }
+        case KILN_OP_BF16_PAIR:
+          in.exec = Exec::Elementwise;
+          in.operands = 2;
+          in.a = slot_of(0);
+          in.b = slot_of(1);
+          in.fn = bf16_pair_row();
+          in.op_class = OpClass::IntAlu;
+          break;
+        case KILN_OP_DOT_BF16:
+          in.exec = Exec::Elementwise;
+          in.operands = 3;
+          in.a = slot_of(0);
+          in.b = slot_of(1);
+          in.c = slot_of(2);
+          in.fn = dot_bf16_row();
+          in.op_class = OpClass::FloatAlu;
+          break;
         case KILN_OP_SUBGROUP_REDUCE:
           in.exec = Exec::SubgroupReduce;
           in.a = slot_of(0);

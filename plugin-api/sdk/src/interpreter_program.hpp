@@ -39,6 +39,10 @@ RowFn unary_row(VClass c, unsigned op);
 RowFn binary_row(VClass c, unsigned op);
 RowFn cast_row(VClass from, VClass to);
 RowFn mad_row(VClass c);
+// BF16_PAIR (a = lo, b = hi) and DOT_BF16 (a = acc, b, c = the pair words),
+// interpreter_bf16_dot.cpp.
+RowFn bf16_pair_row();
+RowFn dot_bf16_row();
 
 enum class Exec : std::uint8_t {
   Load, Store, Loop, EndLoop, If, EndIf, Barrier, Elementwise, Select, Broadcast, Insert, Extract, Mma,

@@ -232,6 +232,17 @@ class Validator {
           if (first_mma_ == kNone) first_mma_ = id;
           break;
         }
+        case KILN_OP_BF16_PAIR:
+          if (op.dtype != KILN_DTYPE_U32) op_error(id, "bf16_pair gives u32, not " + std::string(dtype_name(op.dtype)));
+          value(id, 0, KILN_DTYPE_BF16, op.lanes);
+          value(id, 1, KILN_DTYPE_BF16, op.lanes);
+          break;
+        case KILN_OP_DOT_BF16:
+          if (op.dtype != KILN_DTYPE_F32) op_error(id, "dot_bf16 gives f32, not " + std::string(dtype_name(op.dtype)));
+          value(id, 0, KILN_DTYPE_F32, op.lanes);
+          value(id, 1, KILN_DTYPE_U32, op.lanes);
+          value(id, 2, KILN_DTYPE_U32, op.lanes);
+          break;
         case KILN_OP_SUBGROUP_REDUCE:
           if (!subgroup_reduction_allowed(op.code))
             op_error(id, "subgroup_reduce takes add, mul, max or min, not " + std::string(binary_name(op.code)));

@@ -58,6 +58,8 @@ std::string line(const kiln_op& op) {
     case KILN_OP_VEC_BROADCAST: return "broadcast " + type(op) + " " + a;
     case KILN_OP_VEC_INSERT: return "insert " + type(op) + " " + a + ", " + b + ", lane " + std::to_string(op.attr);
     case KILN_OP_VEC_EXTRACT: return "extract " + type(op) + " " + a + ", lane " + std::to_string(op.attr);
+    case KILN_OP_BF16_PAIR: return "bf16_pair " + type(op) + " " + a + ", " + b;
+    case KILN_OP_DOT_BF16: return "dot_bf16 " + type(op) + " " + a + ", " + b + ", " + c;
     case KILN_OP_SUBGROUP_REDUCE:
       return "subgroup_reduce " + std::string(binary_name(op.code)) + " " + std::to_string(op.attr) + " " + type(op) +
              " " + a;

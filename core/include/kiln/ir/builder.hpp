@@ -127,6 +127,11 @@ class Builder {
   // The reduction of scalar x over each subgroup of `width` consecutive
   // threads, received by all of them (kernel_ir.h, KILN_OP_SUBGROUP_REDUCE).
   Value subgroup_reduce(BinaryOp reduction, Value x, std::uint32_t width);
+  // Two bf16 values (vectors) side by side in u32 words, and the pairwise
+  // bf16 dot-accumulate of VDPBF16PS on such words (kernel_ir.h,
+  // KILN_OP_BF16_PAIR / KILN_OP_DOT_BF16).
+  Value bf16_pair(Value lo, Value hi);
+  Value dot_bf16(Value acc, Value a, Value b);
 
   Value neg(Value x) { return unary(UnaryOp::Neg, x); }
   Value bit_not(Value x) { return unary(UnaryOp::BitNot, x); }

@@ -62,6 +62,8 @@ enum class OpKind : std::uint8_t {
   Extract = KILN_OP_VEC_EXTRACT,
   Mma = KILN_OP_MMA,
   SubgroupReduce = KILN_OP_SUBGROUP_REDUCE,
+  Bf16Pair = KILN_OP_BF16_PAIR,
+  DotBf16 = KILN_OP_DOT_BF16,
 };
 
 enum class MmaShape : std::uint8_t {

@@ -116,6 +116,15 @@ struct HalfVector {
   std::string_view vector_type;
 };
 
+// What Dialect::dot_bf16 writes: a helper of this name computing DOT_BF16
+// (kernel_ir.h) on `lanes` lanes: acc_type name(acc_type acc, word_type a,
+// word_type b), the words holding bf16 pairs.
+struct DotBf16Helper {
+  std::string_view name;
+  unsigned lanes = 1;
+  std::string_view acc_type, word_type;
+};
+
 struct Dialect {
   std::string_view name;      // "c", "opencl-c", "cuda", "glsl": the program_source language
   // How each dtype is held in a variable, and how its elements lie in memory
@@ -210,6 +219,11 @@ struct Dialect {
   // always. The emitter defines the scalar conversions (kiln_f16_to_f32 ...)
   // before these, so a definition may fall back on them.
   std::string (*half_vector)(const Dialect&, const HalfVector&) = nullptr;
+  // The file-scope definition of a DOT_BF16 helper (DotBf16Helper above),
+  // bit-identical to the interpreter; nullptr: the dialect has none (the
+  // emitter refuses DOT_BF16 as UNSUPPORTED). The C dialect's uses
+  // _mm512/_mm256/_mm_dpbf16_ps where the compiler targets AVX512_BF16.
+  std::string (*dot_bf16)(const Dialect&, const DotBf16Helper&) = nullptr;
 };
 
 // The dialects shipped with the SDK.

@@ -106,6 +106,13 @@ inline void set_subgroup_reduce(kiln_device_info& info) {
     if (dt != KILN_DTYPE_BOOL && has_op_kind(info, dt, KILN_OP_BINARY)) set_op_kind(info, dt, KILN_OP_SUBGROUP_REDUCE);
 }
 
+// Claims DOT_BF16 (f32 results) and BF16_PAIR (u32 words) (kernel_ir.h):
+// for a device that runs them bit for bit as the interpreter does.
+inline void set_dot_bf16(kiln_device_info& info) {
+  set_op_kind(info, KILN_DTYPE_F32, KILN_OP_DOT_BF16);
+  set_op_kind(info, KILN_DTYPE_U32, KILN_OP_BF16_PAIR);
+}
+
 // The 1.0 word of `dt` that the arrays imply.
 inline std::uint32_t legacy_dtype_caps(const kiln_device_info& info, unsigned dt) {
   std::uint32_t bits = 0;

@@ -57,7 +57,7 @@ constexpr bool dtype_is_signed_int(unsigned dt) { return dtype_is_int(dt) && dty
 inline constexpr std::array<std::string_view, KILN_OP_KIND_COUNT> kOpKindNames = {{
     "invalid", "const", "param", "storage", "load", "store", "index", "loop", "endloop", "if",
     "endif", "barrier", "unary", "binary", "cast", "mad", "select", "broadcast", "insert",
-    "extract", "mma", "subgroup_reduce",
+    "extract", "mma", "subgroup_reduce", "bf16_pair", "dot_bf16",
 }};
 
 inline constexpr std::array<std::string_view, KILN_MMA_SHAPE_COUNT> kMmaShapeNames = {{"invalid", "m16n8k16", "m16n8k8"}};
@@ -179,9 +179,9 @@ constexpr unsigned operand_count(unsigned kind) {
     case KILN_OP_END_IF: case KILN_OP_UNARY: case KILN_OP_CAST: case KILN_OP_VEC_BROADCAST:
     case KILN_OP_VEC_EXTRACT: case KILN_OP_SUBGROUP_REDUCE:
       return 1;
-    case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT:
+    case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT: case KILN_OP_BF16_PAIR:
       return 2;
-    case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT: case KILN_OP_MMA:
+    case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT: case KILN_OP_MMA: case KILN_OP_DOT_BF16:
       return 3;
     default:
       return 0;
