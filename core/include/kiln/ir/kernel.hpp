@@ -62,6 +62,10 @@ enum class OpKind : std::uint8_t {
   Extract = KILN_OP_VEC_EXTRACT,
   Mma = KILN_OP_MMA,
   SubgroupReduce = KILN_OP_SUBGROUP_REDUCE,
+  CopyAsync = KILN_OP_COPY_ASYNC,
+  CopyCommit = KILN_OP_COPY_COMMIT,
+  CopyWait = KILN_OP_COPY_WAIT,
+  LoadMatrix = KILN_OP_LOAD_MATRIX,
 };
 
 enum class MmaShape : std::uint8_t {
