@@ -3,6 +3,7 @@
 // and warp-uniform control flow as MMA).
 #include <gtest/gtest.h>
 
+#include "ir_samples.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/text.hpp"
 #include "kiln/ir/verify.hpp"
@@ -12,22 +13,7 @@ using namespace kiln::ir;
 
 namespace {
 
-// 32 threads, a LOCAL f16 tile written and read back by the warp's matrix loads.
-constexpr std::string_view kSample = R"(%0 = param 0 global f16[256]
-%1 = param 1 global_mut f16[256]
-%2 = storage local f16[256]
-%3 = const i64 32
-%4 = index local 0 %3
-%5 = const i64 8
-%6 = mul i64 %4, %5
-%7 = load f16x8 %0[%6]
-store f16x8 %2[%6], %7
-barrier
-%10 = load_matrix x4 f16 %2[%6]
-%11 = load_matrix x2 trans f16 %2[%6]
-%12 = load_matrix x1 f16 %2[%6]
-store f16x8 %1[%6], %10
-)";
+constexpr std::string_view kSample = samples::kLoadMatrix;
 
 std::string sample_with(std::string_view line, std::string_view replacement) {
   std::string text(kSample);
