@@ -131,3 +131,22 @@ TEST(CudaMmaStaged, AsyncCopiesAndDynamicSharedMemoryCompileForSm80AndSm90) {
     }
   }
 }
+
+// Register staging with ldmatrix reads (stages=1): the tiles' stores into
+// shared memory stay (dead-code elimination once dropped stores into LOCAL
+// storage that only LOAD_MATRIX read: the H200 then multiplied garbage).
+TEST(CudaMmaStaged, LdmatrixReadTilesAreStillWritten) {
+  kiln::DeviceInfo device = mma_device();
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) device.op_kind_dtypes[KILN_OP_LOAD_MATRIX] |= 1u << dt;
+  const auto kernel = kiln::kernels::make_standard_kernel("matmul", {.m = 256, .n = 256, .k = 256}, kiln::ir::DType::F16);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
+  const auto optimized = kiln::passes::optimize(
+      kernel->kernel, kiln::passes::parse_sequence("mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=1)").value(), device);
+  ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+  const std::string source = generate_cuda_source(optimized->to_wire());
+  EXPECT_NE(source.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << source;
+  // A's two 16-byte chunks per thread and B's pair-interleaved pieces, stored into the shared tiles.
+  std::size_t stores = 0;
+  for (std::size_t at = source.find("*(kiln_u16x8*)("); at != std::string::npos; at = source.find("*(kiln_u16x8*)(", at + 1)) ++stores;
+  EXPECT_GE(stores, 4u) << source;
+}
