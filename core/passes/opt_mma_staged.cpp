@@ -229,6 +229,7 @@ class Emitter {
       // Tiles 0 .. stages - 2 in flight before the loop, one group each
       // (empty past the last tile, so the count of groups stays known).
       const std::int64_t ahead = s_.stages - 1;
+      plan_copy_units();
       for (std::int64_t t = 0; t < ahead; ++t) {
         if (t < steps) copy_tile(c(t), c(t));
         b_.copy_commit();
@@ -308,29 +309,49 @@ class Emitter {
 
   // The asynchronous copies of step kt's tiles into stage `stage`: A's
   // chunks to [row][k], B's to [k][n] (16 bytes each; zeros past the matrix).
-  void copy_tile(Value kt, Value stage) {
-    const Value k0 = b_.mul(kt, c(s_.bk));
+  // What a thread's copy unit needs that does not change with the k step,
+  // computed once before the loop (inside it the copies sit under an IF,
+  // which keeps LICM from hoisting them).
+  struct CopyUnit {
+    Value source;  // element index of the chunk at k step 0
+    Value local;   // element index in stage 0
+    Value k;       // the chunk's k within the tile (A: column, B: row)
+    Value inside;  // row (A) or column (B) inside the matrix; invalid when unguarded
+  };
+
+  void plan_copy_units() {
     const std::int64_t t = s_.threads();
-    const Value a_base = b_.mul(stage, c(plan_.a_size)), b_base = b_.mul(stage, c(plan_.b_size));
     const std::int64_t a_per_row = s_.bk / plan_.vec;
     for (std::int64_t q = 0; q < plan_.a_units / t; ++q) {
       const Value e = b_.add(tid_, c(q * t));
       const Value r = b_.div(e, c(a_per_row)), kc = scaled(b_.mod(e, c(a_per_row)), plan_.vec);
-      const Value row = b_.add(m0_, r), k = b_.add(k0, kc);
-      const Value index = b_.add(b_.add(scaled(row, p_.a.c0), scaled(k, p_.a.c1)), c(p_.a.constant));
-      const Value v = guarded_load(a_mem_, index, plan_.vec, guard_m_ ? b_.cmplt(row, c(m_)) : Value{},
-                                   guard_k_ ? b_.cmplt(k, c(k_)) : Value{});
-      b_.copy_async(a_local_, b_.add(a_base, b_.add(b_.mul(r, c(plan_.a_pitch)), kc)), v);
+      const Value row = b_.add(m0_, r);
+      const Value source = b_.add(b_.add(scaled(row, p_.a.c0), scaled(kc, p_.a.c1)), c(p_.a.constant));
+      a_units_.push_back({source, b_.add(b_.mul(r, c(plan_.a_pitch)), kc), kc, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}});
     }
     const std::int64_t b_per_row = s_.bn / plan_.vec;
     for (std::int64_t q = 0; q < plan_.b_units / t; ++q) {
       const Value e = b_.add(tid_, c(q * t));
       const Value r = b_.div(e, c(b_per_row)), nc = scaled(b_.mod(e, c(b_per_row)), plan_.vec);
-      const Value k = b_.add(k0, r), col = b_.add(n0_, nc);
-      const Value index = b_.add(b_.add(scaled(k, p_.b.c0), scaled(col, p_.b.c1)), c(p_.b.constant));
-      const Value v = guarded_load(b_mem_, index, plan_.vec, guard_k_ ? b_.cmplt(k, c(k_)) : Value{},
-                                   guard_n_ ? b_.cmplt(col, c(n_)) : Value{});
-      b_.copy_async(b_local_, b_.add(b_base, b_.add(b_.mul(r, c(plan_.b_pitch)), nc)), v);
+      const Value col = b_.add(n0_, nc);
+      const Value source = b_.add(b_.add(scaled(r, p_.b.c0), scaled(col, p_.b.c1)), c(p_.b.constant));
+      b_units_.push_back({source, b_.add(b_.mul(r, c(plan_.b_pitch)), nc), r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
+    }
+  }
+
+  void copy_tile(Value kt, Value stage) {
+    const Value k0 = b_.mul(kt, c(s_.bk));
+    const Value a_base = b_.mul(stage, c(plan_.a_size)), b_base = b_.mul(stage, c(plan_.b_size));
+    const Value a_step = scaled(k0, p_.a.c1), b_step = scaled(k0, p_.b.c0);
+    for (const CopyUnit& u : a_units_) {
+      const Value v = guarded_load(a_mem_, b_.add(u.source, a_step), plan_.vec, u.inside,
+                                   guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{});
+      b_.copy_async(a_local_, b_.add(a_base, u.local), v);
+    }
+    for (const CopyUnit& u : b_units_) {
+      const Value v = guarded_load(b_mem_, b_.add(u.source, b_step), plan_.vec,
+                                   guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, u.inside);
+      b_.copy_async(b_local_, b_.add(b_base, u.local), v);
     }
   }
 
@@ -522,6 +543,7 @@ class Emitter {
   bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
   Value a_mem_, b_mem_, tid_, m0_, n0_, g_, t_, wrow_, wcol_, zero_, a_local_, b_local_, acc_, a_lane_, b_lane_;
   Value lane_, a_matrix_lane_, b_matrix_lane_;
+  std::vector<CopyUnit> a_units_, b_units_;
 };
 
 Result<Config> config_of(const OptStep& step) {
