@@ -244,7 +244,8 @@ std::vector<bool> loop_invariant_values(const Kernel& kernel, const Blocks& bloc
   std::vector<bool> written_in_loop(n, false);
   for (ValueId id = 0; id < n; ++id) {
     const Op& op = kernel[id];
-    if (op.kind == OpKind::Store && op.src[0] < n && blocks.encloses(loop, id)) written_in_loop[op.src[0]] = true;
+    if ((op.kind == OpKind::Store || op.kind == OpKind::CopyAsync) && op.src[0] < n && blocks.encloses(loop, id))
+      written_in_loop[op.src[0]] = true;
   }
   std::vector<bool> invariant(n, false);
   for (ValueId id = 0; id < n; ++id) {
@@ -402,13 +403,13 @@ std::vector<bool> varying_values(const Kernel& kernel, const Blocks& blocks, boo
         varying[id] = (op.scope() == Scope::Local && (!warp || op.attr == 0)) || any_operand;
       } else if (op.kind == OpKind::Load) {
         varying[id] = any_operand || (op.src[0] < n && tainted[op.src[0]]);
-      } else if (op.kind == OpKind::Store) {
+      } else if (op.kind == OpKind::Store || op.kind == OpKind::CopyAsync) {
         if (op.src[0] < n && !tainted[op.src[0]] && (any_operand || control_varies(id))) {
           tainted[op.src[0]] = true;
           changed = true;
         }
-      } else if (op.kind == OpKind::Mma) {
-        varying[id] = true;  // each thread holds its own part of D
+      } else if (op.kind == OpKind::Mma || op.kind == OpKind::LoadMatrix) {
+        varying[id] = true;  // each thread holds its own part of D (of the matrices)
       } else if (op.has_result()) {
         varying[id] = any_operand && !(warp && warp_index_quotient(kernel, op));
       }

@@ -33,12 +33,14 @@ std::optional<ValueType> inferred_type(const Kernel& kernel, const Op& op) {
     case OpKind::Index:
     case OpKind::Loop:
       return ValueType{DType::I64, 1};
-    case OpKind::Load: {
+    case OpKind::Load:
+    case OpKind::LoadMatrix: {
       auto memory = operand(0);
       if (!memory) return std::nullopt;
       return ValueType{memory->dtype, op.lanes};
     }
     case OpKind::Store:
+    case OpKind::CopyAsync:
       return operand(2);
     case OpKind::Unary:
     case OpKind::Mad:
@@ -176,6 +178,22 @@ void Builder::end_block() {
 }
 
 void Builder::barrier() { append(make(OpKind::Barrier, code_of(Scope::Local))); }
+
+void Builder::copy_async(Value local, Value index, Value value) {
+  append_inferred(make(OpKind::CopyAsync, 0, {local.id, index.id, value.id}));
+}
+Value Builder::load_matrix(Value local, Value row_index, std::uint32_t matrices, bool transposed) {
+  Op op = make(OpKind::LoadMatrix, transposed ? 1 : 0, {local.id, row_index.id});
+  op.attr = matrices;
+  op.lanes = static_cast<std::uint8_t>(2 * matrices);
+  return append_inferred(op);
+}
+void Builder::copy_commit() { append(make(OpKind::CopyCommit)); }
+void Builder::copy_wait(std::uint32_t pending_groups) {
+  Op op = make(OpKind::CopyWait);
+  op.attr = pending_groups;
+  append(op);
+}
 
 Value Builder::unary(UnaryOp u, Value x) { return append_inferred(make(OpKind::Unary, code_of(u), {x.id})); }
 

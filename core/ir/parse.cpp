@@ -192,14 +192,14 @@ class Parser {
       const DType dtype = scalar_type("storage");
       return builder_.storage(static_cast<Scope>(*scope), dtype, element_count(false)).id;
     }
-    if (name == "load" || name == "store") {
+    if (name == "load" || name == "store" || name == "copy_async") {
       const auto written = optional_type();
-      Op op = op_of(name == "load" ? OpKind::Load : OpKind::Store);
+      Op op = op_of(name == "load" ? OpKind::Load : name == "store" ? OpKind::Store : OpKind::CopyAsync);
       op.src[0] = value();
       expect('[');
       op.src[1] = value();
       expect(']');
-      if (op.kind == OpKind::Store) {
+      if (op.kind != OpKind::Load) {
         expect(',');
         op.src[2] = value();
       }
@@ -222,6 +222,36 @@ class Parser {
     }
     if (name == "endloop" || name == "endif") return parse_end(head, name == "endloop");
     if (name == "barrier") return builder_.append(op_of(OpKind::Barrier, static_cast<std::uint8_t>(Scope::Local))).id;
+    if (name == "copy_commit") return builder_.append(op_of(OpKind::CopyCommit)).id;
+    if (name == "load_matrix") {
+      // load_matrix x<1|2|4> [trans] [type] %mem[%row]
+      const Token& at = peek();
+      const std::string_view count = word("a matrix count (x1, x2 or x4)");
+      if (count != "x1" && count != "x2" && count != "x4") fail_at(at, "a matrix count (x1, x2 or x4)");
+      Op op = op_of(OpKind::LoadMatrix);
+      op.attr = static_cast<std::uint32_t>(count[1] - '0');
+      op.lanes = static_cast<std::uint8_t>(2 * op.attr);
+      if (peek().kind == Token::Kind::Word && peek().text == "trans") {
+        next();
+        op.code = 1;
+      }
+      // The element type only (the lanes are the count's): u16, f16, ...
+      const Token& type_at = peek();
+      const auto written = optional_type();
+      if (written && written->lanes != 1) fail_at(type_at, "a scalar type", "load_matrix gives 2 elements per matrix");
+      op.src[0] = value();
+      expect('[');
+      op.src[1] = value();
+      expect(']');
+      if (!written) return builder_.append_inferred(op).id;
+      op.dtype = written->dtype;
+      return builder_.append(op).id;
+    }
+    if (name == "copy_wait") {
+      Op op = op_of(OpKind::CopyWait);
+      op.attr = static_cast<std::uint32_t>(unsigned_number("a count of copy groups left pending (0..7)", UINT32_MAX));
+      return builder_.append(op).id;
+    }
     if (auto u = code_named(sdk::kUnaryNames, name)) return operands(op_of(OpKind::Unary, *u), 1, optional_type());
     if (auto b = code_named(sdk::kBinaryNames, name)) return operands(op_of(OpKind::Binary, *b), 2, optional_type());
     if (name == "cast" || name == "broadcast") {

@@ -107,6 +107,20 @@ class Printer {
       case OpKind::Barrier:
         if (!unshown_fields_default(op, false, true, false, false) || op.scope() != Scope::Local) return {};
         return "barrier";
+      case OpKind::CopyAsync:
+        if (!typed || !unshown_fields_default(op, true, false, false, false)) return {};
+        return "copy_async " + type + " " + names[0] + "[" + names[1] + "], " + names[2];
+      case OpKind::LoadMatrix:
+        if (!typed || !unshown_fields_default(op, true, true, true, false) || op.code > 1 || op.lanes != 2 * op.attr)
+          return {};
+        return "load_matrix x" + std::to_string(op.attr) + (op.code == 1 ? " trans " : " ") +
+               std::string(sdk::dtype_name(static_cast<unsigned>(op.dtype))) + " " + names[0] + "[" + names[1] + "]";
+      case OpKind::CopyCommit:
+        if (!unshown_fields_default(op, false, false, false, false)) return {};
+        return "copy_commit";
+      case OpKind::CopyWait:
+        if (!unshown_fields_default(op, false, false, true, false)) return {};
+        return "copy_wait " + std::to_string(op.attr);
       case OpKind::Unary:
         if (!typed || op.code == 0 || op.code >= KILN_UNARY_COUNT || !unshown_fields_default(op, true, true, false, false))
           return {};

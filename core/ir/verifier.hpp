@@ -8,12 +8,16 @@
 #include "kiln/ir/kernel.hpp"
 #include "kiln/result.hpp"
 
+#include <kiln/sdk/wire.hpp>
+
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace kiln::ir::verify_detail {
+
+using sdk::kMaxCopyWaitGroups;  // kernel_ir.h, COPY_WAIT: attr N in 0..7
 
 class Verifier {
  public:
@@ -42,6 +46,9 @@ class Verifier {
   bool check_mma(ValueId id, const Op& op);  // verify_mma.cpp
   bool check_subgroup_reduce(ValueId id, const Op& op);  // verify_subgroup.cpp
   bool check_bf16_dot(ValueId id, const Op& op);  // verify_bf16_dot.cpp
+  bool check_copy_async(ValueId id, const Op& op);       // verify_copy_async.cpp
+  bool check_load_matrix(ValueId id, const Op& op);      // verify_mma.cpp
+  bool check_warp_collective(ValueId id, const std::string& name);  // verify_mma.cpp
   bool check_alignment_and_range(ValueId id, const Op& op, const Op& memory);
 
   // Records a violation of `rule` at op `id`; returns false for chaining.

@@ -29,9 +29,11 @@ FieldUse field_use(OpKind kind) {
     case OpKind::Storage: return {true, true, false, true};
     case OpKind::Index: return {true, true, true, false};
     case OpKind::Barrier: return {false, true, false, false};
+    case OpKind::CopyCommit: return {false, false, false, false};
+    case OpKind::CopyWait: return {false, false, true, false};
     case OpKind::Unary: case OpKind::Binary: return {true, true, false, false};
     case OpKind::Insert: case OpKind::Extract: return {true, false, true, false};
-    case OpKind::Mma: case OpKind::SubgroupReduce: return {true, true, true, false};
+    case OpKind::Mma: case OpKind::SubgroupReduce: case OpKind::LoadMatrix: return {true, true, true, false};
     case OpKind::EndLoop: case OpKind::If: case OpKind::EndIf: return {false, false, false, false};
     default: return {true, false, false, false};
   }
@@ -107,7 +109,9 @@ bool Verifier::check_operands(ValueId id) {
     if (!def.has_result())
       return fail(id, "operand-value", which + " names op " + std::to_string(v) + " (" +
                                            std::string(kind_name(def.kind)) + "), which has no value");
-    const bool wants_memory = i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store);
+    const bool wants_memory =
+        i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::CopyAsync ||
+                   op.kind == OpKind::LoadMatrix);
     if (wants_memory && !def.is_memory())
       return fail(id, "operand-memory", "the memory operand %" + std::to_string(v) + " is not a buffer param or storage");
     if (!wants_memory && def.is_memory())

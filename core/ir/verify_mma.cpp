@@ -26,6 +26,11 @@ bool Verifier::check_mma(ValueId id, const Op& op) {
   if (type(op.src[1]) != b) return fail(id, "mma-type", name + ": B must be " + type_name(b) + ", got " + type_name(type(op.src[1])));
   if (type(op.src[2]) != c) return fail(id, "mma-type", name + ": C must be " + type_name(c) + ", got " + type_name(type(op.src[2])));
 
+  return check_warp_collective(id, name);
+}
+
+// A warp collective (MMA, LOAD_MATRIX): whole warps, warp-uniform control flow.
+bool Verifier::check_warp_collective(ValueId id, const std::string& name) {
   std::optional<std::int64_t> threads;
   for (ValueId i = 0; i < kernel_.size(); ++i)
     if (kernel_[i].kind == OpKind::Index && kernel_[i].scope() == Scope::Local && kernel_[i].attr == 0)
@@ -44,6 +49,27 @@ bool Verifier::check_mma(ValueId id, const Op& op) {
                                          " may differ between the threads of a warp (all 32 must execute it together)");
   }
   return true;
+}
+
+bool Verifier::check_load_matrix(ValueId id, const Op& op) {
+  const std::string name = "load_matrix x" + std::to_string(op.attr) + (op.code == 1 ? " trans" : "");
+  const Op& memory = kernel_[op.src[0]];
+  if (memory.kind != OpKind::Storage || memory.scope() != Scope::Local)
+    return fail(id, "load-matrix-source", name + " reads LOCAL storage, not %" + std::to_string(op.src[0]));
+  if (op.attr != 1 && op.attr != 2 && op.attr != 4)
+    return fail(id, "load-matrix-count", "load_matrix loads 1, 2 or 4 matrices, not " + std::to_string(op.attr));
+  if (op.code > 1) return fail(id, "load-matrix-count", "load_matrix's code is 0 or 1 (transposed), not " + std::to_string(op.code));
+  if (dtype_bytes(op.dtype) != 2 || op.dtype != memory.dtype || op.lanes != 2 * op.attr)
+    return fail(id, "load-matrix-type", name + " gives " + std::to_string(2 * op.attr) + " 16-bit elements of the storage's dtype (" +
+                                            std::string(dtype_name(memory.dtype)) + "), not " + type_name(type(id)));
+  if (!is_i64_scalar(op.src[1])) return fail(id, "index-type", "the row index must be i64, got " + type_name(type(op.src[1])));
+  if (const auto form = affine_form(kernel_, op.src[1]); form) {
+    bool residue_known = true;
+    for (const auto& [atom, coefficient] : form->terms) residue_known = residue_known && coefficient % 8 == 0;
+    if (residue_known && ((form->constant % 8) + 8) % 8 != 0)
+      return fail(id, "alignment", name + " needs row indices that are multiples of 8 (16 bytes)");
+  }
+  return check_warp_collective(id, name);
 }
 
 }  // namespace kiln::ir::verify_detail

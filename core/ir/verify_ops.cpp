@@ -39,6 +39,13 @@ bool Verifier::check_op(ValueId id) {
     case OpKind::Param: return check_param(id, op);
     case OpKind::Storage: return check_storage(id, op);
     case OpKind::Load: case OpKind::Store: return check_memory_access(id, op);
+    case OpKind::CopyAsync: return check_copy_async(id, op);
+    case OpKind::LoadMatrix: return check_load_matrix(id, op);
+    case OpKind::CopyWait:
+      if (op.attr > kMaxCopyWaitGroups)
+        return fail(id, "copy-wait-groups", "copy_wait leaves at most " + std::to_string(kMaxCopyWaitGroups) +
+                                                " groups pending, not " + std::to_string(op.attr));
+      return true;
     case OpKind::Index: return check_index(id, op);
     case OpKind::Loop:
       if (type(id) != ValueType{DType::I64, 1}) return fail(id, "loop-count", "a loop counter is i64, not " + tn(type(id)));

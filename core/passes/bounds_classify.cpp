@@ -51,7 +51,9 @@ class Classifier {
       ranges_[id] = detail::op_range(k_, id, current);
       for (std::size_t i = 0; i < op.operand_count(); ++i) {
         const ValueId v = op.src[i];
-        if (v >= id || (i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store))) continue;
+        if (v >= id || (i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::CopyAsync ||
+                                  op.kind == OpKind::LoadMatrix)))
+          continue;
         reads_memory_[id] = reads_memory_[id] || reads_memory_[v];
         symbolic_[id] = symbolic_[id] || symbolic_[v];
       }

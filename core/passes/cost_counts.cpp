@@ -174,7 +174,7 @@ class Counter {
       case OpKind::Barrier:
         w.barriers += times;
         return;
-      case OpKind::Load: case OpKind::Store:
+      case OpKind::Load: case OpKind::Store: case OpKind::CopyAsync: case OpKind::LoadMatrix:
         count_access(w, blocks, id, times);
         return;
       default:

@@ -84,8 +84,9 @@ Kernel eliminate_common_subexpressions(const Kernel& kernel, const DeviceInfo&) 
     switch (op.kind) {
       case OpKind::Loop:
         for (ValueId inner = id + 1; inner < n && blocks.encloses(id, inner); ++inner) {
-          if (kernel[inner].kind == OpKind::Store) bump(kernel[inner].src[0]);
-          if (kernel[inner].kind == OpKind::Barrier)
+          if (kernel[inner].kind == OpKind::Store || kernel[inner].kind == OpKind::CopyAsync) bump(kernel[inner].src[0]);
+          // A copy_wait writes whatever copies it covers.
+          if (kernel[inner].kind == OpKind::Barrier || kernel[inner].kind == OpKind::CopyWait)
             for (ValueId memory : memories) bump(memory);
         }
         rw.copy(id);
@@ -98,10 +99,10 @@ Kernel eliminate_common_subexpressions(const Kernel& kernel, const DeviceInfo&) 
       case OpKind::EndLoop: case OpKind::EndIf:
         table.close();
         return false;
-      case OpKind::Store:
+      case OpKind::Store: case OpKind::CopyAsync:
         bump(op.src[0]);
         return false;
-      case OpKind::Barrier:
+      case OpKind::Barrier: case OpKind::CopyWait:
         for (ValueId memory : memories) bump(memory);
         return false;
       default:

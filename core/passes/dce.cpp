@@ -42,8 +42,11 @@ std::vector<bool> live_ops(const Kernel& kernel, const ir::Blocks& blocks, const
       case OpKind::Param: case OpKind::Index:
         root = true;
         break;
-      case OpKind::Store:
+      case OpKind::Store: case OpKind::CopyAsync:
         root = !is_storage(kernel, op.src[0]) || storage_read[op.src[0]];
+        break;
+      case OpKind::CopyCommit: case OpKind::CopyWait:
+        root = true;
         break;
       case OpKind::Barrier:
         root = has_local_storage;
@@ -80,7 +83,8 @@ Kernel eliminate_dead_code(const Kernel& kernel, const DeviceInfo&) {
     grew = false;
     for (ValueId id = 0; id < n; ++id) {
       const ir::Op& op = kernel[id];
-      if (live[id] && op.kind == OpKind::Load && is_storage(kernel, op.src[0]) && !storage_read[op.src[0]]) {
+      const bool reads = op.kind == OpKind::Load || op.kind == OpKind::LoadMatrix;
+      if (live[id] && reads && is_storage(kernel, op.src[0]) && !storage_read[op.src[0]]) {
         storage_read[op.src[0]] = true;
         grew = true;
       }

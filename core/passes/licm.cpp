@@ -59,8 +59,9 @@ LoopFacts facts_of(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop)
   facts.runs = count && *count >= 1;
   for (ValueId id = loop + 1; id < kernel.size() && id < blocks.end[loop]; ++id) {
     const ir::Op& op = kernel[id];
-    if (op.kind == OpKind::Barrier) facts.has_barrier = true;
-    if (op.kind != OpKind::Store || op.src[0] >= kernel.size()) continue;
+    // A copy_wait writes LOCAL storage as a barrier publishes it.
+    if (op.kind == OpKind::Barrier || op.kind == OpKind::CopyWait) facts.has_barrier = true;
+    if ((op.kind != OpKind::Store && op.kind != OpKind::CopyAsync) || op.src[0] >= kernel.size()) continue;
     facts.stored[op.src[0]] = true;
     // Two GLOBAL_MUT params may be bound to one buffer: a store to one may
     // change what a load from another reads.

@@ -155,7 +155,9 @@ bool has_local_index(const Kernel& kernel) {
 
 bool has_barrier(const Kernel& kernel, ValueId first, ValueId last) {
   for (ValueId id = first; id < last && id < kernel.size(); ++id)
-    if (kernel[id].kind == OpKind::Barrier) return true;
+    // Copy groups order a thread's asynchronous copies as barriers order a group.
+    if (kernel[id].kind == OpKind::Barrier || kernel[id].kind == OpKind::CopyCommit || kernel[id].kind == OpKind::CopyWait)
+      return true;
   return false;
 }
 

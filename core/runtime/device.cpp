@@ -122,7 +122,11 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
   for (ir::ValueId id = 0; id < kernel.size(); ++id) {
     const unsigned kind = static_cast<unsigned>(kernel[id].kind);
     const unsigned dtype = static_cast<unsigned>(kernel[id].dtype);
-    if (kind >= sdk::kOpKinds1_0 && !state_->info().supports_op_kind(kind, dtype)) {
+    // COPY_COMMIT and COPY_WAIT have no dtype: they come with COPY_ASYNC.
+    const bool typeless_copy = kind == KILN_OP_COPY_COMMIT || kind == KILN_OP_COPY_WAIT;
+    const bool claimed = typeless_copy ? state_->info().op_kind_dtypes[KILN_OP_COPY_ASYNC] != 0
+                                       : state_->info().supports_op_kind(kind, dtype);
+    if (kind >= sdk::kOpKinds1_0 && !claimed) {
       Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" +
                                                        std::string(sdk::op_kind_name(kind)) + " " +
                                                        std::string(sdk::dtype_name(dtype)) +

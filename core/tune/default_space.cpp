@@ -34,6 +34,13 @@ SearchSpace make_default_space(Precision precision) {
            // shared memory); the same with 8 warps (64 x 32 each); k 32 in two stages;
            // small matrices' gathered fragments (4 warps of 32 x 32). Measured on the
            // H200 (docs/passes.md, mma_staged): 253, 234 and 172 TFLOP/s at 4096^3 f16.
+           // With asynchronous copies (cp.async, sm_80+), ldmatrix fragments and dynamic
+           // shared memory: 128 x 128 of 4 warps in 3 stages of k 64 and in 4 of k 32,
+           // 309 and 307 TFLOP/s at 4096^3 f16 on the H200 (docs/passes.md, mma_staged);
+           // 128 x 256 of 8 warps in 3 stages of k 32 (268) for other shapes.
+           "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3,async=1)",
+           "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=4,async=1)",
+           "mma_staged(bm=128,bn=256,bk=32,wm=2,wn=4,stages=3,async=1)",
            "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=1)",
            "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=4,stages=1)",
            "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)",
@@ -115,6 +122,8 @@ SearchSpace make_default_space(Precision precision) {
     // (a tf32 element is 4 bytes), measured by hand on the H200 at 4096^3
     // (docs/passes.md, mma_staged).
     for (const char* recipe : {
+             "mma_staged(bm=128,bn=256,bk=16,wm=2,wn=4,stages=4,async=1,tf32=1)",
+             "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=4,stages=3,async=1,tf32=1)",
              "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=1,tf32=1)",
              "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=4,stages=1,tf32=1)",
              "mma_staged(bm=128,bn=128,bk=16,wm=2,wn=2,stages=2,tf32=1)",

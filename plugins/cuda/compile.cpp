@@ -8,6 +8,8 @@
 
 #include <kiln/sdk/plugin_support.hpp>
 
+#include <utility>
+
 namespace kiln::cuda {
 
 namespace {
@@ -53,13 +55,22 @@ kiln_error* compile(kiln_compile_args* raw) {
     const std::span<const kiln_op> ops = sdk::kernel_ops(args.kernel);
     ProgramPtr p(new Program(&d), &release);
     p->params = sdk::collect_params(ops);
-    p->source = generate_cuda_source(ops);
+    CudaSource source = emit_cuda(ops);
+    p->source = std::move(source.text);
     const DeviceCode code = compile_cuda(state().nvrtc, p->source, d.cc_major, d.cc_minor, state().settings.nvrtc);
     p->target = code.target;
     ContextScope scope(d.context);
     p->module = load_module(code);
     check_cu(cu().cuModuleGetFunction(&p->function, p->module, kCudaKernelName), "cuModuleGetFunction",
              KILN_STATUS_COMPILE_FAILED);
+    // Past 48 KiB a function must opt in to its dynamic shared memory (up to
+    // the device's local_memory_bytes, the opt-in limit; the host checked it).
+    if (source.dynamic_shared_bytes > 0) {
+      p->dynamic_shared_bytes = static_cast<unsigned>(source.dynamic_shared_bytes);
+      check_cu(cu().cuFuncSetAttribute(p->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       static_cast<int>(p->dynamic_shared_bytes)),
+               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", KILN_STATUS_COMPILE_FAILED);
+    }
     args.program = reinterpret_cast<kiln_program*>(p.release());
     sdk::write_args(raw, args);
   });

@@ -81,6 +81,7 @@ struct Program {
   std::string source;
   std::string target;  // "sm_90" or "compute_90"
   std::vector<sdk::ParamSlot> params;
+  unsigned dynamic_shared_bytes = 0;  // passed to every launch
 };
 
 struct PluginState {

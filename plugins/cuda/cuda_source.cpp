@@ -2,12 +2,17 @@
 
 #include <kiln/sdk/c_emitter.hpp>
 
+#include <utility>
+
 namespace kiln::cuda {
 
-std::string generate_cuda_source(std::span<const kiln_op> ops) {
+CudaSource emit_cuda(std::span<const kiln_op> ops) {
   sdk::EmitOptions options;
   options.entry = kCudaKernelName;
-  return sdk::emit_c_family(ops, sdk::cuda_dialect(), options).source;
+  sdk::EmittedKernel emitted = sdk::emit_c_family(ops, sdk::cuda_dialect(), options);
+  return {std::move(emitted.source), emitted.dynamic_local_bytes};
 }
+
+std::string generate_cuda_source(std::span<const kiln_op> ops) { return emit_cuda(ops).text; }
 
 }  // namespace kiln::cuda

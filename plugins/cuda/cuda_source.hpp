@@ -5,6 +5,7 @@
 
 #include <kiln/kernel_ir.h>
 
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -12,8 +13,17 @@ namespace kiln::cuda {
 
 inline constexpr const char* kCudaKernelName = "kiln_kernel";
 
+struct CudaSource {
+  std::string text;
+  // Dynamic shared memory the launch passes (LOCAL storage past the 48 KiB
+  // of static __shared__ arrays); 0: none.
+  std::uint64_t dynamic_shared_bytes = 0;
+};
+
 // Throws PluginError(UNSUPPORTED, failed_op) for a kernel the dialect cannot
 // express.
+CudaSource emit_cuda(std::span<const kiln_op> ops);
+// The text alone.
 std::string generate_cuda_source(std::span<const kiln_op> ops);
 
 }  // namespace kiln::cuda

@@ -50,9 +50,11 @@ void describe(Device& d, int driver_version) {
   std::size_t total = 0;
   check_cu(cu().cuDeviceTotalMem(&total, d.handle), "cuDeviceTotalMem");
   info.memory_bytes = total;
-  // Static __shared__ arrays are limited to 48 KiB per block; the opt-in
-  // maximum (227 KiB on Hopper) needs dynamic shared memory.
-  info.local_memory_bytes = static_cast<std::uint64_t>(KILN_ATTR(d.handle, MAX_SHARED_MEMORY_PER_BLOCK));
+  // The opt-in maximum (227 KiB on Hopper, 163 KiB on the A100): static
+  // __shared__ arrays stop at 48 KiB, so a kernel with more LOCAL storage is
+  // emitted with one dynamic buffer (the dialect's dynamic_local_above) and
+  // compile opts its function in (cuFuncSetAttribute).
+  info.local_memory_bytes = static_cast<std::uint64_t>(KILN_ATTR(d.handle, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
   info.max_local_threads = static_cast<std::uint32_t>(KILN_ATTR(d.handle, MAX_THREADS_PER_BLOCK));
   // A thread's share of the register file when a full block runs (32-bit registers).
   const int registers = KILN_ATTR(d.handle, MAX_REGISTERS_PER_BLOCK);
@@ -76,6 +78,10 @@ void describe(Device& d, int driver_version) {
     sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_F16);
     sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
     sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
+    // COPY_ASYNC is cp.async.cg (16 bytes, global -> shared, sm_80+).
+    sdk::set_copy_async(info);
+    // LOAD_MATRIX is ldmatrix.sync.aligned.m8n8 (sm_75+).
+    sdk::set_load_matrix(info);
   }
   // SUBGROUP_REDUCE is __shfl_xor_sync (every arch kiln runs on): a block's
   // warps are 32 consecutive linear thread ids.

@@ -25,7 +25,7 @@ namespace kiln::cuda {
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) X(cuMemAlloc) X(cuMemFree) \
   X(cuMemGetInfo) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)            \
   X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuLaunchHostFunc) X(cuModuleLoadDataEx) X(cuModuleUnload)     \
-  X(cuModuleGetFunction) X(cuLaunchKernel)
+  X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel)
 
 struct DriverApi {
 #define KILN_CU_MEMBER(name) decltype(&::name) name = nullptr;

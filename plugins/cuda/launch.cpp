@@ -78,7 +78,7 @@ Grid grid_of(const kiln_launch_args& args) {
 
 void enqueue(const Device& d, const Program& p, const Grid& g, KernelParams& params) {
   check_cu(cu().cuLaunchKernel(p.function, g.blocks[0], g.blocks[1], g.blocks[2], g.threads[0], g.threads[1],
-                               g.threads[2], 0, d.stream, params.get(), nullptr),
+                               g.threads[2], p.dynamic_shared_bytes, d.stream, params.get(), nullptr),
            "cuLaunchKernel", KILN_STATUS_LAUNCH_FAILED);
 }
 

@@ -158,6 +158,11 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
     sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
     info.vector_widths |= (1u << 2) | (1u << 4) | (1u << 8);
   }
+  // COPY_ASYNC (with COPY_COMMIT and COPY_WAIT) likewise: the interpreter
+  // writes a copy at the wait that covers it, as late as a device may.
+  if (o.get_bool("copy_async", false)) sdk::set_copy_async(info);
+  // LOAD_MATRIX likewise (the warp's 8 x 8 matrix loads).
+  if (o.get_bool("load_matrix", false)) sdk::set_load_matrix(info);
 
   // SUBGROUP_REDUCE likewise, when asked (the tests that exercise it and
   // its tiled_reduce form), in subgroups of warp_size (2..64).

@@ -73,3 +73,80 @@ TEST(CudaMmaStaged, TheStagedKernelsCompileForSm80AndSm90) {
     }
   }
 }
+
+// With asynchronous copies and matrix loads (claimed as the plugin does on
+// sm_80+) and the opt-in shared memory of an sm_90 (227 KiB): cp.async
+// copies, commit and wait groups, the zero-filling form at the edges,
+// ldmatrix (x4, x4.trans), and dynamic shared memory once the tiles pass
+// 48 KiB; NVRTC compiles each for sm_80 and sm_90.
+TEST(CudaMmaStaged, AsyncCopiesAndDynamicSharedMemoryCompileForSm80AndSm90) {
+  kiln::DeviceInfo device = mma_device();
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32}) device.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << dt;
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) device.op_kind_dtypes[KILN_OP_LOAD_MATRIX] |= 1u << dt;
+  device.local_memory_bytes = 227 * 1024;
+  struct Case {
+    const char* dtype;
+    kiln::kernels::KernelSize size;
+    const char* step;
+    bool dynamic;  // LOCAL storage past 48 KiB
+  };
+  const Case cases[] = {
+      {"f16", {.m = 256, .n = 256, .k = 256}, "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)", false},
+      {"f16", {.m = 256, .n = 512, .k = 256}, "mma_staged(bm=128,bn=256,bk=32,wm=2,wn=4,stages=3)", true},
+      {"bf16", {.m = 256, .n = 256, .k = 256}, "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)", true},
+      {"f16", {.m = 1000, .n = 1000, .k = 1000}, "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=4)", true},  // zero fill
+      {"f32", {.m = 256, .n = 256, .k = 256}, "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=4,stages=3,tf32=1)", true},
+  };
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.dtype) + " " + c.step);
+    const auto dtype = kiln::ir::dtype_from_name(c.dtype);
+    ASSERT_TRUE(dtype);
+    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, *dtype);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
+    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device);
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    try {
+      const CudaSource source = emit_cuda(optimized->to_wire());
+      EXPECT_NE(source.text.find("cp.async.cg.shared.global"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("cp.async.commit_group"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("cp.async.wait_group"), std::string::npos) << source.text;
+      if (c.size.m % 128 != 0) {
+        EXPECT_NE(source.text.find(" ? 16 : 0)"), std::string::npos) << source.text;
+      }
+      EXPECT_EQ(source.text.find("extern __shared__") != std::string::npos, c.dynamic) << source.text;
+      if (std::string(c.dtype) != "f32") {  // fragments by ldmatrix (b16 only)
+        EXPECT_NE(source.text.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << source.text;
+        EXPECT_NE(source.text.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos) << source.text;
+      }
+      EXPECT_EQ(source.dynamic_shared_bytes > 48 * 1024, c.dynamic) << source.dynamic_shared_bytes;
+      for (int major : {8, 9}) {
+        const DeviceCode code = compile_cuda(nvrtc, source.text, major, 0, options);
+        EXPECT_TRUE(code.is_cubin) << major;
+      }
+    } catch (const kiln::sdk::PluginError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+// Register staging with ldmatrix reads (stages=1): the tiles' stores into
+// shared memory stay (dead-code elimination once dropped stores into LOCAL
+// storage that only LOAD_MATRIX read: the H200 then multiplied garbage).
+TEST(CudaMmaStaged, LdmatrixReadTilesAreStillWritten) {
+  kiln::DeviceInfo device = mma_device();
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) device.op_kind_dtypes[KILN_OP_LOAD_MATRIX] |= 1u << dt;
+  const auto kernel = kiln::kernels::make_standard_kernel("matmul", {.m = 256, .n = 256, .k = 256}, kiln::ir::DType::F16);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
+  const auto optimized = kiln::passes::optimize(
+      kernel->kernel, kiln::passes::parse_sequence("mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=1)").value(), device);
+  ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+  const std::string source = generate_cuda_source(optimized->to_wire());
+  EXPECT_NE(source.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << source;
+  // A's two 16-byte chunks per thread and B's pair-interleaved pieces, stored into the shared tiles.
+  std::size_t stores = 0;
+  for (std::size_t at = source.find("*(kiln_u16x8*)("); at != std::string::npos; at = source.find("*(kiln_u16x8*)(", at + 1)) ++stores;
+  EXPECT_GE(stores, 4u) << source;
+}

@@ -73,6 +73,46 @@ inline constexpr std::string_view kMma = R"(%0 = param 0 global f16[256]
 store f32x4 %3[%9], %21
 )";
 
+// COPY_ASYNC, COPY_COMMIT and COPY_WAIT (appended in ABI 1.1): each of 64
+// threads copies a 16-byte chunk of x into LOCAL storage, waits for it, and
+// after the barrier reads the chunk thread 63 - t copied.
+inline constexpr std::string_view kCopyAsync = R"(%0 = param 0 global f32[256]
+%1 = param 1 global_mut f32[256]
+%2 = storage local f32[256]
+%3 = const i64 64
+%4 = index local 0 %3
+%5 = const i64 4
+%6 = mul i64 %4, %5
+%7 = load f32x4 %0[%6]
+copy_async f32x4 %2[%6], %7
+copy_commit
+copy_wait 0
+barrier
+%12 = const i64 63
+%13 = sub i64 %12, %4
+%14 = mul i64 %13, %5
+%15 = load f32x4 %2[%14]
+store f32x4 %1[%6], %15
+)";
+
+// LOAD_MATRIX (appended in ABI 1.1): 32 threads write a LOCAL f16 tile and
+// read it back with the warp's matrix loads, each count and form.
+inline constexpr std::string_view kLoadMatrix = R"(%0 = param 0 global f16[256]
+%1 = param 1 global_mut f16[256]
+%2 = storage local f16[256]
+%3 = const i64 32
+%4 = index local 0 %3
+%5 = const i64 8
+%6 = mul i64 %4, %5
+%7 = load f16x8 %0[%6]
+store f16x8 %2[%6], %7
+barrier
+%10 = load_matrix x4 f16 %2[%6]
+%11 = load_matrix x2 trans f16 %2[%6]
+%12 = load_matrix x1 f16 %2[%6]
+store f16x8 %1[%6], %10
+)";
+
 // SUBGROUP_REDUCE (appended in ABI 1.1), each reduction, over a 16 x 4
 // group (subgroups follow the linear local id).
 inline constexpr std::string_view kSubgroupReduce = R"(%0 = param 0 global_mut f32[64]

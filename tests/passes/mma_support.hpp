@@ -7,14 +7,19 @@
 #include "passes/opt_perf_support.hpp"
 
 #include <memory>
+#include <string>
 
 namespace kiln::passes::test {
 
-// The dummy plugin alone, its one device claiming the MMA op and features.
+// The dummy plugin alone, with two devices: dummy:0 claims the MMA op and
+// features; dummy:1 also the asynchronous copies, the warp's matrix loads
+// and an sm_90's 227 KiB of LOCAL memory per group (as the CUDA plugin on an
+// H200). One runtime: a process loads the plugin once, with one set of options.
 inline const Runtime* mma_runtime() {
   static const std::unique_ptr<Runtime> runtime = []() -> std::unique_ptr<Runtime> {
     Result<Config> config = parse_config(
-        R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"mma": true}]}},
+        R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"mma": true},
+              {"mma": true, "copy_async": true, "load_matrix": true, "local_memory_bytes": 232448}]}},
                         "c": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
                         "cuda": {"enabled": false}}})",
         "mma-tile-test-config.json");
@@ -26,13 +31,15 @@ inline const Runtime* mma_runtime() {
   return runtime.get();
 }
 
-// The dummy's MMA device, or nullptr (the test then fails: the dummy is always built with the tests).
-inline const DeviceInfo* mma_device_info() {
+// The dummy's MMA device (with `async`, the one with copies and matrix
+// loads), or nullptr (the test then fails: the dummy is always built with the tests).
+inline const DeviceInfo* mma_device_info(bool async = false) {
   const Runtime* runtime = mma_runtime();
   if (runtime == nullptr) return nullptr;
   const PluginRecord* record = runtime->plugin("dummy");
-  if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.empty()) return nullptr;
-  return &record->devices.front();
+  const std::size_t index = async ? 1 : 0;
+  if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.size() <= index) return nullptr;
+  return &record->devices[index];
 }
 
 // The GPU preset with the MMA op and its three features claimed.
@@ -49,8 +56,8 @@ inline DeviceInfo mma_preset() {
 // untuned kernel on the interpreter (same random inputs); "" when equal
 // within `tolerance`.
 inline std::string differs_on_dummy(const kernels::StandardKernel& k, std::string_view step, double tolerance = 0,
-                             std::uint64_t seed = 5) {
-  const DeviceInfo* info = mma_device_info();
+                             std::uint64_t seed = 5, bool async = false) {
+  const DeviceInfo* info = mma_device_info(async);
   if (info == nullptr) return "the dummy's MMA device is not there";
   const ir::Kernel after = applied(k.kernel, step, *info);
   const Device device = mma_runtime()->device(info->id).value();

@@ -104,7 +104,11 @@ TEST(MmaStaged, RefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=64,bn=64,wm=2,wn=2)", mma_preset()), HasSubstr("missing parameter 'bk'"));
   EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=64,bn=64,bk=24,wm=2,wn=2)", mma_preset()), HasSubstr("bk must be"));
   EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=3)", mma_preset()),
-              HasSubstr("stages must be 1 or 2"));
+              HasSubstr("3 or 4 stages need async copies"));
+  EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=5)", mma_preset()),
+              HasSubstr("stages must be 1 to 4"));
+  EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,async=1)", mma_preset()),
+              HasSubstr("async=1 needs a device with asynchronous copies"));
   EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=48,bn=64,bk=32,wm=2,wn=2)", mma_preset()),
               HasSubstr("multiple of 16 * wm"));
   EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=256,bn=256,bk=64,wm=2,wn=4)", mma_preset()), HasSubstr("LOCAL bytes"));
@@ -115,4 +119,76 @@ TEST(MmaStaged, RefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(standard("sum-rows", {.m = 64, .n = 64}, ir::DType::F16).kernel,
                                  "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2)", mma_preset()),
               HasSubstr("not a matrix product"));
+}
+
+// With asynchronous copies (the dummy with "copy_async": true, as the CUDA
+// plugin on sm_80+): multi-buffered tiles filled by copy_async, one barrier
+// per step, bit for bit the untuned kernel; 3 and 4 stages; zeros past the
+// edges (the copies' zero fill); dynamic LOCAL memory past 48 KiB.
+TEST(MmaStaged, AsyncCopiesMatchTheUntunedKernelExactlyOnTheDummy) {
+  struct Case {
+    kernels::KernelSize size;
+    std::string_view step;
+  };
+  const Case cases[] = {
+      {{.m = 64, .n = 64, .k = 128}, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=2)"},
+      {{.m = 64, .n = 64, .k = 128}, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=3)"},
+      {{.m = 64, .n = 128, .k = 96}, "mma_staged(bm=64,bn=128,bk=16,wm=2,wn=2,stages=4)"},  // 6 steps, 4 buffers
+      {{.m = 32, .n = 64, .k = 32}, "mma_staged(bm=32,bn=64,bk=32,wm=1,wn=2,stages=4)"},    // one step: two empty groups
+      // Every side guarded, in whole 16-byte chunks (M, N, K multiples of 8).
+      {{.m = 40, .n = 48, .k = 72}, "mma_staged(bm=32,bn=32,bk=32,wm=2,wn=1,stages=3)"},
+      {{.m = 24, .n = 40, .k = 56}, "mma_staged(bm=16,bn=32,bk=16,wm=1,wn=1,stages=2,async=1)"},
+      // 128 x 128, bk 64, 3 stages: 107 KiB of LOCAL memory.
+      {{.m = 128, .n = 128, .k = 192}, "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)"},
+      // An odd count of B tiles per warp (the last read by ldmatrix.x2.trans).
+      {{.m = 32, .n = 48, .k = 64}, "mma_staged(bm=32,bn=24,bk=32,wm=1,wn=1,stages=3)"},
+      // Without the matrix loads; and register staging with them (A only).
+      {{.m = 64, .n = 64, .k = 128}, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=3,ldmatrix=0)"},
+      {{.m = 40, .n = 48, .k = 72}, "mma_staged(bm=32,bn=32,bk=32,wm=2,wn=1,stages=2,async=0)"},
+      {{.m = 64, .n = 64, .k = 64}, "mma_staged(bm=64,bn=64,bk=32,wm=2,wn=2,stages=1)"},
+  };
+  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16})
+    for (const Case& c : cases) {
+      SCOPED_TRACE(case_name("matmul", c.size, dtype, c.step));
+      EXPECT_EQ(differs_on_dummy(standard("matmul", c.size, dtype), c.step, 0, 5, true), "");
+    }
+  // tf32 (B was [k][n] already) and the transposed-B product (B k-fastest:
+  // no 16-byte chunks along n, so register staging).
+  EXPECT_EQ(differs_on_dummy(standard("matmul", {.m = 64, .n = 64, .k = 64}),
+                             "mma_staged(bm=64,bn=64,bk=16,wm=2,wn=2,stages=3,tf32=1)", 1e-2, 5, true),
+            "");
+  EXPECT_EQ(differs_on_dummy(standard("matmul-bt", {.m = 48, .n = 40, .k = 37}, ir::DType::F16),
+                             "mma_staged(bm=32,bn=32,bk=16,wm=2,wn=2,stages=2)", 0, 5, true),
+            "");
+}
+
+TEST(MmaStaged, AsyncCopiesReplaceTheRegisterStaging) {
+  const DeviceInfo* info = mma_device_info(true);
+  ASSERT_NE(info, nullptr);
+  const kernels::StandardKernel k = standard("matmul", {.m = 256, .n = 256, .k = 128}, ir::DType::F16);
+  const std::string printed = ir::print(applied(k.kernel, "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=3)", *info));
+  // Three stages of A (128 rows of 32 + 8) and of B (32 k rows of 128 + 8).
+  EXPECT_THAT(printed, HasSubstr("storage local f16[15360]"));
+  EXPECT_THAT(printed, HasSubstr("storage local f16[13056]"));
+  EXPECT_THAT(printed, HasSubstr("copy_async f16x8 %"));
+  EXPECT_THAT(printed, HasSubstr("  copy_wait 1\n  barrier\n"));
+  EXPECT_THAT(printed, HasSubstr("load_matrix x4 f16 %"));        // A's fragments
+  EXPECT_THAT(printed, HasSubstr("load_matrix x4 trans f16 %"));  // two B fragments each
+  EXPECT_THAT(printed, ::testing::Not(HasSubstr("store f16x8 %")));  // nothing staged through registers
+  // async=0 keeps the register staging (two stages at most).
+  const std::string registers = ir::print(applied(k.kernel, "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2,async=0)", *info));
+  EXPECT_THAT(registers, ::testing::Not(HasSubstr("copy_async")));
+  EXPECT_THAT(step_error_message(k.kernel, "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=3,async=0)", *info),
+              HasSubstr("3 or 4 stages need async copies"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 17, .k = 64}, ir::DType::F16).kernel,
+                                 "mma_staged(bm=64,bn=32,bk=32,wm=2,wn=2,stages=3,async=1)", *info),
+              HasSubstr("16-byte chunks"));
+  // Where the device copies asynchronously the configs' two stages are
+  // async (now that LOCAL memory holds bk 64 twice); the deep pipelines are
+  // recipes only (a config equal to a recipe hides the recipe from the tuner).
+  const kernels::StandardKernel big = standard("matmul", {.m = 512, .n = 512, .k = 256}, ir::DType::F16);
+  const std::vector<std::string> configs = config_texts(mma_staged(), big.kernel, *info);
+  ASSERT_FALSE(configs.empty());
+  EXPECT_EQ(configs.front(), "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)");
+  for (const std::string& config : configs) EXPECT_THAT(config, ::testing::Not(HasSubstr("stages=3")));
 }

@@ -257,7 +257,57 @@ typedef enum kiln_op_kind {
    * op_kind_dtypes[KILN_OP_BF16_PAIR] for U32) to be sent these. */
   KILN_OP_DOT_BF16 = 23,
 
-  KILN_OP_KIND_COUNT = 24
+  /* COPY_ASYNC: an asynchronous copy into LOCAL storage (PTX cp.async):
+   * src[0] = LOCAL STORAGE, src[1] = element index (i64 scalar), src[2] =
+   * the value, as STORE (dtype/lanes = the value's, lanes a multiple of the
+   * alignment rule of LOAD; exactly 16 bytes: lanes * element size = 16).
+   * No result. The copy belongs to the issuing thread's open copy group
+   * (closed by COPY_COMMIT). Its elements are written at some moment
+   * between the op and the COPY_WAIT of the same thread that covers its
+   * group; until then no thread may read or write them (a kernel bug: the
+   * reference interpreter writes them at that COPY_WAIT and, when it checks
+   * storage, reports any access before). Other threads see them after the
+   * COPY_WAIT and a BARRIER, as any LOCAL write.
+   * A device emits it as a hardware copy when the value is a LOAD of a
+   * read-only (GLOBAL) param, or SELECT(c, that LOAD, zeros) (the zeros
+   * written where c is false), and may write any other value at once (a
+   * correct kernel cannot tell). A device claims
+   * op_kind_dtypes[KILN_OP_COPY_ASYNC] for each dtype it copies; such a
+   * device runs COPY_COMMIT and COPY_WAIT too. */
+  KILN_OP_COPY_ASYNC = 24,
+
+  /* COPY_COMMIT: no operands, no result, no dtype. Closes the issuing
+   * thread's open group of COPY_ASYNC ops (an empty group is allowed); a
+   * later COPY_ASYNC opens the next. */
+  KILN_OP_COPY_COMMIT = 25,
+
+  /* COPY_WAIT: no operands, no result, no dtype; attr = N (0..7). The
+   * thread waits until at most N of its committed copy groups, the most
+   * recent ones, are pending: every copy of the older groups has written
+   * its elements. Copies not yet committed are not waited for. */
+  KILN_OP_COPY_WAIT = 26,
+
+  /* LOAD_MATRIX: a warp-collective load of 8 x 8 matrices of 16-bit
+   * elements from LOCAL storage (PTX ldmatrix.m8n8.b16), each thread
+   * receiving the fragment an MMA operand wants. src[0] = LOCAL STORAGE of
+   * a 16-bit dtype (f16, bf16, u16, i16), src[1] = this thread's row index
+   * (i64 scalar, a multiple of 8): row r of matrix j is the 8 consecutive
+   * elements at the index thread 8j + r of the warp gives (lane = thread id
+   * on LOCAL axis 0 mod 32; lanes 8 * attr and up give none, their index is
+   * not read). attr = the number of matrices, 1, 2 or 4; code = 1 for the
+   * transposed form (.trans), else 0. dtype = the storage's, lanes =
+   * 2 * attr. With g = lane / 4, t = lane % 4 and row(j, r) the index lane
+   * 8j + r gives, element 2j + e (e = 0, 1) of the result is
+   *   code 0:  memory[row(j, g) + 2t + e]
+   *   code 1:  memory[row(j, 2t + e) + g]
+   * e.g. A of m16n8k16 from a row-major tile with attr 4, B from a [k][n]
+   * tile with code 1. Collective over the warp, as MMA (never under
+   * warp-varying control flow; LOCAL axis 0 a multiple of 32 threads).
+   * Sent to a device that claims op_kind_dtypes[KILN_OP_LOAD_MATRIX] for
+   * the dtype. */
+  KILN_OP_LOAD_MATRIX = 27,
+
+  KILN_OP_KIND_COUNT = 28
 } kiln_op_kind;
 
 /* MMA shapes (KILN_OP_MMA code). */

@@ -475,6 +475,35 @@ std::string cuda_shuffle_xor(const Dialect& d, const SubgroupShuffle& s) {
          std::to_string(s.width) + "))";
 }
 
+// COPY_ASYNC as cp.async.cg (sm_80+: 16 bytes, bypassing L1), the shared
+// address converted in PTX (cvta.to.shared) so no header is needed; the
+// "memory" clobbers keep the compiler from moving shared accesses across
+// the copy, its commit and its wait.
+std::string cuda_copy_async(std::string_view local, std::string_view global, std::string_view source_bytes) {
+  const std::string size = source_bytes.empty() ? "" : ", %2";
+  std::string out = "asm volatile(\"{ .reg .u64 s; cvta.to.shared.u64 s, %0; cp.async.cg.shared.global [s], [%1], 16" + size +
+                    "; }\" :: \"l\"(" + std::string(local) + "), \"l\"(" + std::string(global) + ")";
+  if (!source_bytes.empty()) out += ", \"r\"((unsigned int)" + std::string(source_bytes) + ")";
+  return out + " : \"memory\");";
+}
+std::string cuda_copy_commit() { return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"; }
+std::string cuda_copy_wait(unsigned pending_groups) {
+  return "asm volatile(\"cp.async.wait_group " + std::to_string(pending_groups) + ";\" ::: \"memory\");";
+}
+
+// LOAD_MATRIX as ldmatrix.sync.aligned.m8n8 (sm_75+), the shared address
+// converted in PTX as for cp.async.
+std::string cuda_load_matrix(std::string_view registers, unsigned count, bool transposed, std::string_view address) {
+  std::string outputs, names;
+  for (unsigned j = 0; j < count; ++j) {
+    names += (j ? ", %" : "%") + std::to_string(j);
+    outputs += (j ? ", \"=r\"(" : "\"=r\"(") + std::string(registers) + "[" + std::to_string(j) + "])";
+  }
+  return "asm volatile(\"{ .reg .u64 s; cvta.to.shared.u64 s, %" + std::to_string(count) +
+         "; ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (transposed ? ".trans" : "") +
+         ".shared.b16 {" + names + "}, [s]; }\" : " + outputs + " : \"l\"(" + std::string(address) + ") : \"memory\");";
+}
+
 constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {
   std::uint32_t mask = 0;
   for (unsigned n : lanes) mask |= 1u << n;
@@ -618,6 +647,7 @@ const Dialect& cuda_dialect() {
       .unary_f64 = kCudaF64,
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
       .local_storage_prefix = "__shared__ ",
+      .dynamic_local_above = 48 * 1024,
       .barrier = "__syncthreads();",
       .raw_halves = true,
       .cast = c_cast,
@@ -636,6 +666,10 @@ const Dialect& cuda_dialect() {
       .mma = cuda_mma,
       .half_conversion = cuda_half_conversion,
       .shuffle_xor = cuda_shuffle_xor,
+      .copy_async = cuda_copy_async,
+      .copy_commit = cuda_copy_commit,
+      .copy_wait = cuda_copy_wait,
+      .load_matrix = cuda_load_matrix,
   };
   return d;
 }

@@ -44,6 +44,7 @@ class Emitter {
 
   EmittedKernel run() {
     collect_shape();
+    plan_dynamic_local();
     if (d_.raw_halves) find_raw_halves();
     for (std::uint32_t id = 0; id < ops_.size(); ++id) emit(id);
     if (!open_blocks_.empty()) {
@@ -52,6 +53,7 @@ class Emitter {
     }
     EmittedKernel out;
     out.shape = shape_;
+    out.dynamic_local_bytes = dynamic_local_bytes_;
     out.source = d_.prelude(d_, shape_);
     for (const auto& [dt, lanes] : vector_types_) out.source += d_.vector_typedef(d_, dt, lanes);
     out.source += globals_;
@@ -77,6 +79,20 @@ class Emitter {
   std::vector<std::uint32_t> open_blocks_;
   std::set<std::pair<unsigned, unsigned>> vector_types_;
   std::vector<bool> raw_;  // Dialect::raw_halves: the op's f16/bf16 value is held as its bits (U16)
+  std::uint64_t dynamic_local_bytes_ = 0;  // > 0: LOCAL storage lives in one dynamic buffer
+  std::uint64_t next_local_offset_ = 0;
+
+  // LOCAL storage past the dialect's static limit goes into one dynamic
+  // buffer, each piece 16-byte aligned (vector accesses of 16 bytes).
+  static std::uint64_t aligned16(std::uint64_t bytes) { return (bytes + 15) / 16 * 16; }
+  void plan_dynamic_local() {
+    if (d_.dynamic_local_above == 0) return;
+    std::uint64_t total = 0;
+    for (const kiln_op& op : ops_)
+      if (op.kind == KILN_OP_STORAGE && op.code == KILN_SCOPE_LOCAL && dtype_valid(op.dtype) && op.imm <= (1u << 30))
+        total += aligned16(op.imm * dtype_bytes(op.dtype));
+    if (total > d_.dynamic_local_above) dynamic_local_bytes_ = total;
+  }
 
   bool raw(std::uint32_t id) const { return id < raw_.size() && raw_[id]; }
 
@@ -90,7 +106,7 @@ class Emitter {
       const kiln_op& op = ops_[id];
       switch (op.kind) {
         case KILN_OP_CONST: case KILN_OP_LOAD: case KILN_OP_VEC_BROADCAST: case KILN_OP_VEC_INSERT:
-        case KILN_OP_VEC_EXTRACT: case KILN_OP_SELECT: candidate[id] = is_half(op.dtype); break;
+        case KILN_OP_VEC_EXTRACT: case KILN_OP_SELECT: case KILN_OP_LOAD_MATRIX: candidate[id] = is_half(op.dtype); break;
         default: break;
       }
     }
@@ -103,7 +119,7 @@ class Emitter {
         if (src >= id) continue;  // malformed: emit() rejects it
         bool takes_raw = false;
         switch (op.kind) {
-          case KILN_OP_STORE: takes_raw = i == 2; break;
+          case KILN_OP_STORE: case KILN_OP_COPY_ASYNC: takes_raw = i == 2; break;
           case KILN_OP_MMA: takes_raw = i < 2; break;
           case KILN_OP_VEC_BROADCAST: case KILN_OP_VEC_EXTRACT: takes_raw = raw_[id]; break;
           case KILN_OP_VEC_INSERT: takes_raw = raw_[id]; break;
@@ -275,6 +291,7 @@ class Emitter {
         break;
       default: break;
     }
+    if (raw(id) && op.kind == KILN_OP_LOAD_MATRIX) return emit_load_matrix(id, op);
     if (raw(id)) return emit_raw(id, op);
     switch (op.kind) {
       case KILN_OP_CONST: {
@@ -335,6 +352,14 @@ class Emitter {
       case KILN_OP_SUBGROUP_REDUCE: return emit_subgroup_reduce(id, op);
       case KILN_OP_BF16_PAIR: return emit_bf16_pair(id, op);
       case KILN_OP_DOT_BF16: return emit_dot_bf16(id, op);
+      case KILN_OP_COPY_ASYNC: return emit_copy_async(id, op);
+      case KILN_OP_LOAD_MATRIX: return emit_load_matrix(id, op);
+      case KILN_OP_COPY_COMMIT:
+        line(d_.copy_commit != nullptr ? d_.copy_commit() : "/* copy_commit: copies are plain stores */");
+        return;
+      case KILN_OP_COPY_WAIT:
+        line(d_.copy_wait != nullptr ? d_.copy_wait(op.attr) : "/* copy_wait: copies are plain stores */");
+        return;
       default:
         reject(id, KILN_STATUS_UNSUPPORTED, "op kind " + std::to_string(op.kind) + " is unknown");
     }
@@ -477,6 +502,13 @@ class Emitter {
       reject(id, KILN_STATUS_INVALID_ARGUMENT, "storage scope must be LOCAL or REGISTER");
     const std::string array = std::string(d_.storage_types[op.dtype]) + " " + var(id) + "[" + std::to_string(op.imm) + "];";
     if (op.code == KILN_SCOPE_REGISTER) return line(array);
+    if (dynamic_local_bytes_ > 0) {
+      if (next_local_offset_ == 0) line("extern __shared__ __align__(16) unsigned char kiln_dynamic_local[];");
+      const std::string type(d_.storage_types[op.dtype]);
+      line(type + "* const " + var(id) + " = (" + type + "*)(kiln_dynamic_local + " + std::to_string(next_local_offset_) + ");");
+      next_local_offset_ += aligned16(op.imm * dtype_bytes(op.dtype));
+      return;
+    }
     if (d_.local_storage_global) globals_ += std::string(d_.local_storage_prefix) + array + "\n";
     else line(std::string(d_.local_storage_prefix) + array);
   }
@@ -516,6 +548,60 @@ class Emitter {
     std::vector<std::string> lanes;
     for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.from_storage(op.dtype, element(op, k)));
     define(id, type, d_.vector_literal(type, lanes));
+  }
+
+  // COPY_ASYNC: the dialect's hardware copy when the value is a LOAD of a
+  // read-only buffer, or SELECT(c, that LOAD, zeros); else a plain STORE.
+  void emit_copy_async(std::uint32_t id, const kiln_op& op) {
+    const kiln_op& mem = memory_operand(id, true);
+    if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "copies go into LOCAL storage");
+    const kiln_op& value = value_operand(id, 2);
+    if (value.lanes * dtype_bytes(op.dtype) != kCopyAsyncBytes || value.lanes != op.lanes || value.dtype != op.dtype)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "a copy moves 16 bytes of the storage's dtype");
+    if (d_.copy_async != nullptr) {
+      std::uint32_t load = op.src[2];
+      std::string source_bytes;
+      if (value.kind == KILN_OP_SELECT && ops_[value.src[0]].lanes == 1 && zero_vector(value.src[2])) {
+        load = value.src[1];
+        source_bytes = "(" + var(value.src[0]) + " ? " + std::to_string(kCopyAsyncBytes) + " : 0)";
+      }
+      const kiln_op& source = ops_[load];
+      if (source.kind == KILN_OP_LOAD && source.lanes == op.lanes && ops_[source.src[0]].kind == KILN_OP_PARAM &&
+          ops_[source.src[0]].code == KILN_PARAM_GLOBAL) {
+        const std::string local = "(" + var(op.src[0]) + " + " + var(op.src[1]) + ")";
+        const std::string global = "(" + var(source.src[0]) + " + " + var(source.src[1]) + ")";
+        return line(d_.copy_async(local, global, source_bytes));
+      }
+    }
+    emit_store(id, op);
+  }
+
+  // LOAD_MATRIX: the dialect's statement into registers, then the vector
+  // (raw: the halves as they are; else each converted from storage).
+  void emit_load_matrix(std::uint32_t id, const kiln_op& op) {
+    if (d_.load_matrix == nullptr) unsupported(id, "load_matrix (warp 8 x 8 matrix loads) is not available");
+    const kiln_op& mem = memory_operand(id, false);
+    if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL || dtype_bytes(op.dtype) != 2 ||
+        (op.attr != 1 && op.attr != 2 && op.attr != 4) || op.lanes != 2 * op.attr || op.code > 1)
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "load_matrix reads 1, 2 or 4 matrices of 16-bit LOCAL storage");
+    const std::string registers = var(id) + "_r";
+    line("unsigned int " + registers + "[" + std::to_string(op.attr) + "];");
+    line(d_.load_matrix(registers, op.attr, op.code == 1, "(" + var(op.src[0]) + " + " + var(op.src[1]) + ")"));
+    const bool bits = raw(id);
+    const std::string type = value_type(id, bits ? unsigned{KILN_DTYPE_U16} : unsigned{op.dtype}, op.lanes);
+    std::vector<std::string> lanes;
+    for (unsigned e = 0; e < op.lanes; ++e) {
+      const std::string half = "(unsigned short)(" + registers + "[" + std::to_string(e / 2) + "]" + (e % 2 ? " >> 16)" : ")");
+      lanes.push_back(bits ? half : spell_.from_storage(op.dtype, half));
+    }
+    define(id, type, d_.vector_literal(type, lanes));
+  }
+
+  // A vector of zero bits: a BROADCAST of a CONST 0.
+  bool zero_vector(std::uint32_t v) const {
+    const kiln_op& b = ops_[v];
+    return b.kind == KILN_OP_VEC_BROADCAST && ops_[b.src[0]].kind == KILN_OP_CONST && ops_[b.src[0]].imm == 0;
   }
 
   void emit_store(std::uint32_t id, const kiln_op& op) {

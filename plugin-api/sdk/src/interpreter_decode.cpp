@@ -151,7 +151,7 @@ class Decoder {
       const kiln_op& op = ops_[id];
       Instr in{};
       in.op = id;
-      in.lanes = has_result(op.kind) || op.kind == KILN_OP_STORE ? op.lanes : std::uint8_t{1};
+      in.lanes = has_result(op.kind) || op.kind == KILN_OP_STORE || op.kind == KILN_OP_COPY_ASYNC ? op.lanes : std::uint8_t{1};
       in.dtype = op.dtype;
       in.dst = slot_[id];
       auto slot_of = [&](unsigned k) { return slot_[op.src[k]]; };
@@ -172,6 +172,27 @@ class Decoder {
           in.a = memory_of_[op.src[0]];
           in.b = slot_of(1);
           if (op.kind == KILN_OP_STORE) in.c = slot_of(2);
+          break;
+        case KILN_OP_COPY_ASYNC:
+          in.exec = Exec::CopyAsync;
+          in.op_class = OpClass::Count;  // counted in the memory statistics
+          in.a = memory_of_[op.src[0]];
+          in.b = slot_of(1);
+          in.c = slot_of(2);
+          break;
+        case KILN_OP_LOAD_MATRIX:
+          in.exec = Exec::LoadMatrix;
+          in.op_class = OpClass::Count;  // counted in the memory statistics
+          in.a = memory_of_[op.src[0]];
+          in.b = slot_of(1);
+          in.aux = op.code;
+          break;
+        case KILN_OP_COPY_COMMIT:
+          in.exec = Exec::CopyCommit;
+          break;
+        case KILN_OP_COPY_WAIT:
+          in.exec = Exec::CopyWait;
+          in.aux = op.attr;
           break;
         case KILN_OP_LOOP:
           in.exec = Exec::Loop;

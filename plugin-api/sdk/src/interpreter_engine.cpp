@@ -33,6 +33,17 @@ struct Shadow {
   std::uint32_t writer;       // lane of the last write
   std::uint32_t read_phase;   // phase of the last read
   std::uint32_t reader;       // lane of the reads in read_phase, or kManyReaders
+  std::uint32_t pending;      // asynchronous copies into it not yet written (COPY_ASYNC)
+};
+
+// A COPY_ASYNC of one thread, written when a COPY_WAIT of that thread covers
+// its group (kernel_ir.h: as late as a device may write it).
+struct PendingCopy {
+  const Instr* in;
+  std::uint32_t lane;
+  std::uint32_t group;  // the thread's count of commits when it was issued
+  u64 index;
+  unsigned char bytes[kCopyAsyncBytes];  // the value, encoded as in memory
 };
 
 struct BoundMemory {
@@ -228,6 +239,10 @@ class Engine {
     n_active_warps_ = count_warps(mask(0));
     std::fill(local_.begin(), local_.end(), 0);
     std::fill(registers_.begin(), registers_.end(), 0);
+    // Copies a finished batch never waited for are dropped, as a device's
+    // are when the thread exits.
+    pending_copies_.clear();
+    copy_groups_.assign(n_lanes_, 0);
     if (o_.check_storage) {
       std::fill(shadow_.begin(), shadow_.end(), Shadow{});
       std::fill(written_.begin(), written_.end(), 0);
@@ -264,6 +279,10 @@ class Engine {
         case Exec::Barrier: barrier(in); ++pc; break;
         case Exec::Mma: mma(in); ++pc; break;
         case Exec::SubgroupReduce: subgroup_reduce(in); ++pc; break;
+        case Exec::CopyAsync: (this->*kCopies[in.dtype])(in); ++pc; break;
+        case Exec::CopyCommit: copy_commit(); ++pc; break;
+        case Exec::CopyWait: copy_wait(in); ++pc; break;
+        case Exec::LoadMatrix: (this->*kMatrixLoads[in.dtype])(in); ++pc; break;
       }
     }
   }
@@ -543,6 +562,125 @@ class Engine {
     s.sectors += sectors;
   }
 
+  // LOAD_MATRIX: a warp collective, as MMA: each warp's first 8 * count
+  // threads give the row indices, every thread receives its elements
+  // (sdk::load_matrix_source), each read checked as that thread's load.
+  template <unsigned DT>
+  void load_matrix(const Instr& in) {
+    constexpr std::uint64_t bytes = dtype_bytes(DT);
+    const BoundMemory& m = mem_[in.a];
+    const u64* index = slot(in.b);
+    const std::uint8_t* active = mask(level_);
+    const bool transposed = in.aux == 1;
+    const unsigned rows = 4u * in.lanes;  // 8 per matrix, lanes / 2 matrices
+    for (std::size_t first = 0; first < n_lanes_; first += kMmaWarp) {
+      unsigned arrived = 0;
+      for (unsigned t = 0; t < kMmaWarp; ++t) arrived += active[first + t];
+      if (arrived == 0) continue;
+      if (arrived != kMmaWarp) {
+        std::size_t in_lane = first, out_lane = first;
+        while (!active[in_lane]) ++in_lane;
+        while (active[out_lane]) ++out_lane;
+        fault(in, in_lane,
+              "divergent load_matrix at op " + str(in.op) + ": thread " + thread_name(out_lane) +
+                  " of the same warp does not reach it (inside an IF or LOOP that not all the warp's threads take)");
+      }
+      for (unsigned r = 0; r < rows; ++r) {
+        const u64 i = index[first + r];
+        if (i >= m.elements || m.elements - i < 8) out_of_range(in, m, first + r, i);
+        if (i % 8 != 0) fault(in, first + r, "load_matrix row index " + str(i) + " of " + memory_name(m) + " is not a multiple of 8");
+      }
+      for (unsigned lane = 0; lane < kMmaWarp; ++lane) {
+        const std::size_t l = first + lane;
+        for (unsigned e = 0; e < in.lanes; ++e) {
+          const MatrixElementSource source = load_matrix_source(transposed, lane, e);
+          const u64 element = index[first + source.source_lane] + source.column;
+          const unsigned char* p = m.base + element * bytes + lane_group_[l] * m.group_stride;
+          if (o_.check_storage) track<DT, Space::Local, false>(in, m, l, element, p, 0);
+          slot(in.dst + e)[l] = read_element<DT>(p);
+        }
+      }
+    }
+    MemoryStats& s = stats_.memory[static_cast<std::size_t>(Space::Local)];
+    s.loads += n_active_;
+    s.load_bytes += n_active_ * in.lanes * bytes;
+    s.warp_accesses += n_active_warps_ * in.lanes / 2;
+  }
+
+  // ------------------------------------------------- asynchronous copies --
+
+  // COPY_ASYNC: the value is taken now (kept encoded), written at the wait.
+  template <unsigned DT>
+  void copy_async(const Instr& in) {
+    constexpr std::uint64_t bytes = dtype_bytes(DT);
+    const BoundMemory& m = mem_[in.a];
+    const u64* index = slot(in.b);
+    const std::uint8_t* active = mask(level_);
+    for (std::size_t l = 0; l < n_lanes_; ++l) {
+      if (!active[l]) continue;
+      const u64 i = index[l];
+      if (i >= m.elements || m.elements - i < in.lanes) out_of_range(in, m, l, i);
+      if (in.lanes > 1 && i % in.lanes != 0) misaligned(in, m, l, i);
+      PendingCopy copy{&in, static_cast<std::uint32_t>(l), copy_groups_[l], i, {}};
+      for (unsigned j = 0; j < in.lanes; ++j) write_element<DT>(copy.bytes + j * bytes, slot(in.c + j)[l]);
+      if (o_.check_storage)
+        for (unsigned j = 0; j < in.lanes; ++j) {
+          Shadow& s = shadow_[lane_group_[l] * p_.local_elements + m.decl->first_element + i + j];
+          if (s.pending != 0)
+            storage_fault(in, m, l, i + j, "while an earlier asynchronous copy into it is pending (no copy_wait covered it)");
+          ++s.pending;
+        }
+      pending_copies_.push_back(copy);
+    }
+    MemoryStats& s = stats_.memory[static_cast<std::size_t>(Space::Local)];
+    s.stores += n_active_;
+    s.store_bytes += n_active_ * kCopyAsyncBytes;
+    s.warp_accesses += n_active_warps_;
+  }
+
+  void copy_commit() {
+    const std::uint8_t* active = mask(level_);
+    for (std::size_t l = 0; l < n_lanes_; ++l) copy_groups_[l] += active[l];
+  }
+
+  // COPY_WAIT N: each active thread writes, in issue order, its copies of
+  // every committed group but the N most recent.
+  void copy_wait(const Instr& in) {
+    const std::uint8_t* active = mask(level_);
+    std::size_t kept = 0;
+    for (std::size_t c = 0; c < pending_copies_.size(); ++c) {
+      const PendingCopy& copy = pending_copies_[c];
+      const std::uint32_t groups = copy_groups_[copy.lane];
+      if (active[copy.lane] && groups > in.aux && copy.group < groups - in.aux) write_copy(copy);
+      else pending_copies_[kept++] = copy;
+    }
+    pending_copies_.resize(kept);
+  }
+
+  void write_copy(const PendingCopy& copy) {
+    const Instr& in = *copy.in;
+    const BoundMemory& m = mem_[in.a];
+    const std::size_t bytes = kCopyAsyncBytes / in.lanes;
+    unsigned char* p = m.base + copy.index * bytes + lane_group_[copy.lane] * m.group_stride;
+    for (unsigned j = 0; j < in.lanes; ++j) {
+      if (o_.check_storage) {
+        // The checks of a STORE by the issuing thread, at the wait.
+        Shadow& s = shadow_[lane_group_[copy.lane] * p_.local_elements + m.decl->first_element + copy.index + j];
+        --s.pending;
+        const bool changes = std::memcmp(copy.bytes + j * bytes, p + j * bytes, bytes) != 0;
+        if (changes && s.write_phase == phase_ && s.writer != copy.lane)
+          storage_fault(in, m, copy.lane, copy.index + j,
+                        "(at its copy_wait) with a value other than the one thread " + thread_name(s.writer) +
+                            " wrote since the last barrier (a data race)");
+        if (changes && s.read_phase == phase_ && s.reader != copy.lane)
+          storage_fault(in, m, copy.lane, copy.index + j, "(at its copy_wait) which other threads read since the last barrier (a data race)");
+        s.write_phase = phase_;
+        s.writer = copy.lane;
+      }
+    }
+    std::memcpy(p, copy.bytes, kCopyAsyncBytes);
+  }
+
   // Initialisation and race checks of one LOCAL/REGISTER element, before the
   // access.
   template <unsigned DT, Space S, bool kStore>
@@ -556,6 +694,8 @@ class Engine {
       return;
     } else {
       Shadow& s = shadow_[lane_group_[lane] * p_.local_elements + m.decl->first_element + element];
+      if (s.pending != 0)
+        storage_fault(in, m, lane, element, "while an asynchronous copy into it is pending (no copy_wait covered it)");
       if constexpr (!kStore) {
         if (s.write_phase == 0) storage_fault(in, m, lane, element, "before any thread of its group wrote it");
         if (s.write_phase == phase_ && s.writer != me)
@@ -632,7 +772,7 @@ class Engine {
 
   [[noreturn]] void storage_fault(const Instr& in, const BoundMemory& m, std::size_t lane, u64 element,
                                   const std::string& what) const {
-    const bool is_store = p_.ops[in.op].kind == KILN_OP_STORE;
+    const bool is_store = p_.ops[in.op].kind == KILN_OP_STORE || p_.ops[in.op].kind == KILN_OP_COPY_ASYNC;
     fault(in, lane, std::string(is_store ? "writes" : "reads") + " element " + str(element) + " of " + memory_name(m) +
                         " " + what);
   }
@@ -647,8 +787,26 @@ class Engine {
     }(std::make_index_sequence<KILN_DTYPE_COUNT - 1>{});
     return t;
   }
+  static constexpr std::array<MemberFn, KILN_DTYPE_COUNT> make_copy_table() {
+    std::array<MemberFn, KILN_DTYPE_COUNT> t{};
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ((t[D + 1] = &Engine::copy_async<D + 1>), ...);
+    }(std::make_index_sequence<KILN_DTYPE_COUNT - 1>{});
+    return t;
+  }
+  // LOAD_MATRIX reads only 16-bit dtypes (validated).
+  static constexpr std::array<MemberFn, KILN_DTYPE_COUNT> make_matrix_load_table() {
+    std::array<MemberFn, KILN_DTYPE_COUNT> t{};
+    t[KILN_DTYPE_F16] = &Engine::load_matrix<KILN_DTYPE_F16>;
+    t[KILN_DTYPE_BF16] = &Engine::load_matrix<KILN_DTYPE_BF16>;
+    t[KILN_DTYPE_U16] = &Engine::load_matrix<KILN_DTYPE_U16>;
+    t[KILN_DTYPE_I16] = &Engine::load_matrix<KILN_DTYPE_I16>;
+    return t;
+  }
   static const std::array<MemberFn, KILN_DTYPE_COUNT> kLoads;
   static const std::array<MemberFn, KILN_DTYPE_COUNT> kStores;
+  static const std::array<MemberFn, KILN_DTYPE_COUNT> kCopies;
+  static const std::array<MemberFn, KILN_DTYPE_COUNT> kMatrixLoads;
 
   const ProgramData& p_;
   RunOptions o_;
@@ -678,11 +836,15 @@ class Engine {
   std::vector<std::uint8_t> written_;
   std::uint32_t phase_ = 1;
   std::vector<BoundMemory> mem_;
+  std::vector<PendingCopy> pending_copies_;  // issue order
+  std::vector<std::uint32_t> copy_groups_;   // per lane: COPY_COMMITs so far
   ExecStats stats_;
 };
 
 const std::array<Engine::MemberFn, KILN_DTYPE_COUNT> Engine::kLoads = Engine::make_memory_table<false>();
 const std::array<Engine::MemberFn, KILN_DTYPE_COUNT> Engine::kStores = Engine::make_memory_table<true>();
+const std::array<Engine::MemberFn, KILN_DTYPE_COUNT> Engine::kCopies = Engine::make_copy_table();
+const std::array<Engine::MemberFn, KILN_DTYPE_COUNT> Engine::kMatrixLoads = Engine::make_matrix_load_table();
 
 }  // namespace
 

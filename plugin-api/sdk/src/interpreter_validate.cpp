@@ -150,6 +150,37 @@ class Validator {
           }
           break;
         }
+        case KILN_OP_COPY_ASYNC: {
+          const kiln_op& mem = memory(id);
+          if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL)
+            op_error(id, "copies go into LOCAL storage, not the memory at op " + str(op.src[0]));
+          if (op.dtype != mem.dtype)
+            op_error(id, "dtype " + std::string(dtype_name(op.dtype)) + " differs from the memory's " +
+                             std::string(dtype_name(mem.dtype)));
+          if (!dtype_valid(op.dtype) || op.lanes * dtype_bytes(op.dtype) != kCopyAsyncBytes)
+            op_error(id, "a copy moves exactly " + str(kCopyAsyncBytes) + " bytes");
+          value(id, 1, KILN_DTYPE_I64, 1);
+          value(id, 2, op.dtype, op.lanes);
+          break;
+        }
+        case KILN_OP_LOAD_MATRIX: {
+          const kiln_op& mem = memory(id);
+          if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL)
+            op_error(id, "load_matrix reads LOCAL storage, not the memory at op " + str(op.src[0]));
+          if (op.dtype != mem.dtype || !dtype_valid(op.dtype) || dtype_bytes(op.dtype) != 2)
+            op_error(id, "load_matrix loads 16-bit elements of the storage's dtype");
+          if (op.attr != 1 && op.attr != 2 && op.attr != 4) op_error(id, "load_matrix loads 1, 2 or 4 matrices, not " + str(op.attr));
+          if (op.code > 1) op_error(id, "load_matrix's code is 0 or 1 (transposed), not " + str(op.code));
+          if (op.lanes != 2 * op.attr) op_error(id, "load_matrix of " + str(op.attr) + " matrices gives " + str(2 * op.attr) + " lanes");
+          value(id, 1, KILN_DTYPE_I64, 1);
+          if (first_mma_ == kNone) first_mma_ = id;
+          break;
+        }
+        case KILN_OP_COPY_COMMIT:
+          break;
+        case KILN_OP_COPY_WAIT:
+          if (op.attr > kMaxCopyWaitGroups) op_error(id, "copy_wait leaves at most 7 groups pending, not " + str(op.attr));
+          break;
         case KILN_OP_INDEX:
           validate_index(id, top_level);
           break;

@@ -60,6 +60,11 @@ std::string line(const kiln_op& op) {
     case KILN_OP_VEC_EXTRACT: return "extract " + type(op) + " " + a + ", lane " + std::to_string(op.attr);
     case KILN_OP_BF16_PAIR: return "bf16_pair " + type(op) + " " + a + ", " + b;
     case KILN_OP_DOT_BF16: return "dot_bf16 " + type(op) + " " + a + ", " + b + ", " + c;
+    case KILN_OP_COPY_ASYNC: return "copy_async " + type(op) + " " + a + "[" + b + "] = " + c;
+    case KILN_OP_COPY_COMMIT: return "copy_commit";
+    case KILN_OP_LOAD_MATRIX:
+      return "load_matrix x" + std::to_string(op.attr) + (op.code == 1 ? " trans " : " ") + type(op) + " " + a + "[" + b + "]";
+    case KILN_OP_COPY_WAIT: return "copy_wait " + std::to_string(op.attr);
     case KILN_OP_SUBGROUP_REDUCE:
       return "subgroup_reduce " + std::string(binary_name(op.code)) + " " + std::to_string(op.attr) + " " + type(op) +
              " " + a;

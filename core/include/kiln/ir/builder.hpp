@@ -111,6 +111,15 @@ class Builder {
   }
 
   void barrier();
+  // kernel_ir.h, COPY_ASYNC / COPY_COMMIT / COPY_WAIT: `value` (16 bytes)
+  // into LOCAL storage `local` at `index`, written by the time a copy_wait
+  // covers its group.
+  void copy_async(Value local, Value index, Value value);
+  void copy_commit();
+  // kernel_ir.h, LOAD_MATRIX: `matrices` 8 x 8 matrices of 16-bit elements
+  // from LOCAL storage, rows at the warp's `row_index` values.
+  Value load_matrix(Value local, Value row_index, std::uint32_t matrices, bool transposed);
+  void copy_wait(std::uint32_t pending_groups);
 
   // --- arithmetic ----------------------------------------------------------
   Value unary(UnaryOp op, Value x);

@@ -64,6 +64,10 @@ enum class OpKind : std::uint8_t {
   SubgroupReduce = KILN_OP_SUBGROUP_REDUCE,
   Bf16Pair = KILN_OP_BF16_PAIR,
   DotBf16 = KILN_OP_DOT_BF16,
+  CopyAsync = KILN_OP_COPY_ASYNC,
+  CopyCommit = KILN_OP_COPY_COMMIT,
+  CopyWait = KILN_OP_COPY_WAIT,
+  LoadMatrix = KILN_OP_LOAD_MATRIX,
 };
 
 enum class MmaShape : std::uint8_t {

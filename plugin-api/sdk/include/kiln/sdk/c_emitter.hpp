@@ -142,6 +142,11 @@ struct Dialect {
   std::array<std::string_view, KILN_UNARY_COUNT> unary_f32, unary_f64;
   std::string_view pow_f32, pow_f64, fmod_f32, fmod_f64;
   std::string_view local_storage_prefix;  // "__local ", "__shared__ " ("" in C: one thread per group)
+  // CUDA: when a kernel's LOCAL storage is more than this many bytes (static
+  // __shared__ arrays stop at 48 KiB), it is carved out of one dynamic
+  // buffer instead (`extern __shared__`, 16-byte aligned pieces), whose size
+  // the launch passes: EmittedKernel::dynamic_local_bytes. 0: never.
+  std::uint64_t dynamic_local_above = 0;
   bool local_storage_global = false;      // LOCAL storage is declared at file scope (GLSL's `shared`)
   std::string_view barrier;               // statement; empty: no-op (one thread per group)
   // Strictly typed languages (GLSL): BOOL values are the language's bool
@@ -224,6 +229,21 @@ struct Dialect {
   // emitter refuses DOT_BF16 as UNSUPPORTED). The C dialect's uses
   // _mm512/_mm256/_mm_dpbf16_ps where the compiler targets AVX512_BF16.
   std::string (*dot_bf16)(const Dialect&, const DotBf16Helper&) = nullptr;
+  // COPY_ASYNC (kernel_ir.h) as a hardware copy: the statement copying 16
+  // bytes from `global` (a pointer expression into a read-only buffer) to
+  // `local` (one into LOCAL storage); `source_bytes`, when not empty, an int
+  // expression of 16 or 0 (0: zeros written, nothing read). nullptr: every
+  // COPY_ASYNC is written as a plain STORE (which a device may do: a correct
+  // kernel cannot tell), COPY_COMMIT and COPY_WAIT as nothing.
+  std::string (*copy_async)(std::string_view local, std::string_view global, std::string_view source_bytes) = nullptr;
+  std::string (*copy_commit)() = nullptr;
+  std::string (*copy_wait)(unsigned pending_groups) = nullptr;
+  // LOAD_MATRIX (kernel_ir.h): the statement loading `count` 8 x 8 matrices
+  // (transposed or not) whose rows this thread addresses at `address` (a
+  // pointer expression into LOCAL storage) into `registers`[0 .. count), an
+  // array of unsigned int: element 2j in the low half of register j.
+  // nullptr: the dialect has none (the emitter refuses the op as UNSUPPORTED).
+  std::string (*load_matrix)(std::string_view registers, unsigned count, bool transposed, std::string_view address) = nullptr;
 };
 
 // The dialects shipped with the SDK.
@@ -267,6 +287,9 @@ struct EmitOptions {
 struct EmittedKernel {
   std::string source;
   KernelShape shape;
+  // Bytes of dynamic LOCAL memory the launch must provide
+  // (Dialect::dynamic_local_above); 0: the storage is static.
+  std::uint64_t dynamic_local_bytes = 0;
 };
 
 // Emits the kernel. Throws PluginError (UNSUPPORTED or INVALID_ARGUMENT)

@@ -113,6 +113,21 @@ inline void set_dot_bf16(kiln_device_info& info) {
   set_op_kind(info, KILN_DTYPE_U32, KILN_OP_BF16_PAIR);
 }
 
+// Claims COPY_ASYNC (and with it COPY_COMMIT and COPY_WAIT, kernel_ir.h) on
+// every dtype the device loads: for a device that copies 16 bytes from
+// global into LOCAL memory asynchronously (CUDA's cp.async, sm_80+).
+inline void set_copy_async(kiln_device_info& info) {
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_COPY_ASYNC);
+}
+
+// Claims LOAD_MATRIX (kernel_ir.h) on the 16-bit dtypes the device loads:
+// for a device with a warp-collective 8 x 8 matrix load (CUDA's ldmatrix).
+inline void set_load_matrix(kiln_device_info& info) {
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_U16, KILN_DTYPE_I16})
+    if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_LOAD_MATRIX);
+}
+
 // The 1.0 word of `dt` that the arrays imply.
 inline std::uint32_t legacy_dtype_caps(const kiln_device_info& info, unsigned dt) {
   std::uint32_t bits = 0;

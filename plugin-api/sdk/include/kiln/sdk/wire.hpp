@@ -57,7 +57,8 @@ constexpr bool dtype_is_signed_int(unsigned dt) { return dtype_is_int(dt) && dty
 inline constexpr std::array<std::string_view, KILN_OP_KIND_COUNT> kOpKindNames = {{
     "invalid", "const", "param", "storage", "load", "store", "index", "loop", "endloop", "if",
     "endif", "barrier", "unary", "binary", "cast", "mad", "select", "broadcast", "insert",
-    "extract", "mma", "subgroup_reduce", "bf16_pair", "dot_bf16",
+    "extract", "mma", "subgroup_reduce", "bf16_pair", "dot_bf16", "copy_async", "copy_commit", "copy_wait",
+    "load_matrix",
 }};
 
 inline constexpr std::array<std::string_view, KILN_MMA_SHAPE_COUNT> kMmaShapeNames = {{"invalid", "m16n8k16", "m16n8k8"}};
@@ -174,25 +175,44 @@ constexpr bool binary_is_commutative(unsigned b) {
 constexpr unsigned operand_count(unsigned kind) {
   switch (kind) {
     case KILN_OP_CONST: case KILN_OP_PARAM: case KILN_OP_STORAGE: case KILN_OP_BARRIER:
+    case KILN_OP_COPY_COMMIT: case KILN_OP_COPY_WAIT:
       return 0;
     case KILN_OP_INDEX: case KILN_OP_LOOP: case KILN_OP_END_LOOP: case KILN_OP_IF:
     case KILN_OP_END_IF: case KILN_OP_UNARY: case KILN_OP_CAST: case KILN_OP_VEC_BROADCAST:
     case KILN_OP_VEC_EXTRACT: case KILN_OP_SUBGROUP_REDUCE:
       return 1;
-    case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT: case KILN_OP_BF16_PAIR:
+    case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT: case KILN_OP_BF16_PAIR: case KILN_OP_LOAD_MATRIX:
       return 2;
     case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT: case KILN_OP_MMA: case KILN_OP_DOT_BF16:
+    case KILN_OP_COPY_ASYNC:
       return 3;
     default:
       return 0;
   }
 }
 
+// COPY_ASYNC moves exactly this many bytes (kernel_ir.h).
+inline constexpr unsigned kCopyAsyncBytes = 16;
+// COPY_WAIT's attr: at most this many groups left pending.
+inline constexpr unsigned kMaxCopyWaitGroups = 7;
+
+// LOAD_MATRIX (kernel_ir.h): element 2j + e of lane `lane`'s result is
+// memory[row index of lane source_lane + column]; attr matrices of 8 x 8.
+struct MatrixElementSource {
+  unsigned source_lane;
+  unsigned column;
+};
+constexpr MatrixElementSource load_matrix_source(bool transposed, unsigned lane, unsigned element) {
+  const unsigned j = element / 2, e = element % 2, g = lane / 4, t = lane % 4;
+  return transposed ? MatrixElementSource{8 * j + 2 * t + e, g} : MatrixElementSource{8 * j + g, 2 * t + e};
+}
+
 // Whether the op defines a value other ops may use as an operand.
 constexpr bool has_result(unsigned kind) {
   switch (kind) {
     case KILN_OP_STORE: case KILN_OP_END_LOOP: case KILN_OP_END_IF: case KILN_OP_BARRIER:
-    case KILN_OP_IF: case KILN_OP_INVALID:
+    case KILN_OP_IF: case KILN_OP_INVALID: case KILN_OP_COPY_ASYNC: case KILN_OP_COPY_COMMIT:
+    case KILN_OP_COPY_WAIT:
       return false;
     default:
       return kind < KILN_OP_KIND_COUNT;
