@@ -1,6 +1,7 @@
 // kiln's own search space: the passes library's optimizations, always-on
 // pipeline, step application, cost model and lowering.
 #include "kiln/passes/cost.hpp"
+#include "kiln/passes/cost_features.hpp"
 #include "kiln/passes/optimization.hpp"
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/tune/search_space.hpp"
@@ -18,6 +19,7 @@ SearchSpace make_default_space(Precision precision) {
     return passes::apply_sequence(k, {step}, d);
   };
   s.cost = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::estimate_cost(k, d).total_ns; };
+  s.features = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::cost_features(k, d); };
   s.lower = [](const ir::Kernel& k, const passes::OptSequence& seq, const DeviceInfo& d) {
     return passes::optimize(k, seq, d);
   };
