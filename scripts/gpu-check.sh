@@ -16,10 +16,11 @@
 # cuda:0), KILN_GPU_TUNE_BUDGET (seconds
 # of `kiln tune` per kernel, default 45), KILN_GPU_PREFIX (where carried
 # packages are unpacked, default /tmp/kiln-prefix), KILN_GPU_STEPS (which of
-# tests,perf,run,tune,rows,mma,tunetime to do, comma-separated; default tests,perf,run,tune;
+# tests,perf,run,tune,rows,mma,tunetime,multitune to do, comma-separated; default tests,perf,run,tune;
 # `rows` (the row kernels against kiln's add and torch, KILN_GPU_ROWS_* below)
-# and `mma` (f16/bf16 matmul on the tensor cores, KILN_GPU_MMA_*) and `tunetime` (issue 14: cold 2 s tunings
-# at the compass sizes, their split, the learned cost model; KILN_GPU_TUNETIME_*) are asked for by name: a device call of
+# and `mma` (f16/bf16 matmul on the tensor cores, KILN_GPU_MMA_*), `tunetime` (issue 14: cold 2 s tunings
+# at the compass sizes, their split, the learned cost model; KILN_GPU_TUNETIME_*) and `multitune` (the 11
+# kernels of bench/model-kernels under one budget, KILN_GPU_MULTITUNE_BUDGET) are asked for by name: a device call of
 # at most 10 minutes may split them, `--prebuilt` on the second).
 #
 # What the GPU machine lacks (sqlite3.h, the Vulkan loader and headers,
@@ -574,6 +575,31 @@ except Exception: print("")' "$1" 2>/dev/null
         "$(awk -v a="$TT_SHORT_BEST" -v b="$long_best" 'BEGIN { printf "%.0f%%", 100 * b / a }')" \
         "best $(awk -v t="$TT_SHORT_BEST" 'BEGIN { printf "%.1f", t / 1e3 }') us at ${TT_BUDGET} s, $(awk -v t="$long_best" 'BEGIN { printf "%.1f", t / 1e3 }') us at 60 s (wall $(cat "$LOGS/tunetime.wall") s)"
     fi
+  fi
+
+  # ---------------------------------------------------------- multitune --
+  # Issue 14: a folder of 11 kernels (one small transformer layer,
+  # bench/model-kernels) tuned on the tune device by one `kiln tune DIR
+  # --budget B` call into a fresh database; its summary table goes to the
+  # log, the row says the wall time against the budget and the kernels
+  # tuned. KILN_GPU_MULTITUNE_BUDGET (default 30).
+  if want multitune && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
+    MT_BUDGET=${KILN_GPU_MULTITUNE_BUDGET:-30}
+    rm -f "$LOGS/multitune.sqlite"*
+    start=$(date +%s.%N)
+    XDG_CACHE_HOME=$LOGS/multitune-cache timeout 300 "$KILN" --config "$GPU_CONFIG" tune "$ROOT/bench/model-kernels" \
+      --device "$TUNE_DEVICE" --budget "$MT_BUDGET" --db "$LOGS/multitune.sqlite" >"$LOGS/multitune.log" 2>&1
+    status=$?
+    end=$(date +%s.%N)
+    wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    tuned=$(grep -c ' tuned$' "$LOGS/multitune.log")
+    if [ "$status" = 0 ]; then
+      row "multitune 11 kernels" "$wall s" "budget $MT_BUDGET s; $tuned tuned (table: $LOGS/multitune.log)"
+    else
+      FAILED=1
+      row "multitune 11 kernels" "FAILED" "$(tail -1 "$LOGS/multitune.log" | cut -c1-80)"
+    fi
+    sed -n '/^kernel /,$p' "$LOGS/multitune.log"
   fi
 else
   row "kiln devices/run" "missing" "$KILN not built"
