@@ -64,8 +64,10 @@ Result<ReplayedRecord> replay(const Device& device, const ir::Kernel& kernel, co
 // of this device when it ranks them better, held out, than the analytic
 // model (tune/learned_cost.hpp); returns what was decided and why, for the
 // report.
-std::string choose_cost_model(const Result<TuningDb>& db, const TuningKey& key, TuneOptions& options) {
+std::string choose_cost_model(const Result<TuningDb>& db, const TuningKey& key, const SearchSpace& space,
+                              TuneOptions& options) {
   if (!options.settings.learned_cost_model) return "analytic: autotune.learned_cost_model is off";
+  if (!space.features) return "analytic: the search space has no cost features";
   if (!db) return "analytic: no tuning database";
   Result<std::vector<TuningEntry>> entries = db->list(/*with_candidates=*/true, key.device_fingerprint);
   if (!entries) return "analytic: " + entries.error().to_string();
@@ -166,7 +168,7 @@ Result<Program> compile_tuned(const Device& device, const ir::Kernel& kernel, co
     if (near) seeded.seed_sequences.insert(seeded.seed_sequences.end(), near->begin(), near->end());
     else report.warnings.push_back(near.error().to_string());
   }
-  const std::string cost_model_note = choose_cost_model(db, key, seeded);
+  const std::string cost_model_note = choose_cost_model(db, key, space, seeded);
   Result<TuneResult> tuning_result = tune_kernel(device, kernel, seeded);
   // A budget too small for the kernel (every run passed its time limit)
   // costs the tuning, not the program.
