@@ -83,8 +83,8 @@ struct CompileReport {
   // A tuning ran: which cost model ranked its candidates ("analytic" or
   // "learned", tune/learned_cost.hpp) and why, with the learned model's
   // held-out rank correlation when there was one.
-  std::string ranked_by;
-  std::string cost_model_note;
+  std::string ranked_by = {};
+  std::string cost_model_note = {};
   std::optional<tune::TuningEntry> record;  // Tuned: the database record used or written
 };
 

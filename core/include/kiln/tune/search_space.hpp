@@ -45,11 +45,11 @@ struct SearchSpace {
   // What the learned cost model sees of a kernel the search ranks
   // (passes::cost_features in the default space; empty: nothing is
   // recorded and no learned model ranks this space's candidates).
-  Featurizer features;
+  Featurizer features = {};
   // When set (with `features`), the search ranks by this estimate in ns of
   // a kernel's features instead of `cost`: the learned model trained on the
   // tuning database (tune/learned_cost.hpp). The tuner sets it on a copy.
-  FeatureCost feature_cost;
+  FeatureCost feature_cost = {};
   // The whole lowering for a launch (normalize, the steps, finalize,
   // verify): what is measured and what is replayed.
   Lowering lower;

@@ -82,7 +82,7 @@ struct TuneOptions {
   // in place of the analytic one where the space has features; null: the
   // analytic model. Device::compile sets it when the database has enough
   // records and the model ranks them better held out.
-  std::shared_ptr<const LearnedCostModel> cost_model;
+  std::shared_ptr<const LearnedCostModel> cost_model = {};
 };
 
 }  // namespace kiln::tune
