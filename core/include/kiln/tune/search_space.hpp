@@ -47,8 +47,10 @@ struct SearchSpace {
   // recorded and no learned model ranks this space's candidates).
   Featurizer features = {};
   // When set (with `features`), the search ranks by this estimate in ns of
-  // a kernel's features instead of `cost`: the learned model trained on the
-  // tuning database (tune/learned_cost.hpp). The tuner sets it on a copy.
+  // a kernel's features instead of `cost` (one count of the work instead of
+  // two): in the default space the analytic estimate taken back from its
+  // feature; the tuner sets the learned model (tune/learned_cost.hpp) on a
+  // copy.
   FeatureCost feature_cost = {};
   // The whole lowering for a launch (normalize, the steps, finalize,
   // verify): what is measured and what is replayed.
