@@ -16,9 +16,11 @@
 # cuda:0), KILN_GPU_TUNE_BUDGET (seconds
 # of `kiln tune` per kernel, default 45), KILN_GPU_PREFIX (where carried
 # packages are unpacked, default /tmp/kiln-prefix), KILN_GPU_STEPS (which of
-# tests,perf,run,tune,rows,mma to do, comma-separated; default tests,perf,run,tune;
+# tests,perf,run,tune,rows,mma,tunetime,multitune to do, comma-separated; default tests,perf,run,tune;
 # `rows` (the row kernels against kiln's add and torch, KILN_GPU_ROWS_* below)
-# and `mma` (f16/bf16 matmul on the tensor cores, KILN_GPU_MMA_*) are asked for by name: a device call of
+# and `mma` (f16/bf16 matmul on the tensor cores, KILN_GPU_MMA_*), `tunetime` (issue 14: cold 2 s tunings
+# at the compass sizes, their split, the learned cost model; KILN_GPU_TUNETIME_*) and `multitune` (the 11
+# kernels of bench/model-kernels under one budget, KILN_GPU_MULTITUNE_BUDGET) are asked for by name: a device call of
 # at most 10 minutes may split them, `--prebuilt` on the second).
 #
 # What the GPU machine lacks (sqlite3.h, the Vulkan loader and headers,
@@ -509,6 +511,104 @@ PY
         done
       done
     done
+  fi
+
+  # ---------------------------------------------------------- tunetime --
+  # Issue 14: cold `kiln tune --budget 2` of the standard kernels at the
+  # compass sizes on the tune device, each a miss in one fresh database
+  # with fresh compile caches: wall seconds around the command, the
+  # set-up/search/compile/measure split (`seconds`), candidates measured and
+  # the best time. Then two longer tunings at other sizes in the same
+  # database (records for the learned cost model) and `kiln cache model`:
+  # its held-out rank correlation against the analytic model's. Then the
+  # 2 s softmax-rows against a 60 s tuning of it in a database of its own
+  # (KILN_GPU_TUNETIME_LONG=0 skips the 60 s). About 3 minutes.
+  # KILN_GPU_TUNETIME_BUDGET (default 2).
+  if want tunetime && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
+    TT_DB=$LOGS/tunetime.sqlite
+    TT_CACHE=$LOGS/tunetime-cache
+    rm -rf "$TT_DB" "$TT_DB"-* "$TT_CACHE"
+    TT_BUDGET=${KILN_GPU_TUNETIME_BUDGET:-2}
+    tt_split() {  # json: "setup a search b compile c measure d; best X us (N measured)"
+      python3 -c 'import json, sys
+try:
+    r = json.loads(sys.argv[1]); s = r["seconds"]
+    print("set-up %.2f search %.2f compile %.2f measure %.2f; best %.1f us (%d measured)" % (
+        s["setup"], s["search"], s["compile"], s["measure"], r["best_ns"] / 1e3, r["candidates_measured"]))
+except Exception: print("")' "$1" 2>/dev/null
+    }
+    tt_tune() {  # budget db kernel sizes...: prints the JSON; TT_WALL gets the wall seconds
+      local budget=$1 db=$2 kernel=$3
+      shift 3
+      local start end
+      start=$(date +%s.%N)
+      XDG_CACHE_HOME=$TT_CACHE timeout 300 "$KILN" --config "$GPU_CONFIG" tune "$kernel" "$@" --device "$TUNE_DEVICE" \
+        --budget "$budget" --db "$db" --json 2>>"$LOGS/tunetime.err"
+      end=$(date +%s.%N)
+      TT_WALL=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+      echo "$TT_WALL" >"$LOGS/tunetime.wall"
+    }
+    for spec in "matmul|--size 4096" "softmax-rows|--m 16384 --n 16384" "layernorm-rows|--m 16384 --n 16384" \
+                "sum-rows|--m 16384 --n 16384" "exp-chain|--size 268435456" "add|--size 268435456"; do
+      IFS='|' read -r kernel sizes <<<"$spec"
+      # shellcheck disable=SC2086
+      out=$(tt_tune "$TT_BUDGET" "$TT_DB" "$kernel" $sizes)
+      wall=$(cat "$LOGS/tunetime.wall")
+      echo "$out" >>"$LOGS/kiln-tunetime.log"
+      split=$(tt_split "$out")
+      if [ -z "$split" ]; then
+        FAILED=1
+        row "tunetime $kernel" "FAILED" "$(tail -1 "$LOGS/tunetime.err" | cut -c1-80)"
+        continue
+      fi
+      [ "$kernel" = softmax-rows ] && TT_SHORT_BEST=$(json_field best_ns "$out")
+      within=$(awk -v w="$wall" -v b="$TT_BUDGET" 'BEGIN { printf "%+.0f%%", 100 * (w - b) / b }')
+      row "tunetime $kernel ${sizes// /}" "$wall s" "$within of ${TT_BUDGET} s; $split"
+    done
+    # Records for the learned model: two tunings of 24 candidates at other sizes.
+    for spec in "softmax-rows|--m 8192 --n 8192" "matmul|--size 2048"; do
+      IFS='|' read -r kernel sizes <<<"$spec"
+      # shellcheck disable=SC2086
+      tt_tune 30 "$TT_DB" "$kernel" $sizes >>"$LOGS/kiln-tunetime.log"
+    done
+    model=$(timeout 60 "$KILN" cache model --device "$TUNE_DEVICE" --db "$TT_DB" --json 2>>"$LOGS/tunetime.err")
+    echo "$model" >>"$LOGS/kiln-tunetime.log"
+    row "tunetime cost model" "$(json_field ranks_by "$model")" \
+      "held out on $(json_field held_out_tunings "$model") tunings: learned $(json_field learned_spearman "$model" | cut -c1-5), analytic $(json_field analytic_spearman "$model" | cut -c1-5) ($(json_field records "$model") records)"
+    if [ "${KILN_GPU_TUNETIME_LONG:-1}" != 0 ] && [ -n "${TT_SHORT_BEST:-}" ]; then
+      rm -f "$LOGS/tunetime-60.sqlite"*
+      long=$(tt_tune 60 "$LOGS/tunetime-60.sqlite" softmax-rows --m 16384 --n 16384)
+      echo "$long" >>"$LOGS/kiln-tunetime.log"
+      long_best=$(json_field best_ns "$long")
+      [ -n "$long_best" ] && row "tunetime softmax 2 s vs 60 s" \
+        "$(awk -v a="$TT_SHORT_BEST" -v b="$long_best" 'BEGIN { printf "%.0f%%", 100 * b / a }')" \
+        "best $(awk -v t="$TT_SHORT_BEST" 'BEGIN { printf "%.1f", t / 1e3 }') us at ${TT_BUDGET} s, $(awk -v t="$long_best" 'BEGIN { printf "%.1f", t / 1e3 }') us at 60 s (wall $(cat "$LOGS/tunetime.wall") s)"
+    fi
+  fi
+
+  # ---------------------------------------------------------- multitune --
+  # Issue 14: a folder of 11 kernels (one small transformer layer,
+  # bench/model-kernels) tuned on the tune device by one `kiln tune DIR
+  # --budget B` call into a fresh database; its summary table goes to the
+  # log, the row says the wall time against the budget and the kernels
+  # tuned. KILN_GPU_MULTITUNE_BUDGET (default 30).
+  if want multitune && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
+    MT_BUDGET=${KILN_GPU_MULTITUNE_BUDGET:-30}
+    rm -f "$LOGS/multitune.sqlite"*
+    start=$(date +%s.%N)
+    XDG_CACHE_HOME=$LOGS/multitune-cache timeout 300 "$KILN" --config "$GPU_CONFIG" tune "$ROOT/bench/model-kernels" \
+      --device "$TUNE_DEVICE" --budget "$MT_BUDGET" --db "$LOGS/multitune.sqlite" >"$LOGS/multitune.log" 2>&1
+    status=$?
+    end=$(date +%s.%N)
+    wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    tuned=$(grep -c ' tuned$' "$LOGS/multitune.log")
+    if [ "$status" = 0 ]; then
+      row "multitune 11 kernels" "$wall s" "budget $MT_BUDGET s; $tuned tuned (table: $LOGS/multitune.log)"
+    else
+      FAILED=1
+      row "multitune 11 kernels" "FAILED" "$(tail -1 "$LOGS/multitune.log" | cut -c1-80)"
+    fi
+    sed -n '/^kernel /,$p' "$LOGS/multitune.log"
   fi
 else
   row "kiln devices/run" "missing" "$KILN not built"

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
+#include <atomic>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace kiln::kernels {
 
@@ -56,27 +58,69 @@ double HostBuffer::get(std::size_t i) const { return ir::decode_double(dtype_, b
 
 void HostBuffer::set(std::size_t i, double value) { set_bits(i, ir::encode_float(dtype_, value)); }
 
-void fill_random(HostBuffer& buffer, std::uint64_t seed, double low, double high) {
-  // mt19937_64's output is fixed by the standard; the distributions are not,
-  // so the mapping to [low, high] is done here.
-  std::mt19937_64 engine(seed ^ (static_cast<std::uint64_t>(buffer.dtype()) << 56));
-  const bool integral = !ir::is_float(buffer.dtype());
-  const double lo = integral ? std::ceil(low) : low;
-  const double hi = integral ? std::floor(high) : high;
+namespace {
+
+// splitmix64's output function: a bijective mix of 64 bits.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ull;
+
+// Element `i` of the stream `key`: the i-th output of a splitmix64 generator
+// started at `key`. Counter-based: any element is made alone, so threads
+// fill disjoint ranges with exactly the values one thread would.
+std::uint64_t random_bits(std::uint64_t key, std::uint64_t i) { return mix64(key + (i + 1) * kGolden); }
+
+// Elements [begin, end) of the buffer.
+void fill_range(HostBuffer& buffer, std::uint64_t key, double lo, double hi, bool integral, std::size_t begin,
+                std::size_t end) {
   if (buffer.dtype() == DType::F32) {
-    // The same values as set() gives, written straight (the tuner fills
-    // 2^28-element inputs: the per-element dtype switch costs seconds).
+    // Written straight (the tuner fills 2^28-element inputs: the
+    // per-element dtype switch of set() costs seconds); the same values.
     float* out = reinterpret_cast<float*>(buffer.data().data());
-    for (std::size_t i = 0; i < buffer.size(); ++i)
-      out[i] = static_cast<float>(lo + static_cast<double>(engine() >> 11) * 0x1.0p-53 * (hi - lo));
+    for (std::size_t i = begin; i < end; ++i)
+      out[i] = static_cast<float>(lo + static_cast<double>(random_bits(key, i) >> 11) * 0x1.0p-53 * (hi - lo));
     return;
   }
-  for (std::size_t i = 0; i < buffer.size(); ++i) {
-    const double unit = static_cast<double>(engine() >> 11) * 0x1.0p-53;  // [0, 1)
+  for (std::size_t i = begin; i < end; ++i) {
+    const double unit = static_cast<double>(random_bits(key, i) >> 11) * 0x1.0p-53;  // [0, 1)
     double value = lo + unit * (hi - lo + (integral ? 1.0 : 0.0));
     if (integral) value = std::min(std::floor(value), hi);
     buffer.set(i, value);
   }
+}
+
+}  // namespace
+
+void fill_random(HostBuffer& buffer, std::uint64_t seed, double low, double high) {
+  // The stream's key depends on the seed and the dtype only; the mapping to
+  // [low, high] is ours (std's distributions are not specified exactly).
+  const std::uint64_t key = mix64(seed ^ (static_cast<std::uint64_t>(buffer.dtype()) << 56));
+  const bool integral = !ir::is_float(buffer.dtype());
+  const double lo = integral ? std::ceil(low) : low;
+  const double hi = integral ? std::floor(high) : high;
+  // Large buffers (the tuner's 2^28-element inputs: seconds on one core) in
+  // chunks on every hardware thread; the values do not depend on how many.
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  const std::size_t n = buffer.size();
+  const std::size_t threads =
+      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), (n + kChunk - 1) / kChunk);
+  if (threads <= 1) {
+    fill_range(buffer, key, lo, hi, integral, 0, n);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t begin; (begin = next.fetch_add(kChunk)) < n;)
+      fill_range(buffer, key, lo, hi, integral, begin, std::min(n, begin + kChunk));
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
 }
 
 namespace {

@@ -61,7 +61,12 @@ double launch_overhead_ns(const DeviceInfo& d) {
 }  // namespace
 
 CostEstimate estimate_cost(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables) {
-  const detail::WorkCounts w = detail::count_work(kernel, device, variables);
+  return detail::price_work(detail::count_work(kernel, device, variables), device);
+}
+
+namespace detail {
+
+CostEstimate price_work(const WorkCounts& w, const DeviceInfo& device) {
   const Machine m = machine_of(device);
   CostEstimate e;
 
@@ -110,5 +115,7 @@ CostEstimate estimate_cost(const ir::Kernel& kernel, const DeviceInfo& device, s
   e.total_ns = e.launch_ns + std::max(e.compute_ns, e.global_memory_ns) + e.local_memory_ns + e.barrier_ns;
   return e;
 }
+
+}  // namespace detail
 
 }  // namespace kiln::passes

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kiln/ir/kernel.hpp"
+#include "kiln/passes/cost.hpp"
 #include "kiln/runtime/device_info.hpp"
 
 #include <array>
@@ -45,5 +46,9 @@ struct WorkCounts {
 
 // `variables`: VARIABLE param values by slot.
 WorkCounts count_work(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables);
+
+// The formula: counted work priced by the device (estimate_cost is
+// count_work then this; the learned model's features need both).
+CostEstimate price_work(const WorkCounts& work, const DeviceInfo& device);
 
 }  // namespace kiln::passes::detail

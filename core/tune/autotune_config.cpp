@@ -77,6 +77,7 @@ class SectionReader {
         {"compile_threads", integer(s.compile_threads, 0, 256)},
         {"overlap_compile", [&](const json::value& v, const std::string& k) { return read_overlap(v, k, s.overlap_compile); }},
         {"allow_tf32", boolean(s.allow_tf32)},
+        {"learned_cost_model", boolean(s.learned_cost_model)},
     };
     for (const auto& [key, value] : section.as_object()) {
       const std::string name(key);

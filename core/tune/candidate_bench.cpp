@@ -110,8 +110,18 @@ bool CandidateBench::has_in_place_buffers() const {
 }
 
 Result<void> CandidateBench::restore() {
-  for (std::size_t slot = 0; slot < args_.size(); ++slot)
-    if (args_[slot].role == kernels::ArgRole::Output) KILN_TRY(buffers_[slot].write(initial_[slot].data()));
+  for (std::size_t slot = 0; slot < args_.size(); ++slot) {
+    if (args_[slot].role != kernels::ArgRole::Output) continue;
+    // Outputs only written, checked on a sample: only the sampled elements
+    // are ever compared, so only they need their starting contents back.
+    if (sampled_ && !in_place_[slot]) {
+      const std::size_t width = ir::dtype_bytes(args_[slot].dtype);
+      for (const auto& [begin, end] : sampled_ranges_[slot])
+        KILN_TRY(buffers_[slot].write(initial_[slot].data().subspan(begin * width, (end - begin) * width), begin * width));
+      continue;
+    }
+    KILN_TRY(buffers_[slot].write(initial_[slot].data()));
+  }
   return {};
 }
 
@@ -151,15 +161,36 @@ std::vector<std::uint64_t> spread_groups(std::uint64_t count, std::uint64_t tota
   return groups;
 }
 
-// The elements of `after` whose bits differ from `before`'s.
+// The elements of `after` whose bits differ from `before`'s. Blocks of
+// 4 KiB are compared whole first: a sample writes a few groups of a large
+// output, and element by element a 2^28-element scan took most of a second.
 std::vector<std::uint64_t> changed_elements(const kernels::HostBuffer& before, const kernels::HostBuffer& after) {
   std::vector<std::uint64_t> changed;
   const std::size_t width = ir::dtype_bytes(after.dtype());
   const std::byte* a = before.data().data();
   const std::byte* b = after.data().data();
-  for (std::size_t i = 0; i < after.size(); ++i)
-    if (std::memcmp(a + i * width, b + i * width, width) != 0) changed.push_back(i);
+  const std::size_t per_block = std::max<std::size_t>(1, 4096 / width);
+  for (std::size_t block = 0; block < after.size(); block += per_block) {
+    const std::size_t end = std::min(after.size(), block + per_block);
+    if (std::memcmp(a + block * width, b + block * width, (end - block) * width) == 0) continue;
+    for (std::size_t i = block; i < end; ++i)
+      if (std::memcmp(a + i * width, b + i * width, width) != 0) changed.push_back(i);
+  }
   return changed;
+}
+
+// Ranges [begin, end) covering ascending `elements`, joining those less
+// than `gap` apart; past `max_ranges` ranges, one from the first to the last.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> covering_ranges(const std::vector<std::uint64_t>& elements) {
+  constexpr std::uint64_t kGap = 1024;
+  constexpr std::size_t kMaxRanges = 256;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (std::uint64_t e : elements) {
+    if (!ranges.empty() && e < ranges.back().second + kGap) ranges.back().second = e + 1;
+    else ranges.emplace_back(e, e + 1);
+  }
+  if (ranges.size() > kMaxRanges) ranges = {{ranges.front().first, ranges.back().second}};
+  return ranges;
 }
 
 kernels::HostBuffer gather(const kernels::HostBuffer& from, const std::vector<std::uint64_t>& elements) {
@@ -182,7 +213,10 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
   std::vector<kernels::HostBuffer> outputs(args_.size());
   std::vector<kiln_arg> wire_args(args_.size());
   // Fresh outputs (the candidates' starting contents) bound to wire_args.
-  const auto bind = [&] {
+  // `again`: the probe of the first group ran; outputs only written need no
+  // fresh copy (the sample runs the first group again and writes the same
+  // values: a 2^28-element output is 1 GiB to copy), those read in place do.
+  const auto bind = [&](bool again) {
     std::size_t next_input = 0;
     for (std::size_t slot = 0; slot < args_.size(); ++slot) {
       const kernels::ArgSpec& arg = args_[slot];
@@ -195,7 +229,7 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
         bytes = std::span(const_cast<std::byte*>(inputs[next_input].data().data()), inputs[next_input].bytes());
         ++next_input;
       } else {
-        outputs[slot] = initial_[slot];
+        if (!again || in_place_[slot]) outputs[slot] = initial_[slot];
         bytes = outputs[slot].data();
       }
       wire_args[slot] = sdk::host_buffer_arg(bytes.data(), bytes.size());
@@ -210,7 +244,7 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
     options.check_storage = false;
     const std::uint64_t first_group[] = {0};
     options.only_groups = first_group;
-    bind();
+    bind(false);
     const sdk::ExecStats probe = program.run(wire_args, options);
     if (probe.executed_ops > max_ops) return false;  // straight-line code is not stopped by the budget
     const std::uint64_t per_group = std::max<std::uint64_t>(1, probe.executed_ops);
@@ -220,7 +254,7 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
     if (sampled) groups = spread_groups(count, probe.groups);
     options.only_groups = groups;  // empty: every group
     options.max_ops = max_ops * 2;  // groups differ in cost (ragged edges)
-    bind();
+    bind(true);
     program.run(wire_args, options);
   } catch (const sdk::PluginError&) {
     return false;  // past the budget, or a fault the device run will report in its own words
@@ -234,8 +268,18 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
         any = any || !elements[slot].empty();
       }
   if (!any) return false;
-  for (std::size_t slot = 0; slot < args_.size(); ++slot)
-    if (args_[slot].role == kernels::ArgRole::Output) reference_[slot] = std::move(outputs[slot]);
+  sampled_ranges_.assign(args_.size(), {});
+  for (std::size_t slot = 0; slot < args_.size(); ++slot) {
+    if (args_[slot].role != kernels::ArgRole::Output) continue;
+    // Sampled: only the sampled elements are kept (the full reference of a
+    // 2^28-element output is 1 GiB of host memory never read again).
+    if (sampled) {
+      reference_[slot] = gather(outputs[slot], elements[slot]);
+      sampled_ranges_[slot] = covering_ranges(elements[slot]);
+    } else {
+      reference_[slot] = std::move(outputs[slot]);
+    }
+  }
   sampled_elements_ = std::move(elements);
   sampled_ = sampled;
   interpreted_ = true;
@@ -243,18 +287,35 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
   return true;
 }
 
+Result<kernels::HostBuffer> CandidateBench::read_sampled(std::size_t slot) const {
+  const kernels::ArgSpec& arg = args_[slot];
+  const std::size_t width = ir::dtype_bytes(arg.dtype);
+  const std::vector<std::uint64_t>& elements = sampled_elements_[slot];
+  kernels::HostBuffer out(arg.dtype, elements.size());
+  std::vector<std::byte> range;
+  std::size_t next = 0;  // the next sampled element to copy out
+  for (const auto& [begin, end] : sampled_ranges_[slot]) {
+    range.resize((end - begin) * width);
+    KILN_TRY(buffers_[slot].read(range, begin * width));
+    for (; next < elements.size() && elements[next] < end; ++next)
+      std::memcpy(out.data().data() + next * width, range.data() + (elements[next] - begin) * width, width);
+  }
+  return out;
+}
+
 Result<double> CandidateBench::compare_outputs(std::string& problem) {
   double worst = 0;
   for (std::size_t slot = 0; slot < args_.size(); ++slot) {
     if (args_[slot].role != kernels::ArgRole::Output) continue;
-    kernels::HostBuffer& actual = actual_[slot];
-    if (actual.size() != args_[slot].elements) actual = kernels::HostBuffer(args_[slot].dtype, args_[slot].elements);
-    KILN_TRY(buffers_[slot].read(actual.data()));
     double error = 0;
     if (!sampled_) {
+      kernels::HostBuffer& actual = actual_[slot];
+      if (actual.size() != args_[slot].elements) actual = kernels::HostBuffer(args_[slot].dtype, args_[slot].elements);
+      KILN_TRY(buffers_[slot].read(actual.data()));
       error = kernels::compare(actual, reference_[slot]);
     } else if (!sampled_elements_[slot].empty()) {
-      error = kernels::compare(gather(actual, sampled_elements_[slot]), gather(reference_[slot], sampled_elements_[slot]));
+      KILN_TRY_ASSIGN(const kernels::HostBuffer sampled, read_sampled(slot));
+      error = kernels::compare(sampled, reference_[slot]);  // the reference holds the sampled elements only
     }
     if (!(error <= tolerance_[slot]) && problem.empty())
       problem = "output " + args_[slot].name + " (slot " + std::to_string(slot) + ") differs from the " +

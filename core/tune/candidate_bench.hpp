@@ -97,6 +97,9 @@ class CandidateBench {
   // One run, isolated when `flags` holds KILN_TIMED_ISOLATE.
   Result<void> run_once(const Program& program, const TimedLaunchOptions& options);
   Result<double> compare_outputs(std::string& problem);
+  // Slot's sampled elements as the device holds them, in sampled_elements_
+  // order, read range by range (sampled_ranges_).
+  Result<kernels::HostBuffer> read_sampled(std::size_t slot) const;
   struct Probe {
     Timing timing;
     double seconds = 0;  // wall time of the call, on the allowance's clock
@@ -121,6 +124,11 @@ class CandidateBench {
   bool interpreted_ = false;                   // reference_ from the interpreter
   bool sampled_ = false;                       // ... on a sample of the groups: compare only sampled_elements_
   std::vector<std::vector<std::uint64_t>> sampled_elements_;  // per slot: elements the sample wrote
+  // Per slot: [begin, end) element ranges that cover sampled_elements_
+  // (near ones merged): what a candidate's run is reset in and read back
+  // from, instead of the whole buffer (a 2^28-element output is 1 GiB to
+  // move per candidate).
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sampled_ranges_;
 };
 
 // The longest product of constant LOOP trip counts along one nest (1 when

@@ -7,6 +7,26 @@
 
 namespace kiln::tune::detail {
 
+namespace {
+
+// The features of a candidate the search did not rank (the untuned kernel,
+// the heuristic choice, seeds): taken, as the search takes them, on the
+// normalized kernel with the steps applied, before finalizing, so that the
+// learned model trains and predicts on the same kind of kernel. Empty when
+// a step does not apply (the lowering then fails too).
+std::vector<double> search_features(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
+                                    const SearchCandidate& candidate) {
+  ir::Kernel current = space.normalize(kernel, device.info());
+  for (const passes::OptStep& step : candidate.sequence) {
+    Result<ir::Kernel> next = space.apply(current, step, device.info());
+    if (!next) return {};
+    current = std::move(next).value();
+  }
+  return space.features(current, device.info());
+}
+
+}  // namespace
+
 PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
                                     SearchCandidate candidate, std::size_t max_kernel_ops) {
   PreparedCandidate p;
@@ -23,6 +43,7 @@ PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kern
     }
     p.kernel = std::move(lowered).value();
     p.final_hash = ir::hash_hex(p.kernel);
+    if (space.features && p.search.features.empty()) p.search.features = search_features(device, kernel, space, p.search);
     // Recipes are measured whatever their size (tournament_search.cpp, add).
     if (max_kernel_ops > 0 && !p.search.recipe && p.kernel.size() > max_kernel_ops) {
       p.failure = CandidateStatus::Skipped;

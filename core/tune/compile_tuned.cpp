@@ -5,8 +5,12 @@
 #include "tune/compile_paths.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
+#include "kiln/tune/learned_cost.hpp"
 #include "kiln/tune/tuner.hpp"
 #include "tune/nearby_records.hpp"
+
+#include <cstdio>
+#include <memory>
 
 
 namespace kiln::tune {
@@ -54,6 +58,30 @@ Result<ReplayedRecord> replay(const Device& device, const ir::Kernel& kernel, co
   out.baseline_ns = entry.baseline_ns;
   out.entry = entry;
   return out;
+}
+
+// Sets options.cost_model to the model learned from the database's records
+// of this device when it ranks them better, held out, than the analytic
+// model (tune/learned_cost.hpp); returns what was decided and why, for the
+// report.
+std::string choose_cost_model(const Result<TuningDb>& db, const TuningKey& key, const SearchSpace& space,
+                              TuneOptions& options) {
+  if (!options.settings.learned_cost_model) return "analytic: autotune.learned_cost_model is off";
+  if (!space.features) return "analytic: the search space has no cost features";
+  if (!db) return "analytic: no tuning database";
+  Result<std::vector<TuningEntry>> entries = db->list(/*with_candidates=*/true, key.device_fingerprint);
+  if (!entries) return "analytic: " + entries.error().to_string();
+  const std::vector<CostRecord> records = cost_records(*entries, key.device_fingerprint);
+  DeviceCostModel chosen = device_cost_model(records);
+  const CostModelEvaluation& ev = chosen.evaluation;
+  char correlations[160] = "";
+  if (ev.held_out_groups > 0)
+    std::snprintf(correlations, sizeof correlations, "; held out on %zu tunings: learned %.3f, analytic %.3f",
+                  ev.held_out_groups, ev.learned_spearman, ev.analytic_spearman);
+  if (!chosen.model) return "analytic: " + ev.why_not + correlations;
+  options.cost_model = std::make_shared<const LearnedCostModel>(std::move(*chosen.model));
+  return "learned from " + std::to_string(ev.records) + " records of " + std::to_string(ev.groups) + " tunings" +
+         correlations;
 }
 
 }  // namespace
@@ -140,6 +168,7 @@ Result<Program> compile_tuned(const Device& device, const ir::Kernel& kernel, co
     if (near) seeded.seed_sequences.insert(seeded.seed_sequences.end(), near->begin(), near->end());
     else report.warnings.push_back(near.error().to_string());
   }
+  const std::string cost_model_note = choose_cost_model(db, key, space, seeded);
   Result<TuneResult> tuning_result = tune_kernel(device, kernel, seeded);
   // A budget too small for the kernel (every run passed its time limit)
   // costs the tuning, not the program.
@@ -160,6 +189,8 @@ Result<Program> compile_tuned(const Device& device, const ir::Kernel& kernel, co
   report.baseline_ns = tuned.entry.baseline_ns;
   report.candidates_measured = tuned.entry.candidates_measured;
   report.tune_times = tuned.times;
+  report.ranked_by = tuned.ranked_by;
+  report.cost_model_note = cost_model_note;
   report.record = std::move(tuned.entry);
   return std::move(tuned.program);
 }

@@ -1,10 +1,14 @@
 // kiln's own search space: the passes library's optimizations, always-on
 // pipeline, step application, cost model and lowering.
 #include "kiln/passes/cost.hpp"
+#include "kiln/passes/cost_features.hpp"
 #include "kiln/passes/optimization.hpp"
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/tune/search_space.hpp"
 #include "kiln/tune/tune_options.hpp"
+
+#include <cmath>
+#include <span>
 
 namespace kiln::tune {
 
@@ -18,6 +22,11 @@ SearchSpace make_default_space(Precision precision) {
     return passes::apply_sequence(k, {step}, d);
   };
   s.cost = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::estimate_cost(k, d).total_ns; };
+  s.features = [](const ir::Kernel& k, const DeviceInfo& d) { return passes::cost_features(k, d); };
+  // The search ranks by the analytic estimate taken back from its feature
+  // (log1p of it, the first): one count of each kernel's work instead of
+  // two (features, then cost). A learned model replaces this on a copy.
+  s.feature_cost = [](std::span<const double> f) { return std::expm1(f[0]); };
   s.lower = [](const ir::Kernel& k, const passes::OptSequence& seq, const DeviceInfo& d) {
     return passes::optimize(k, seq, d);
   };

@@ -31,6 +31,8 @@ TuneReport make_tune_report(const CompileReport& tuned, std::string kernel_name,
     r.statistic = tuned.record->statistic;
   }
   r.warnings = tuned.warnings;
+  r.ranked_by = tuned.ranked_by;
+  r.cost_model_note = tuned.cost_model_note;
   return r;
 }
 
@@ -57,6 +59,10 @@ std::string tune_report_json(const TuneReport& r) {
   seconds["compile"] = r.times.compile_s;
   seconds["measure"] = r.times.measure_s;
   o["seconds"] = std::move(seconds);
+  if (!r.ranked_by.empty()) {
+    o["ranked_by"] = r.ranked_by;
+    o["cost_model_note"] = r.cost_model_note;
+  }
   if (r.reference) {
     json::object ref;
     ref["device"] = r.reference->device;

@@ -96,13 +96,27 @@ class TournamentSearch {
       remove_worst(settings_.n_removed_per_step);
     }
 
-    result.candidates.push_back({{}, finite_cost(space_.cost(*base, device_)), base_hash});
+    SearchCandidate untuned;
+    untuned.cost_ns = rank(*base, untuned.features);
+    untuned.hash = base_hash;
+    result.candidates.push_back(std::move(untuned));
     for (Item& item : items_) result.candidates.push_back(std::move(item.candidate));
     result.stats = stats_;
     return result;
   }
 
  private:
+  // The estimate that ranks `kernel`: the learned model's from its features
+  // when the space has one, else the space's cost model. Fills `features`
+  // when the space computes them (they are stored with the measurements).
+  double rank(const ir::Kernel& kernel, std::vector<double>& features) const {
+    if (space_.features) {
+      features = space_.features(kernel, device_);
+      if (space_.feature_cost) return finite_cost(space_.feature_cost(features));
+    }
+    return finite_cost(space_.cost(kernel, device_));
+  }
+
   // Applies one variant and keeps the kernel when it is new. Checks the
   // clock first: one application of a large optimization can take long.
   // `max_kernel_ops` bounds what the search wanders into, not recipes
@@ -116,14 +130,14 @@ class TournamentSearch {
     }
     std::optional<ir::Kernel> applied;
     double cost = 0;
+    std::vector<double> features;
     // Optimizations promise errors, never exceptions; a broken one still
     // costs only its variant.
     try {
       Result<ir::Kernel> result = space_.apply(from, step, device_);
       if (result) {
         applied = std::move(result).value();
-        if (max_ops == 0 || applied->size() <= max_ops)
-          cost = finite_cost(space_.cost(*applied, device_));
+        if (max_ops == 0 || applied->size() <= max_ops) cost = rank(*applied, features);
       }
     } catch (const std::exception&) {
       applied.reset();
@@ -148,6 +162,7 @@ class TournamentSearch {
     item.candidate.sequence = prefix;
     item.candidate.sequence.push_back(std::move(step));
     item.candidate.cost_ns = cost;
+    item.candidate.features = std::move(features);
     item.candidate.hash = hash;
     item.exhausted = item.candidate.sequence.size() >= settings_.max_sequence_length;
     item.kernel = std::make_shared<const ir::Kernel>(std::move(applied).value());

@@ -10,7 +10,9 @@
 #include "tuning_deadline.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
+#include "kiln/passes/cost_features.hpp"
 #include "kiln/tune/heuristic.hpp"
+#include "kiln/tune/learned_cost.hpp"
 #include "kiln/tune/tournament_search.hpp"
 
 #include <algorithm>
@@ -36,6 +38,12 @@ constexpr std::uint64_t kReferenceOps = 50'000'000;
 std::function<double()> clock_of(const TuneOptions& options) {
   if (options.clock) return options.clock;
   return steady_clock_seconds;
+}
+
+// Features are stored when there are some and every one is finite (the
+// database and JSON export keep numbers only).
+bool features_storable(const std::vector<double>& features) {
+  return !features.empty() && std::all_of(features.begin(), features.end(), [](double v) { return std::isfinite(v); });
 }
 
 Error with_context(Error error, const std::string& context) {
@@ -128,7 +136,7 @@ class Tuning {
     const double left = budget_.left(search_start);
     const double search_end = search_start + std::max(left, settings_.budget_s / 4) * kSearchShare;
     const SearchResult search =
-        tournament_search(kernel_, device_.info(), space_, settings_, [&] { return clock_() > search_end; });
+        tournament_search(kernel_, device_.info(), ranking_space(), settings_, [&] { return clock_() > search_end; });
     times_.search_s = clock_() - search_start;
     if (search.stats.out_of_time)
       warnings_.push_back("the search stopped at its share of the budget after " +
@@ -180,6 +188,19 @@ class Tuning {
   }
 
  private:
+  // The space the search ranks with: the learned cost model's estimates
+  // when the caller has one and the space computes features, else the
+  // space's own cost model.
+  const SearchSpace& ranking_space() {
+    if (!options_.cost_model || !space_.features) return space_;
+    learned_space_ = space_;
+    learned_space_.feature_cost = [model = options_.cost_model](std::span<const double> features) {
+      return model->predict_ns(features);
+    };
+    ranked_by_ = "learned";
+    return learned_space_;
+  }
+
   // The seed sequences go right after the heuristic choice, measured
   // whatever their size as the recipes are (they won elsewhere).
   void seed(std::vector<SearchCandidate>& queue) {
@@ -250,6 +271,10 @@ class Tuning {
     r.sequence = p.text;
     r.final_hash = p.final_hash;
     r.cost_ns = p.search.cost_ns;
+    if (features_storable(p.search.features)) {
+      r.features = p.search.features;
+      r.features_version = passes::kCostFeaturesVersion;
+    }
     if (p.failure) {
       r.status = *p.failure;
       r.error = p.error;
@@ -382,6 +407,7 @@ class Tuning {
     result.program = std::move(winner->program);
     result.warnings = std::move(warnings_);
     result.times = times_;
+    result.ranked_by = ranked_by_;
     report(TuneProgress::Phase::Done);
     return result;
   }
@@ -441,6 +467,8 @@ class Tuning {
   double untuned_cost_ns_ = 0;  // the cost model's estimates (0: unknown)
   double best_cost_ns_ = 0;     // ... of the fastest candidate so far
   bool bench_interpreted_ = false;  // the reference came from the interpreter
+  SearchSpace learned_space_;       // space_ ranked by the learned model (ranking_space)
+  std::string ranked_by_ = "analytic";
 };
 
 }  // namespace

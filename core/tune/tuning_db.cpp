@@ -5,6 +5,8 @@
 #include "sqlite_connection.hpp"
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <system_error>
 
 namespace kiln::tune {
@@ -17,8 +19,12 @@ using detail::Transaction;
 namespace {
 
 // PRAGMA user_version of the files this code writes. A file with a higher
-// one was made by a newer kiln: refused rather than misread.
-constexpr int kSchemaVersion = 1;
+// one was made by a newer kiln: refused rather than misread. 2: each
+// candidate's cost features (the learned cost model's training data); a
+// version-1 file gains the columns when opened for writing, and is read as
+// it is (no features) when opened read-only.
+constexpr int kSchemaVersion = 2;
+constexpr int kFirstSchemaWithFeatures = 2;
 constexpr int kBusyTimeoutMs = 60'000;
 
 constexpr const char* kSchema = R"sql(
@@ -54,9 +60,43 @@ CREATE TABLE IF NOT EXISTS candidates (
   status     TEXT NOT NULL,
   error      TEXT NOT NULL,
   max_error  REAL NOT NULL,
+  features   TEXT NOT NULL DEFAULT '',
+  features_version INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (entry_id, position)
 );
 )sql";
+
+// From version 1: the features columns (old candidates have none).
+constexpr const char* kAddFeatures = R"sql(
+ALTER TABLE candidates ADD COLUMN features TEXT NOT NULL DEFAULT '';
+ALTER TABLE candidates ADD COLUMN features_version INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+// Features as text: shortest round-trip decimal of each, space-separated.
+std::string features_to_text(const std::vector<double>& features) {
+  std::string text;
+  char number[32];
+  for (double v : features) {
+    std::snprintf(number, sizeof number, "%.17g", v);
+    if (!text.empty()) text += ' ';
+    text += number;
+  }
+  return text;
+}
+
+std::vector<double> features_from_text(const std::string& text) {
+  std::vector<double> features;
+  const char* p = text.c_str();
+  while (*p != '\0') {
+    char* end = nullptr;
+    const double v = std::strtod(p, &end);
+    if (end == p) return {};  // not ours: no features rather than wrong ones
+    features.push_back(v);
+    p = end;
+    while (*p == ' ') ++p;
+  }
+  return features;
+}
 
 constexpr const char* kEntryColumns =
     "id, kernel_hash, device_fingerprint, space_version, kernel_name, kernel_text, device_id, device_name, "
@@ -112,6 +152,7 @@ std::optional<CandidateStatus> candidate_status_from_name(std::string_view name)
 struct TuningDb::State {
   Connection connection;
   std::string read_only_reason;  // empty: writable
+  std::int64_t schema_version = kSchemaVersion;  // below 2 only for an old file opened read-only
 };
 
 TuningDb::TuningDb(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -148,6 +189,7 @@ Result<Connection> open_writable(const fs::path& path) {
   KILN_TRY_ASSIGN(const std::int64_t found, checked_schema_version(connection, path));
   if (found < kSchemaVersion) {
     KILN_TRY_ASSIGN(Transaction transaction, Transaction::begin(connection));
+    if (found >= 1 && found < kFirstSchemaWithFeatures) KILN_TRY(connection.exec(kAddFeatures));
     KILN_TRY(connection.exec(kSchema));
     KILN_TRY(connection.exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()));
     KILN_TRY(transaction.commit());
@@ -167,7 +209,7 @@ Result<Connection> open_read_only(const fs::path& path) {
     found = connection ? checked_schema_version(*connection, path) : Result<std::int64_t>(connection.error());
   }
   if (!found) return std::move(found).error();
-  if (*found < kSchemaVersion)
+  if (*found < 1)
     return make_error(ErrorCode::Io, "tuning database " + path.string() +
                                          ": opened read-only, and it has no kiln tables (schema version " +
                                          std::to_string(*found) + ")");
@@ -196,7 +238,9 @@ Result<TuningDb> TuningDb::open(const fs::path& path, DbAccess access) {
     read_only_reason = "opened read-only as asked";
   }
   if (!connection) return std::move(connection).error();
-  auto state = std::make_unique<State>(State{std::move(connection).value(), std::move(read_only_reason)});
+  KILN_TRY_ASSIGN(const std::int64_t schema_version, connection->query_integer("PRAGMA user_version"));
+  auto state = std::make_unique<State>(
+      State{std::move(connection).value(), std::move(read_only_reason), schema_version});
   return TuningDb(std::move(state));
 }
 
@@ -214,9 +258,12 @@ Error refused_write(const TuningDb& db) {
 
 namespace {
 
-Result<void> read_candidates(const Connection& c, TuningEntry& entry) {
-  KILN_TRY_ASSIGN(Statement s, c.prepare("SELECT sequence, final_hash, cost_ns, min_ns, median_ns, runs, status, error, "
-                                         "max_error FROM candidates WHERE entry_id = ? ORDER BY position"));
+Result<void> read_candidates(const Connection& c, std::int64_t schema_version, TuningEntry& entry) {
+  const bool with_features = schema_version >= kFirstSchemaWithFeatures;
+  KILN_TRY_ASSIGN(Statement s, c.prepare(std::string("SELECT sequence, final_hash, cost_ns, min_ns, median_ns, runs, "
+                                                     "status, error, max_error, ") +
+                                         (with_features ? "features, features_version" : "'', 0") +
+                                         " FROM candidates WHERE entry_id = ? ORDER BY position"));
   s.bind(1, entry.id);
   while (true) {
     KILN_TRY_ASSIGN(const bool row, s.step());
@@ -231,16 +278,18 @@ Result<void> read_candidates(const Connection& c, TuningEntry& entry) {
     r.status = candidate_status_from_name(s.text(6)).value_or(CandidateStatus::LaunchFailed);
     r.error = s.text(7);
     r.max_error = s.real(8);
+    r.features = features_from_text(s.text(9));
+    r.features_version = r.features.empty() ? 0 : static_cast<std::uint32_t>(s.integer(10));
     entry.candidates.push_back(std::move(r));
   }
 }
 
-Result<std::optional<TuningEntry>> find_one(const Connection& c, Statement& s) {
+Result<std::optional<TuningEntry>> find_one(const Connection& c, std::int64_t schema_version, Statement& s) {
   KILN_TRY_ASSIGN(const bool row, s.step());
   if (!row) return std::optional<TuningEntry>();
   TuningEntry entry = read_entry(s);
   s = Statement();
-  KILN_TRY(read_candidates(c, entry));
+  KILN_TRY(read_candidates(c, schema_version, entry));
   return std::optional<TuningEntry>(std::move(entry));
 }
 
@@ -252,21 +301,24 @@ Result<std::optional<TuningEntry>> TuningDb::find(const TuningKey& key) const {
                                          " FROM entries WHERE kernel_hash = ? AND device_fingerprint = ? AND "
                                          "space_version = ?"));
   s.bind(1, key.kernel_hash).bind(2, key.device_fingerprint).bind(3, key.space_version);
-  return find_one(c, s);
+  return find_one(c, state_->schema_version, s);
 }
 
 Result<std::optional<TuningEntry>> TuningDb::get(std::int64_t id) const {
   const Connection& c = state_->connection;
   KILN_TRY_ASSIGN(Statement s, c.prepare(std::string("SELECT ") + kEntryColumns + " FROM entries WHERE id = ?"));
   s.bind(1, id);
-  return find_one(c, s);
+  return find_one(c, state_->schema_version, s);
 }
 
-Result<std::vector<TuningEntry>> TuningDb::list(bool with_candidates) const {
+Result<std::vector<TuningEntry>> TuningDb::list(bool with_candidates, std::string_view device_fingerprint) const {
   const Connection& c = state_->connection;
   std::vector<TuningEntry> entries;
   {
-    KILN_TRY_ASSIGN(Statement s, c.prepare(std::string("SELECT ") + kEntryColumns + " FROM entries ORDER BY id"));
+    KILN_TRY_ASSIGN(Statement s, c.prepare(std::string("SELECT ") + kEntryColumns + " FROM entries" +
+                                           (device_fingerprint.empty() ? "" : " WHERE device_fingerprint = ?") +
+                                           " ORDER BY id"));
+    if (!device_fingerprint.empty()) s.bind(1, device_fingerprint);
     while (true) {
       KILN_TRY_ASSIGN(const bool row, s.step());
       if (!row) break;
@@ -274,7 +326,7 @@ Result<std::vector<TuningEntry>> TuningDb::list(bool with_candidates) const {
     }
   }
   if (with_candidates)
-    for (TuningEntry& e : entries) KILN_TRY(read_candidates(c, e));
+    for (TuningEntry& e : entries) KILN_TRY(read_candidates(c, state_->schema_version, e));
   return entries;
 }
 
@@ -314,7 +366,8 @@ Result<std::int64_t> TuningDb::store(const TuningEntry& entry) {
 
   KILN_TRY_ASSIGN(Statement candidate,
                   c.prepare("INSERT INTO candidates (entry_id, position, sequence, final_hash, cost_ns, min_ns, "
-                            "median_ns, runs, status, error, max_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                            "median_ns, runs, status, error, max_error, features, features_version) VALUES (?, ?, ?, "
+                            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   for (std::size_t i = 0; i < entry.candidates.size(); ++i) {
     const CandidateRecord& r = entry.candidates[i];
     candidate.bind(1, id)
@@ -327,7 +380,9 @@ Result<std::int64_t> TuningDb::store(const TuningEntry& entry) {
         .bind(8, static_cast<std::int64_t>(r.runs))
         .bind(9, candidate_status_name(r.status))
         .bind(10, r.error)
-        .bind(11, r.max_error);
+        .bind(11, r.max_error)
+        .bind(12, features_to_text(r.features))
+        .bind(13, static_cast<std::int64_t>(r.features.empty() ? 0 : r.features_version));
     KILN_TRY(candidate.run());
   }
   KILN_TRY(transaction.commit());

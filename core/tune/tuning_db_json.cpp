@@ -28,6 +28,10 @@ json::object candidate_to_json(const CandidateRecord& r) {
   o["status"] = candidate_status_name(r.status);
   o["error"] = r.error;
   o["max_error"] = r.max_error;
+  json::array features;
+  for (double v : r.features) features.push_back(v);
+  o["features"] = std::move(features);
+  o["features_version"] = r.features.empty() ? 0u : r.features_version;
   return o;
 }
 
@@ -114,6 +118,16 @@ Result<CandidateRecord> candidate_from_json(const json::value& value, const std:
   r.status = *parsed;
   KILN_TRY(f.text("error", r.error));
   KILN_TRY(f.number("max_error", r.max_error));
+  // Exports of a kiln before the learned cost model have no features.
+  if (const json::value* features = f.find("features")) {
+    if (!features->is_array()) return f.error("features", "expected an array of numbers");
+    for (const json::value& v : features->as_array()) {
+      if (!v.is_number()) return f.error("features", "expected an array of numbers");
+      r.features.push_back(v.to_number<double>());
+    }
+    if (f.find("features_version") != nullptr) KILN_TRY(f.integer("features_version", r.features_version));
+    if (r.features.empty()) r.features_version = 0;
+  }
   return r;
 }
 

@@ -267,6 +267,29 @@ TEST(CandidateBench, AnInterpretedSampleIsTheReferenceOfALargeGrid) {
   EXPECT_NE(wrong.error.find("differs from the reference interpreter's"), std::string::npos) << wrong.error;
 }
 
+// A sampled output is reset and read back only in the ranges that hold the
+// sampled elements: still, an element a candidate leaves unwritten fails
+// (the previous candidate's correct value there was reset), and one it gets
+// wrong in the last group is read back and caught.
+TEST(CandidateBench, ASampledOutputIsResetAndReadInItsSampledRanges) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(kAdd);
+  CandidateBench bench = bench_for(device, kernel);
+  ASSERT_TRUE(bench.record_interpreted_reference(kernel, 300));
+  const Program untuned = device.compile(kernel, kFrozen).value();
+  ASSERT_EQ(bench.measure(untuned, timed(0, 1)).status, CandidateStatus::Measured);
+  // The device buffer now holds right values everywhere; this one writes
+  // only the first half, so the sampled elements of the second half must
+  // come back as the reset left them.
+  const ir::Kernel half = test::parse_ir(replace(kAdd, "%n = const i64 1000\n%i = index group 0 %n",
+                                                 "%n = const i64 500\n%i = index group 0 %n"));
+  const tune::detail::BenchOutcome outcome = bench.measure(device.compile(half, kFrozen).value(), {});
+  EXPECT_EQ(outcome.status, CandidateStatus::Mismatch);
+  EXPECT_TRUE(std::isinf(outcome.max_error)) << "NaN where the reference has numbers";
+  // And the right kernel passes again after it.
+  EXPECT_EQ(bench.measure(untuned, timed(0, 1)).status, CandidateStatus::Measured);
+}
+
 TEST(CandidateBench, AGroupPastTheBudgetLeavesTheReferenceToTheDevice) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);

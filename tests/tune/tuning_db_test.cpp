@@ -42,6 +42,8 @@ TuningEntry sample_entry(const std::string& hash, const std::string& device = "p
   e.tune_seconds = 1.5;
   CandidateRecord untuned{"", "fedcba9876543210", 1e5, 99000, 99999, 5, CandidateStatus::Measured, "", 0};
   CandidateRecord best{e.sequence, e.final_hash, 2e4, 12000, 12345, 5, CandidateStatus::Measured, "", 1e-7};
+  best.features = {9.25, 0.1234567890123456789, -3.5e-300, 0};  // every digit survives the text form
+  best.features_version = 1;
   CandidateRecord wrong{"wrong(x=1)", "1111111111111111", 1e3, 10, 11, 5, CandidateStatus::Mismatch,
                         "output %1 (slot 1) differs", 0.5};
   CandidateRecord failed{"vectorize(width=8)", "2222222222222222", 5e3, 0, 0, 0, CandidateStatus::CompileFailed,
@@ -67,6 +69,39 @@ std::string sqlite_text(const fs::path& path, const char* sql) {
   sqlite3_finalize(stmt);
   sqlite3_close(db);
   return out;
+}
+
+void sqlite_exec(const fs::path& path, const char* sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+  const std::string message = error != nullptr ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+// A database as kiln wrote it before schema 2 (no features): one entry, two candidates.
+void write_schema_1_database(const fs::path& path) {
+  sqlite_exec(path, R"sql(
+CREATE TABLE entries (
+  id INTEGER PRIMARY KEY, kernel_hash TEXT NOT NULL, device_fingerprint TEXT NOT NULL, space_version TEXT NOT NULL,
+  kernel_name TEXT NOT NULL, kernel_text TEXT NOT NULL, device_id TEXT NOT NULL, device_name TEXT NOT NULL,
+  sequence TEXT NOT NULL, final_hash TEXT NOT NULL, best_ns INTEGER NOT NULL, baseline_ns INTEGER NOT NULL,
+  timer TEXT NOT NULL, statistic TEXT NOT NULL, candidates_measured INTEGER NOT NULL, tune_seconds REAL NOT NULL,
+  created_at TEXT NOT NULL, UNIQUE (kernel_hash, device_fingerprint, space_version));
+CREATE TABLE candidates (
+  entry_id INTEGER NOT NULL REFERENCES entries(id) ON DELETE CASCADE, position INTEGER NOT NULL,
+  sequence TEXT NOT NULL, final_hash TEXT NOT NULL, cost_ns REAL NOT NULL, min_ns INTEGER NOT NULL,
+  median_ns INTEGER NOT NULL, runs INTEGER NOT NULL, status TEXT NOT NULL, error TEXT NOT NULL,
+  max_error REAL NOT NULL, PRIMARY KEY (entry_id, position));
+INSERT INTO entries VALUES (1, 'aaaa', 'plugin=c;device=cpu', '1-abcdef01', 'old add', 'text', 'c:0', 'cpu',
+  'unroll(loop=0,factor=4)', 'ffff', 100, 400, 'host', 'median', 2, 1.0, '2026-01-01T00:00:00Z');
+INSERT INTO candidates VALUES (1, 0, '', 'eeee', 5e3, 390, 400, 5, 'measured', '', 0);
+INSERT INTO candidates VALUES (1, 1, 'unroll(loop=0,factor=4)', 'ffff', 1e3, 90, 100, 5, 'measured', '', 0);
+PRAGMA user_version=1;
+)sql");
 }
 
 ClearFilter filter(bool all, std::string kernel, std::string device) {
@@ -228,6 +263,38 @@ TEST(TuningDb, RefusesASchemaFromANewerKiln) {
   ASSERT_FALSE(db.ok());
   EXPECT_NE(db.error().message.find("schema version 99 was written by a newer kiln"), std::string::npos)
       << db.error().message;
+}
+
+TEST(TuningDb, ASchema1DatabaseIsReadAsItIsAndGainsFeaturesWhenOpenedForWriting) {
+  const fs::path path = fresh_db("tuning.sqlite");
+  write_schema_1_database(path);
+  {
+    // Read-only: no change to the file, the old records with no features.
+    TuningDb db = TuningDb::open(path, DbAccess::ReadOnly).value();
+    const std::vector<TuningEntry> entries = db.list(true).value();
+    ASSERT_EQ(entries.size(), 1u);
+    ASSERT_EQ(entries[0].candidates.size(), 2u);
+    EXPECT_TRUE(entries[0].candidates[1].features.empty());
+    EXPECT_EQ(entries[0].candidates[1].median_ns, 100u);
+  }
+  EXPECT_EQ(sqlite_text(path, "PRAGMA user_version"), "1");
+  TuningDb db = TuningDb::open(path).value();
+  EXPECT_EQ(sqlite_text(path, "PRAGMA user_version"), "2");
+  const std::optional<TuningEntry> old = db.find({"aaaa", "plugin=c;device=cpu", "1-abcdef01"}).value();
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->kernel_name, "old add");
+  EXPECT_EQ(old->candidates.size(), 2u);
+  EXPECT_EQ(old->candidates[0].features_version, 0u);
+  // New entries keep their features beside the old ones.
+  const TuningEntry e = sample_entry("bbbb");
+  db.store(e).value();
+  const std::optional<TuningEntry> back = db.find(e.key).value();
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->candidates[1].features, e.candidates[1].features);
+  EXPECT_EQ(back->candidates[1].features_version, 1u);
+  EXPECT_EQ(db.list().value().size(), 2u);
+  EXPECT_EQ(db.list(false, "plugin=c;device=cpu").value().size(), 2u);
+  EXPECT_EQ(db.list(false, "plugin=c;device=other").value().size(), 0u);
 }
 
 TEST(TuningDb, CreatesMissingFolders) {

@@ -4,11 +4,17 @@
 #include "commands.hpp"
 #include "input_file.hpp"
 
+#include <kiln/passes/cost_features.hpp>
 #include <kiln/tune/autotune_config.hpp>
+#include <kiln/tune/learned_cost.hpp>
 #include <kiln/tune/tuning_db.hpp>
+
+#include <boost/json.hpp>
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -23,6 +29,7 @@ namespace {
 struct CacheOptions {
   std::string db;
   bool json = false;
+  std::string device;  // cache model: a device id or name
   std::int64_t id = 0;
   std::string file;
   kiln::tune::ClearFilter clear;
@@ -141,6 +148,67 @@ void clear(const GlobalOptions& global, const CacheOptions& options) {
   fmt::print("removed {} entries from {}\n", removed, db.path().string());
 }
 
+// The learned cost model of one device: the records it would train on, its
+// held-out rank correlation against the analytic model's, and which one
+// ranks the next tuning (the same decision Device::compile makes).
+void model(const GlobalOptions& global, const CacheOptions& options) {
+  kiln::tune::TuningDb db = open_db(global, options);
+  const std::vector<kiln::tune::TuningEntry> all = check(db.list());
+  // The device's newest fingerprint: a new driver or compiler starts anew.
+  std::string fingerprint;
+  for (const kiln::tune::TuningEntry& e : all)
+    if (e.device_id == options.device || e.device_name == options.device) fingerprint = e.key.device_fingerprint;
+  if (fingerprint.empty())
+    throw CommandFailed(fmt::format("no entry of device '{}' in {} (kiln cache list shows the devices)", options.device,
+                                    db.path().string()));
+  const std::vector<kiln::tune::TuningEntry> entries = check(db.list(true, fingerprint));
+  const std::vector<kiln::tune::CostRecord> records = kiln::tune::cost_records(entries, fingerprint);
+  const kiln::tune::DeviceCostModel chosen = kiln::tune::device_cost_model(records);
+  const kiln::tune::CostModelEvaluation& ev = chosen.evaluation;
+  const std::span<const std::string_view> names = kiln::passes::cost_feature_names();
+  const auto number_or_null = [](double v) { return std::isfinite(v) ? boost::json::value(v) : boost::json::value(nullptr); };
+  if (options.json) {
+    boost::json::object o{{"device", options.device},
+                          {"fingerprint", fingerprint},
+                          {"entries", entries.size()},
+                          {"records", ev.records},
+                          {"tunings", ev.groups},
+                          {"trained", ev.trained},
+                          {"held_out_tunings", ev.held_out_groups},
+                          {"held_out_records", ev.held_out_records},
+                          {"learned_spearman", number_or_null(ev.trained ? ev.learned_spearman : NAN)},
+                          {"analytic_spearman", number_or_null(ev.trained ? ev.analytic_spearman : NAN)},
+                          {"ranks_by", chosen.model ? "learned" : "analytic"},
+                          {"why_not", ev.why_not}};
+    if (chosen.model) {
+      boost::json::object weights;
+      for (std::size_t j = 0; j < names.size(); ++j) weights[names[j]] = chosen.model->weights[j];
+      o["weights"] = std::move(weights);
+    }
+    fmt::print("{}\n", boost::json::serialize(o));
+    return;
+  }
+  fmt::print("database     {}\n", db.path().string());
+  fmt::print("device       {} ({})\n", options.device, fingerprint);
+  fmt::print("records      {} timed candidates with features in {} tunings ({} entries)\n", ev.records, ev.groups,
+             entries.size());
+  if (ev.held_out_groups > 0)
+    fmt::print("held out     Spearman rank correlation with measured times, mean over {} tunings ({} records):\n"
+               "             learned {:.3f}, analytic {:.3f}\n",
+               ev.held_out_groups, ev.held_out_records, ev.learned_spearman, ev.analytic_spearman);
+  fmt::print("ranks by     {}{}\n", chosen.model ? "the learned model" : "the analytic model",
+             ev.why_not.empty() ? "" : " (" + ev.why_not + ")");
+  if (chosen.model) {
+    std::vector<std::size_t> order(names.size());
+    for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+    const std::vector<double>& w = chosen.model->weights;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::abs(w[a]) > std::abs(w[b]); });
+    fmt::print("weights      (log time per log feature, largest first)\n");
+    for (std::size_t k = 0; k < order.size() && k < 8; ++k)
+      fmt::print("             {:<28} {:+.3f}\n", names[order[k]], w[order[k]]);
+  }
+}
+
 }  // namespace
 
 void add_cache_command(CLI::App& app, const GlobalOptions& global) {
@@ -166,6 +234,13 @@ void add_cache_command(CLI::App& app, const GlobalOptions& global) {
   CLI::App* import_cmd = cache->add_subcommand("import", "Store the entries of a JSON export (replacing equal keys)");
   import_cmd->add_option("FILE", options->file, "Input file ('-': stdin)")->required();
   import_cmd->callback([&global, options] { import_entries(global, *options); });
+
+  CLI::App* model_cmd = cache->add_subcommand(
+      "model", "The cost model learned from a device's measurements: its held-out rank correlation against the "
+               "analytic model's, and which ranks the next tuning");
+  model_cmd->add_option("--device", options->device, "A device id or device name (as kiln cache list shows)")->required();
+  model_cmd->add_flag("--json", options->json, "Print one JSON object");
+  model_cmd->callback([&global, options] { model(global, *options); });
 
   CLI::App* clear_cmd = cache->add_subcommand("clear", "Remove entries");
   clear_cmd->add_option("--kernel", options->clear.kernel, "Entries whose kernel hash or name starts with this");

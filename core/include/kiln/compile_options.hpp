@@ -80,6 +80,11 @@ struct CompileReport {
   std::uint32_t candidates_measured = 0;  // launched by this call (0 on a database hit)
   double seconds = 0;              // spent in compile, tuning included (host clock)
   tune::TuneTimes tune_times;      // a tuning ran (tuned_now): where its time went
+  // A tuning ran: which cost model ranked its candidates ("analytic" or
+  // "learned", tune/learned_cost.hpp) and why, with the learned model's
+  // held-out rank correlation when there was one.
+  std::string ranked_by = {};
+  std::string cost_model_note = {};
   std::optional<tune::TuningEntry> record;  // Tuned: the database record used or written
 };
 

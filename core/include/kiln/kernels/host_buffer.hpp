@@ -42,8 +42,10 @@ class HostBuffer {
 };
 
 // Fills `buffer` with values uniform in [low, high] (integers: whole numbers
-// in that range), from a generator seeded with `seed`. The sequence depends
-// only on the seed and the dtype: the same on every platform and build.
+// in that range), from a counter-based generator keyed by `seed` and the
+// dtype (element i is the i-th output of splitmix64, so large buffers fill
+// on every hardware thread). The values depend only on the seed, the dtype
+// and the index: the same on every platform, build and thread count.
 void fill_random(HostBuffer& buffer, std::uint64_t seed, double low = -1.0, double high = 1.0);
 
 // The relative error of `actual` against `expected`:

@@ -68,6 +68,12 @@ struct AutotuneSettings {
   // the search then uses default_search_space(Precision::AllowTf32), whose
   // version differs, so tf32 records never answer an exact tuning's look-up.
   bool allow_tf32 = false;
+
+  // Rank candidates by the cost model learned from the tuning database's
+  // measurements on the device (docs/cost-model.md, "The learned model")
+  // when it has enough of them and ranks them better held out than the
+  // analytic model; false: always the analytic model.
+  bool learned_cost_model = true;
 };
 
 // Parses the object of an `autotune` section (JSON text, comments and

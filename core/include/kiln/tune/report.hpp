@@ -28,6 +28,8 @@ struct TuneReport {
   std::string timer;         // "device", "host", "model"
   std::string statistic;     // "median", "min"
   std::vector<std::string> warnings;
+  std::string ranked_by = {};   // a tuning ran: "analytic" or "learned" (the cost model that ranked)
+  std::string cost_model_note = {};  // why, with the held-out rank correlations
   struct Reference {         // the same kernel timed on another device (e.g. cblas:0)
     std::string device;
     std::uint64_t ns = 0;

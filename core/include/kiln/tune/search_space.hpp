@@ -32,6 +32,8 @@ using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
 using StepApplier = std::function<Result<ir::Kernel>(const ir::Kernel&, const passes::OptStep&, const DeviceInfo&)>;
 using Lowering = std::function<Result<ir::Kernel>(const ir::Kernel&, const passes::OptSequence&, const DeviceInfo&)>;
+using Featurizer = std::function<std::vector<double>(const ir::Kernel&, const DeviceInfo&)>;
+using FeatureCost = std::function<double(std::span<const double>)>;
 
 struct SearchSpace {
   // Tunable optimizations, in a stable order (the search visits them so).
@@ -41,6 +43,16 @@ struct SearchSpace {
   // from a sequence to its children. Errors name the step.
   StepApplier apply;
   CostModel cost;        // estimated run time in ns; lower ranks first
+  // What the learned cost model sees of a kernel the search ranks
+  // (passes::cost_features in the default space; empty: nothing is
+  // recorded and no learned model ranks this space's candidates).
+  Featurizer features = {};
+  // When set (with `features`), the search ranks by this estimate in ns of
+  // a kernel's features instead of `cost` (one count of the work instead of
+  // two): in the default space the analytic estimate taken back from its
+  // feature; the tuner sets the learned model (tune/learned_cost.hpp) on a
+  // copy.
+  FeatureCost feature_cost = {};
   // The whole lowering for a launch (normalize, the steps, finalize,
   // verify): what is measured and what is replayed.
   Lowering lower;

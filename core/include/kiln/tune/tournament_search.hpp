@@ -18,9 +18,10 @@ namespace kiln::tune {
 
 struct SearchCandidate {
   passes::OptSequence sequence;  // empty: the untuned kernel
-  double cost_ns = 0;            // the cost model's estimate
+  double cost_ns = 0;            // the cost model's estimate (the learned one when it ranks)
   std::uint64_t hash = 0;        // ir::hash of the normalized kernel it gives (the visited key)
   bool recipe = false;           // one of SearchSpace::recipes (always measured)
+  std::vector<double> features = {};  // SearchSpace::features of its kernel (empty: the space has none)
 };
 
 struct SearchStats {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 namespace kiln::tune {
 
 struct SearchSpace;
+class LearnedCostModel;
 
 // Where a tuning's wall time went, in seconds on its clock. They add up to
 // the tuning's time but for bookkeeping between the phases.
@@ -75,6 +77,12 @@ struct TuneOptions {
   // it from the tuning database (docs/autotune.md, "Nearby shapes"). One
   // that does not parse or apply is recorded as failed; the search goes on.
   std::vector<std::string> seed_sequences;
+  // The cost model learned from the database's measurements on this device
+  // (kiln/tune/learned_cost.hpp), which then ranks the search's candidates
+  // in place of the analytic one where the space has features; null: the
+  // analytic model. Device::compile sets it when the database has enough
+  // records and the model ranks them better held out.
+  std::shared_ptr<const LearnedCostModel> cost_model = {};
 };
 
 }  // namespace kiln::tune

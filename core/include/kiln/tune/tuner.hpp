@@ -60,6 +60,7 @@ struct TuneResult {
   Program program;               // the winner, compiled
   std::vector<std::string> warnings;
   TuneTimes times;               // where the time went
+  std::string ranked_by = "analytic";  // which cost model ranked the candidates: "analytic" or "learned"
 };
 
 // Searches and measures now; reads and writes no database.

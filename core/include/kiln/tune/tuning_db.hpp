@@ -53,6 +53,11 @@ struct CandidateRecord {
   std::string error;            // why it failed or was disqualified
   double max_error = 0;         // relative error against the untuned kernel (host_buffer.hpp compare);
                                 // -1: not compared (slower than the best so far, it could not win)
+  // What the learned cost model trains on (kiln/passes/cost_features.hpp):
+  // the features of the kernel the search ranked, and their version (0 and
+  // empty: none, e.g. a record of a kiln before schema 2).
+  std::vector<double> features = {};
+  std::uint32_t features_version = 0;
 
   bool operator==(const CandidateRecord&) const = default;
 };
@@ -127,7 +132,8 @@ class TuningDb {
   // By row id (as `kiln cache list` shows), with its candidates.
   Result<std::optional<TuningEntry>> get(std::int64_t id) const;
   // Every entry, oldest first; candidates are left out unless asked for.
-  Result<std::vector<TuningEntry>> list(bool with_candidates = false) const;
+  // A device fingerprint given: only that device's entries.
+  Result<std::vector<TuningEntry>> list(bool with_candidates = false, std::string_view device_fingerprint = {}) const;
   // Stores `entry`, replacing the entry of its key, in one transaction.
   // Returns the new row id.
   Result<std::int64_t> store(const TuningEntry& entry);

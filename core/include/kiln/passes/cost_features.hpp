@@ -1,0 +1,30 @@
+// kiln/passes/cost_features.hpp - what the learned cost model sees of a
+// kernel on a device: the analytic model's estimate and its terms, and the
+// work it counted (instruction classes, bytes, threads, groups, LOCAL and
+// register storage, barriers, code size), each in log space so that kernels
+// of any size share one scale (docs/cost-model.md, "The learned model").
+#pragma once
+
+#include "kiln/ir/kernel.hpp"
+#include "kiln/runtime/device_info.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace kiln::passes {
+
+// Bumped whenever the list below changes: stored features of another
+// version are not trained on (the tuning database keeps the version).
+inline constexpr std::uint32_t kCostFeaturesVersion = 1;
+
+// The names, in order; the first is always the analytic estimate,
+// log(1 + estimate_cost(...).total_ns).
+std::span<const std::string_view> cost_feature_names();
+
+// One value per name, computed with a single count of the kernel's work.
+std::vector<double> cost_features(const ir::Kernel& kernel, const DeviceInfo& device,
+                                  std::span<const std::int64_t> variables = {});
+
+}  // namespace kiln::passes
