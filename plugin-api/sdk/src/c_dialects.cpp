@@ -273,8 +273,14 @@ static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { r
 )";
 }
 
+// A block is the kernel's LOCAL threads, so its size is known here: bounding
+// it keeps ptxas within the registers such a block has (65536 / threads
+// each: 64 at 1024), spilling where it must, instead of a kernel that needs
+// more and cannot launch (a row cached in registers at 1024 threads took 72).
 std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
-  return "\nextern \"C\" __global__ void " + shape.entry + "(" + pointer_params(d, shape, "") + ") {\n";
+  const std::int64_t threads = shape.local_sizes[0] * shape.local_sizes[1] * shape.local_sizes[2];
+  const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + ") " : "";
+  return "\nextern \"C\" __global__ void " + bounds + shape.entry + "(" + pointer_params(d, shape, "") + ") {\n";
 }
 std::string cuda_group_index(unsigned axis) { return "((long long)blockIdx." + std::string(1, "xyz"[axis]) + ")"; }
 std::string cuda_local_index(unsigned axis) { return "((long long)threadIdx." + std::string(1, "xyz"[axis]) + ")"; }
