@@ -24,8 +24,9 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 4;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
-                                              // and its row recipes (devices that claim SUBGROUP_REDUCE)
+inline constexpr int kSearchSpaceVersion = 5;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
+                                              // and its row recipes (devices that claim SUBGROUP_REDUCE); 5: GPU row
+                                              // recipes in vectorized blocks (tiled_reduce splits block-storing loops)
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
