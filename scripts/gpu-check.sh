@@ -549,7 +549,12 @@ PY
               torch=$(perf "rows_${kernel}_${n}_$dt" "$LOGS/torch-rows.log")
               vs_add=$([ -n "$add_rate" ] && awk -v a="$rate" -v b="$add_rate" 'BEGIN { printf "%.2fx", a / b }')
               vs_torch=$([ -n "$torch" ] && awk -v a="$rate" -v b="$torch" 'BEGIN { printf "%.2fx", a / b }')
-              row "$what" "$rate GB/s" "x add ${vs_add:-?}; x torch ${vs_torch:-?}"
+              # The same sequence checked against the C++ reference on 64 rows.
+              checked=$(timeout 120 "$KILN" run "$kernel" --m 64 --n "$n" --dtype "$dt" --device "$TUNE_DEVICE" --opt "$opt_seq" \
+                          --repeats 1 --json 2>>"$LOGS/run-rows-opts.log")
+              checked=$(json_field ok "$checked")
+              [ "$checked" = true ] || FAILED=1
+              row "$what" "$rate GB/s" "x add ${vs_add:-?}; x torch ${vs_torch:-?}; check on 64 rows: ${checked:-FAILED}"
             fi
             row "" "" "opt: $opt_seq"
           done
