@@ -145,6 +145,11 @@ SearchSpace make_default_space(Precision precision) {
            "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
            "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=0); unroll(loop=2,factor=0); "
            "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           // The exponentials-only recipe above with the reciprocal (at n = 50257 on the
+           // H200 it ran 4% faster than caching the row, both exact).
+           "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+           "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
        })
     s.recipes.push_back(passes::parse_sequence(recipe).value());
   // GPU rows in blocks of consecutive elements, for 16-bit rows above all (a
