@@ -21,8 +21,12 @@ namespace {
 // its reciprocal), the row (and softmax's exponentials) cached in
 // registers between the loops and every loop fully unrolled, then each
 // block's loads and stores vectorized. With 32 threads the reductions are a
-// subgroup's shuffles alone (one warp per row: no LOCAL memory, no barrier).
-passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads) {
+// subgroup's shuffles alone (one warp per row: no LOCAL memory, no barrier);
+// `subgroup`: larger groups' trees end in one warp's shuffles. Without
+// `cache` a thread keeps nothing between the loops: fewer registers, more
+// groups per SM overlapping one another's phases, and the later loops read
+// the row again from L2 (the rows in flight fit it; DRAM sees each once).
+passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, bool cache = true, bool subgroup = false) {
   std::string text;
   const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
   // Softmax divides each element by the row's sum: a multiplication by its
@@ -36,10 +40,10 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads) {
   for (int loop = 0; loop < loops; ++loop) {
     const bool reduction = loop < loops - 1;
     add("tiled_reduce(loop=" + std::to_string(loop) + ",local=" + std::to_string(threads) +
-        (threads == 32 ? ",branch=2" : ",branch=4") + (reduction && threads == 32 ? ",subgroup=32" : "") + ")");
+        (threads == 32 ? ",branch=2" : ",branch=4") + (reduction && (threads == 32 || subgroup) ? ",subgroup=32" : "") + ")");
   }
-  if (loops == 3) add("row_cache(loop=1)");
-  add("row_cache(loop=0)");
+  if (cache && loops == 3) add("row_cache(loop=1)");
+  if (cache) add("row_cache(loop=0)");
   for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + std::to_string(loop) + ",factor=0)");
   add("vectorize(lanes=" + std::to_string(lanes) + ")");
   return passes::parse_sequence(text).value();
@@ -163,6 +167,33 @@ SearchSpace make_default_space(Precision precision) {
   for (int lanes : {8, 4})
     for (int loops : {3, 2})
       for (int threads : {1024, 512, 256, 128, 32}) s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads));
+  // The same without the register cache, trees ending in shuffles: on the H200
+  // (2026-12-03) the cached kernels ran each group's load, trees and writes
+  // back to back with little to overlap them (0.69x of add for f16 softmax
+  // at n = 16384).
+  for (int lanes : {8, 4})
+    for (int loops : {3, 2})
+      for (int threads : {1024, 512, 256})
+        s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, /*cache=*/false, /*subgroup=*/true));
+  // Rows no block divides (n = 50257), streamed: a group of 1024 or 512 threads
+  // per row without a register cache (the cached recipes above take 64
+  // registers at 1024 threads: one group per SM, each row's phases back to
+  // back, 0.41-0.53x of add), so that two or four groups per SM overlap and a
+  // row's later reads come from L2; the loops unrolled by 4 for loads in
+  // flight, trees ending in shuffles.
+  for (const char* recipe : {
+           "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); "
+           "tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); tiled_reduce(loop=2,local=1024,branch=4); "
+           "unroll(loop=2,factor=4); unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+           "reciprocal_divide(); tiled_reduce(loop=0,local=512,branch=4,subgroup=32); "
+           "tiled_reduce(loop=1,local=512,branch=4,subgroup=32); tiled_reduce(loop=2,local=512,branch=4); "
+           "unroll(loop=2,factor=4); unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+           "tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); tiled_reduce(loop=1,local=1024,branch=4); "
+           "unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+           "tiled_reduce(loop=0,local=512,branch=4,subgroup=32); tiled_reduce(loop=1,local=512,branch=4); "
+           "unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+       })
+    s.recipes.push_back(passes::parse_sequence(recipe).value());
   s.version = search_space_version(s.optimizations);
   if (precision == Precision::AllowTf32) {
     // f32 matrix products on the tf32 MMA (m16n8k8): mma_staged never

@@ -54,6 +54,12 @@ bool mentions_row_optimization(const passes::OptSequence& sequence) {
   return false;
 }
 
+bool splits_across_threads(const passes::OptSequence& sequence) {
+  for (const passes::OptStep& step : sequence)
+    if (step.opt == "tiled_reduce") return true;
+  return false;
+}
+
 // Up to `count` random sequences of up to 6 steps over every registered
 // optimization, each holding row_cache or lane_reduce.
 std::vector<passes::OptSequence> random_sequences(const ir::Kernel& kernel, const DeviceInfo& device, int count,
@@ -117,8 +123,12 @@ TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
           if (size.n == 768 && !eight_lanes) continue;
           const kernels::StandardKernel k = standard(name, size, dtype);
           std::vector<passes::OptSequence> sequences = random_sequences(k.kernel, info, 1, size.n * 31 + static_cast<unsigned>(dtype));
+          // On the dummy also the GPU recipes without a row cache (threads per row
+          // alone, streamed; the other plugins compile each one: bounded time).
           for (const passes::OptSequence& recipe : tune::default_search_space().recipes)
-            if (mentions_row_optimization(recipe) && passes::optimize(k.kernel, recipe, info).ok()) sequences.push_back(recipe);
+            if ((mentions_row_optimization(recipe) || (plugin == "dummy" && splits_across_threads(recipe))) &&
+                passes::optimize(k.kernel, recipe, info).ok())
+              sequences.push_back(recipe);
           const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 41);
           for (const passes::OptSequence& sequence : sequences) {
             SCOPED_TRACE(info.id + " " + name + " " + std::string(ir::dtype_name(dtype)) + " n=" + std::to_string(size.n) +
