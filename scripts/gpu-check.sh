@@ -438,12 +438,20 @@ PY
   # comment (scripts/gpu-rows-candidates.txt holds the current ones).
   if want rows && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     ROWS_DB=$LOGS/tuning-rows.sqlite
-    rm -f "$ROWS_DB"
+    rm -f "$ROWS_DB" "$LOGS/rows-sequences.txt"
     ROWS_BUDGET=${KILN_GPU_ROWS_BUDGET:-12}
     ROWS_KERNELS=${KILN_GPU_ROWS_KERNELS:-softmax-rows layernorm-rows rmsnorm-rows}
     ROWS_NS=${KILN_GPU_ROWS_NS:-16384 768 4096 50257}
     ROWS_DTYPES=${KILN_GPU_ROWS_DTYPES:-f32 f16 bf16}
     rows_m() { echo $(((1 << 26) / $1 + ((1 << 26) % $1 > 0))); }
+    # A sequence in short for the table (the whole one goes to rows-sequences.txt):
+    # tr = tiled_reduce, sl = split_loop, u = unroll, rc = row_cache, vec = vectorize,
+    # rd = reciprocal_divide; l = loop, f = factor, b = branch, sg = subgroup.
+    rows_short() {
+      sed -e 's/tiled_reduce(/tr(/g; s/split_loop(/sl(/g; s/unroll(/u(/g; s/row_cache(/rc(/g' \
+          -e 's/vectorize(lanes=/vec(/g; s/reciprocal_divide()/rd()/g; s/loop=/l=/g; s/factor=/f=/g' \
+          -e 's/local=//g; s/branch=/b=/g; s/subgroup=/sg=/g; s/; /;/g' <<<"$1"
+    }
     # GB/s of KERNEL m n BYTES-per-element in NS nanoseconds: each element read
     # and written once (rmsnorm also reads its n weights).
     rows_rate() {
@@ -520,7 +528,9 @@ PY
           heuristic=""
           [ -n "$heuristic_ns" ] && heuristic=$(rows_rate "$kernel" "$m" "$n" "$bytes" "$heuristic_ns")
           row "$what" "$rate GB/s" "x add ${vs_add:-?} (add ${add_rate:-n/a}, target >= 0.90x); x torch ${vs_torch:-?} (${torch:-n/a}); heuristic ${heuristic:-?} GB/s"
-          row "" "" "seq: $(json_field sequence "$out")"
+          seq=$(json_field sequence "$out")
+          echo "$what: $seq" >>"$LOGS/rows-sequences.txt"
+          row "" "" "seq: $(rows_short "$seq")"
         done
       done
     done
@@ -556,7 +566,7 @@ PY
               [ "$checked" = true ] || FAILED=1
               row "$what" "$rate GB/s" "x add ${vs_add:-?}; x torch ${vs_torch:-?}; check on 64 rows: ${checked:-FAILED}"
             fi
-            row "" "" "opt: $opt_seq"
+            row "" "" "opt: $(rows_short "$opt_seq")"
           done
         done
       done
