@@ -86,7 +86,7 @@ TEST(EmitterDialects, OpenCLUsesBuiltinsAndVload) {
 
 TEST(EmitterDialects, CudaUsesBlockIdxAndAlignedStructs) {
   const auto s = emit_c_family(small_kernel(), kiln::sdk::cuda_dialect()).source;
-  EXPECT_TRUE(contains(s, "extern \"C\" __global__ void kiln_kernel(const unsigned short* v0, float* v1, long long v2_in)")) << s;
+  EXPECT_TRUE(contains(s, "extern \"C\" __global__ void kiln_kernel(const unsigned short* __restrict__ v0, float* v1, long long v2_in)")) << s;
   EXPECT_TRUE(contains(s, "blockIdx.x")) << s;
   EXPECT_TRUE(contains(s, "struct alignas(16) kiln_f32x4 { float v[4]; };")) << s;
   EXPECT_TRUE(contains(s, "__float_as_uint")) << s;
