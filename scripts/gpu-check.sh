@@ -21,7 +21,9 @@
 # and `mma` (f16/bf16 matmul on the tensor cores, KILN_GPU_MMA_*), `tunetime` (issue 14: cold 2 s tunings
 # at the compass sizes, their split, the learned cost model; KILN_GPU_TUNETIME_*) and `multitune` (the 11
 # kernels of bench/model-kernels under one budget, KILN_GPU_MULTITUNE_BUDGET) are asked for by name: a device call of
-# at most 10 minutes may split them, `--prebuilt` on the second).
+# at most 10 minutes may split them, `--prebuilt` on the second). KILN_GPU_BUILD_TARGETS: the targets
+# to build (default: everything, or only kiln_cli and kiln-plugin-cuda when no step runs the tests,
+# perf or run).
 #
 # What the GPU machine lacks (sqlite3.h, the Vulkan loader and headers,
 # glslang, glvnd for NVIDIA's Vulkan ICD) travels as Debian packages in the
@@ -118,8 +120,13 @@ if [ "$PREBUILT" = 0 ]; then
     exit 1
   fi
   start=$(date +%s)
-  if cmake --build "$BUILD" -j"$(nproc)" >"$LOGS/build.log" 2>&1; then
-    row "build" "ok" "everything in $(($(date +%s) - start)) s"
+  # Steps that only drive the CLI (tune, rows, mma) need the CLI and the
+  # CUDA plugin alone: minutes less of a short device call.
+  TARGETS=${KILN_GPU_BUILD_TARGETS:-}
+  if [ -z "$TARGETS" ] && ! want tests && ! want perf && ! want run; then TARGETS="kiln_cli kiln-plugin-cuda"; fi
+  # shellcheck disable=SC2086
+  if cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} >"$LOGS/build.log" 2>&1; then
+    row "build" "ok" "${TARGETS:-everything} in $(($(date +%s) - start)) s"
   else
     row "build" "FAILED" "$(grep -m1 -E 'error|FAILED' "$LOGS/build.log" | cut -c1-80)"
   fi
@@ -432,15 +439,37 @@ PY
   # makes every input 2^26 elements (>= 128 MB in f16, beyond the H200's
   # 60 MB L2). KILN_GPU_ROWS_BUDGET (seconds per tune, default 12),
   # KILN_GPU_ROWS_KERNELS, KILN_GPU_ROWS_NS and KILN_GPU_ROWS_DTYPES
-  # (space-separated) narrow it to fit one device call.
+  # (space-separated) narrow it to fit one device call. Each tuned row
+  # prints GB/s, x add, x torch, the heuristic choice's GB/s (the tuner
+  # times it first: what a compile without a tuning runs) and the whole
+  # chosen sequence. KILN_GPU_ROWS_OPTS: hand-picked sequences timed in the
+  # same call by `kiln run --opt SEQ --no-check` (a file, or the text
+  # itself), one per line `KERNELS NS DTYPES SEQUENCE`, the first three
+  # comma-separated lists or `*` (the step's own lists); `#` starts a
+  # comment (scripts/gpu-rows-candidates.txt holds the current ones).
   if want rows && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     ROWS_DB=$LOGS/tuning-rows.sqlite
-    rm -f "$ROWS_DB"
+    rm -f "$ROWS_DB" "$LOGS/rows-sequences.txt"
     ROWS_BUDGET=${KILN_GPU_ROWS_BUDGET:-12}
     ROWS_KERNELS=${KILN_GPU_ROWS_KERNELS:-softmax-rows layernorm-rows rmsnorm-rows}
     ROWS_NS=${KILN_GPU_ROWS_NS:-16384 768 4096 50257}
     ROWS_DTYPES=${KILN_GPU_ROWS_DTYPES:-f32 f16 bf16}
     rows_m() { echo $(((1 << 26) / $1 + ((1 << 26) % $1 > 0))); }
+    # A sequence in short for the table (the whole one goes to rows-sequences.txt):
+    # tr = tiled_reduce, sl = split_loop, u = unroll, rc = row_cache, vec = vectorize,
+    # rd = reciprocal_divide; l = loop, f = factor, b = branch, sg = subgroup.
+    rows_short() {
+      sed -e 's/tiled_reduce(/tr(/g; s/split_loop(/sl(/g; s/unroll(/u(/g; s/row_cache(/rc(/g' \
+          -e 's/vectorize(lanes=/vec(/g; s/reciprocal_divide()/rd()/g; s/loop=/l=/g; s/factor=/f=/g' \
+          -e 's/local=//g; s/branch=/b=/g; s/subgroup=/sg=/g; s/; /;/g' <<<"$1"
+    }
+    # GB/s of KERNEL m n BYTES-per-element in NS nanoseconds: each element read
+    # and written once (rmsnorm also reads its n weights).
+    rows_rate() {
+      local extra=0
+      [ "$1" = rmsnorm-rows ] && extra=$3
+      awk -v t="$5" -v m="$2" -v n="$3" -v b="$4" -v e="$extra" 'BEGIN { printf "%.0f", (2 * m * n + e) * b / t }'
+    }
     : >"$LOGS/torch-rows.log"
     if [ "${KILN_GPU_SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
       python3 - "$ROWS_KERNELS" "$ROWS_NS" "$ROWS_DTYPES" >"$LOGS/torch-rows.log" 2>&1 <<'PY' || true
@@ -500,17 +529,59 @@ PY
             row "$what" "FAILED" "$(tail -1 "$LOGS/tune-rows-$kernel-$n-$dt.log" | cut -c1-80)"
             continue
           fi
-          extra=0
-          [ "$kernel" = rmsnorm-rows ] && extra=$n
-          rate=$(awk -v t="$best" -v m="$m" -v n="$n" -v b="$bytes" -v e="$extra" 'BEGIN { printf "%.0f", (2 * m * n + e) * b / t }')
+          rate=$(rows_rate "$kernel" "$m" "$n" "$bytes" "$best")
           torch=$(perf "rows_${kernel}_${n}_$dt" "$LOGS/torch-rows.log")
           vs_add=$([ -n "$add_rate" ] && awk -v a="$rate" -v b="$add_rate" 'BEGIN { printf "%.2fx", a / b }')
           vs_torch=$([ -n "$torch" ] && awk -v a="$rate" -v b="$torch" 'BEGIN { printf "%.2fx", a / b }')
-          row "$what" "$rate GB/s" "add ${add_rate:-n/a} GB/s (${vs_add:-?}, target >= 0.90x); torch ${torch:-n/a} GB/s (${vs_torch:-?})"
-          row "" "" "seq: $(json_field sequence "$out" | cut -c1-76)"
+          # The first candidate the tuner measures is the heuristic choice.
+          heuristic_ns=$(grep -m1 -oE '^tune: \[1/[0-9]+\] measured +[0-9.]+ (ns|us|ms)' "$LOGS/tune-rows-$kernel-$n-$dt.log" |
+                           awk '{ v = $(NF - 1); u = $NF; printf "%.0f", v * (u == "ms" ? 1e6 : u == "us" ? 1e3 : 1) }')
+          heuristic=""
+          [ -n "$heuristic_ns" ] && heuristic=$(rows_rate "$kernel" "$m" "$n" "$bytes" "$heuristic_ns")
+          row "$what" "$rate GB/s" "x add ${vs_add:-?} (add ${add_rate:-n/a}, target >= 0.90x); x torch ${vs_torch:-?} (${torch:-n/a}); heuristic ${heuristic:-?} GB/s"
+          seq=$(json_field sequence "$out")
+          echo "$what: $seq" >>"$LOGS/rows-sequences.txt"
+          row "" "" "seq: $(rows_short "$seq")"
         done
       done
     done
+    # Hand-picked sequences, timed without a tuning (KILN_GPU_ROWS_OPTS).
+    ROWS_OPTS=${KILN_GPU_ROWS_OPTS:-}
+    if [ -n "$ROWS_OPTS" ] && [ -f "$ROWS_OPTS" ]; then ROWS_OPTS=$(cat "$ROWS_OPTS")
+    elif [ -n "$ROWS_OPTS" ] && [ -f "$ROOT/$ROWS_OPTS" ]; then ROWS_OPTS=$(cat "$ROOT/$ROWS_OPTS"); fi
+    rows_list() { if [ "$1" = "*" ]; then echo "$2"; else echo "${1//,/ }"; fi; }
+    while read -r opt_kernels opt_ns opt_dtypes opt_seq; do
+      [ -z "$opt_kernels" ] || [[ "$opt_kernels" == \#* ]] && continue
+      for dt in $(rows_list "$opt_dtypes" "$ROWS_DTYPES"); do
+        bytes=4
+        [ "$dt" = f32 ] || bytes=2
+        for n in $(rows_list "$opt_ns" "$ROWS_NS"); do
+          m=$(rows_m "$n")
+          for kernel in $(rows_list "$opt_kernels" "$ROWS_KERNELS"); do
+            out=$(timeout 120 "$KILN" run "$kernel" --m "$m" --n "$n" --dtype "$dt" --device "$TUNE_DEVICE" --opt "$opt_seq" \
+                    --no-check --repeats 20 --json 2>>"$LOGS/run-rows-opts.log")
+            echo "$out" >>"$LOGS/kiln-run-rows-opts.log"
+            ns=$(json_field time_ns "$out")
+            what="rows opt: ${kernel%-rows} n=$n $dt"
+            if [ -z "$ns" ] || [ "$(json_field ok "$out")" != true ]; then
+              row "$what" "n/a" "$(tail -1 "$LOGS/run-rows-opts.log" | cut -c1-100)"
+            else
+              rate=$(rows_rate "$kernel" "$m" "$n" "$bytes" "$ns")
+              torch=$(perf "rows_${kernel}_${n}_$dt" "$LOGS/torch-rows.log")
+              vs_add=$([ -n "$add_rate" ] && awk -v a="$rate" -v b="$add_rate" 'BEGIN { printf "%.2fx", a / b }')
+              vs_torch=$([ -n "$torch" ] && awk -v a="$rate" -v b="$torch" 'BEGIN { printf "%.2fx", a / b }')
+              # The same sequence checked against the C++ reference on 64 rows.
+              checked=$(timeout 120 "$KILN" run "$kernel" --m 64 --n "$n" --dtype "$dt" --device "$TUNE_DEVICE" --opt "$opt_seq" \
+                          --repeats 1 --json 2>>"$LOGS/run-rows-opts.log")
+              checked=$(json_field ok "$checked")
+              [ "$checked" = true ] || FAILED=1
+              row "$what" "$rate GB/s" "x add ${vs_add:-?}; x torch ${vs_torch:-?}; check on 64 rows: ${checked:-FAILED}"
+            fi
+            row "" "" "opt: $(rows_short "$opt_seq")"
+          done
+        done
+      done
+    done <<<"$ROWS_OPTS"
   fi
 
   # ---------------------------------------------------------- tunetime --

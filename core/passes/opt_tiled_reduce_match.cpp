@@ -154,19 +154,29 @@ std::variant<SplittableLoop, std::string> match_loop(const Kernel& kernel, const
   if (found.accumulators.empty()) {
     if (global_stores.empty()) return describe(kernel, loop) + " neither accumulates nor stores";
     const auto first = ir::affine_form(kernel, kernel[global_stores.front()].src[1]);
-    for (ValueId store : global_stores) {
-      const auto form = ir::affine_form(kernel, kernel[store].src[1]);
-      if (kernel[store].src[0] != kernel[global_stores.front()].src[0] || !form || !first ||
-          form->constant != first->constant || form->terms != first->terms)
-        return describe(kernel, store) + ": the loop's stores do not all go to one element per iteration";
-    }
     if (!first) return describe(kernel, global_stores.front()) + ": its index is not affine";
-    bool counted = false;
+    std::int64_t step = 0;
     for (const auto& [atom, coefficient] : first->terms) {
-      if (atom == loop) counted = coefficient != 0;
+      if (atom == loop) step = coefficient;
       else if (inside(atom)) return describe(kernel, global_stores.front()) + ": its index changes in the loop other than by the counter";
     }
-    if (!counted) return describe(kernel, global_stores.front()) + ": every iteration stores to the same element";
+    if (step == 0) return describe(kernel, global_stores.front()) + ": every iteration stores to the same element";
+    // Iteration i writes base + step * i + k for the stores' offsets k (a
+    // store of L lanes: k .. k + L - 1). When every k lies in a window
+    // narrower than |step|, no two iterations write one element, so the
+    // iterations may run in any thread: one element per iteration, or a
+    // block of `step` consecutive ones (a loop split by split_loop and
+    // unrolled, whose stores vectorize after the split across threads).
+    std::int64_t low = first->constant, high = first->constant;
+    for (ValueId store : global_stores) {
+      const auto form = ir::affine_form(kernel, kernel[store].src[1]);
+      if (kernel[store].src[0] != kernel[global_stores.front()].src[0] || !form || form->terms != first->terms)
+        return describe(kernel, store) + ": the loop's stores do not all go to one element or block per iteration";
+      low = std::min(low, form->constant);
+      high = std::max(high, form->constant + static_cast<std::int64_t>(kernel[store].lanes) - 1);
+    }
+    if (high - low >= (step < 0 ? -step : step))
+      return describe(kernel, global_stores.front()) + ": two iterations may store to one element";
   }
   return found;
 }
@@ -174,6 +184,22 @@ std::variant<SplittableLoop, std::string> match_loop(const Kernel& kernel, const
 std::vector<bool> varying_along(const Kernel& kernel, const ir::Blocks& blocks, const std::vector<ValueId>& roots) {
   const std::size_t n = kernel.size();
   std::vector<bool> varying(n, false), tainted(n, false);
+  // A SUBGROUP_REDUCE gives every thread of its segment of `width`
+  // consecutive linear ids one value: along LOCAL axis 0 of a length L that
+  // divides the width, every thread that differs only in that axis is in
+  // one segment (the linear id is x + L * (...)), so the value is the same
+  // along it (a row reduced by one warp's shuffles: tiled_reduce's subgroup
+  // form with local = width, whose later loops run the same in every lane).
+  const auto segment_uniform = [&](const ir::Op& op) {
+    if (op.kind != OpKind::SubgroupReduce || roots.empty()) return false;
+    for (ValueId root : roots) {
+      const ir::Op& index = kernel[root];
+      if (index.kind != OpKind::Index || index.scope() != ir::Scope::Local || index.attr != 0) return false;
+      const auto length = ir::constant_int(kernel, index.src[0]);
+      if (!length || *length <= 0 || op.attr % static_cast<std::uint64_t>(*length) != 0) return false;
+    }
+    return true;
+  };
   const auto control_varies = [&](ValueId id) {
     for (ValueId p = blocks.parent[id]; p != ir::kNoValue; p = blocks.parent[p])
       if (varying[kernel[p].src[0]]) return true;
@@ -187,6 +213,7 @@ std::vector<bool> varying_along(const Kernel& kernel, const ir::Blocks& blocks, 
       for (ValueId v : op.operands()) any_operand = any_operand || (v < n && varying[v]);
       bool now = any_operand;
       if (op.kind == OpKind::Index) now = now || std::find(roots.begin(), roots.end(), id) != roots.end();
+      if (segment_uniform(op)) now = false;
       if (op.kind == OpKind::Load && !is_storage(kernel, op.src[0], ir::Scope::Local)) now = now || tainted[op.src[0]];
       if (op.kind == OpKind::Store && !tainted[op.src[0]] && (any_operand || control_varies(id))) {
         tainted[op.src[0]] = true;

@@ -10,8 +10,10 @@
 //                                          every other read of S in the body
 //                                          is such a load;
 //   parallel: no accumulation; every STORE goes to one GLOBAL_MUT buffer at
-//       one index form, affine in the counter with a nonzero coefficient
-//       (each iteration its own element), and the body reads no GLOBAL_MUT
+//       base + step * counter + k, affine, one base and step != 0 for all,
+//       the offsets k (and a vector store's lanes after them) within a
+//       window narrower than |step| (each iteration its own element, or its
+//       own block of consecutive ones), and the body reads no GLOBAL_MUT
 //       buffer (it cannot see another iteration's writes).
 // Neither may hold a barrier or touch LOCAL storage.
 #pragma once
@@ -48,7 +50,8 @@ std::variant<SplittableLoop, std::string> match_loop(const ir::Kernel& kernel, c
 // ir::thread_varying, a load from LOCAL storage at a uniform index is
 // uniform: in a kernel without races every thread reading one element
 // between two barriers sees the same value (how a tree reduction's result
-// reaches every thread).
+// reaches every thread), and a SUBGROUP_REDUCE is uniform along LOCAL axis 0
+// when that axis's length divides its width (one segment holds the axis).
 std::vector<bool> varying_along(const ir::Kernel& kernel, const ir::Blocks& blocks,
                                 const std::vector<ir::ValueId>& roots);
 

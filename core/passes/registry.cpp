@@ -34,6 +34,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::mma_tile());
     all.push_back(&opts::mma_staged());
     all.push_back(&opts::pack_tile());
+    all.push_back(&opts::reciprocal_divide());
     // end of performance
 
     return all;

@@ -9,10 +9,48 @@
 
 #include <cmath>
 #include <span>
+#include <string>
 
 namespace kiln::tune {
 
 namespace {
+
+// A row kernel's `loops` loops (softmax: max, sum, write; the norms:
+// statistics, write), each split into blocks of `lanes` consecutive
+// elements (split_loop, the block unrolled: the last loop last, so that no
+// step renumbers a loop an earlier step named), the blocks split across
+// `threads` threads of one LOCAL axis (tiled_reduce: each thread's block
+// stays consecutive; softmax's division by the row sum a multiplication by
+// its reciprocal), the row (and softmax's exponentials) cached in
+// registers between the loops and every loop fully unrolled, then each
+// block's loads and stores vectorized. With 32 threads the reductions are a
+// subgroup's shuffles alone (one warp per row: no LOCAL memory, no barrier);
+// `subgroup`: larger groups' trees end in one warp's shuffles. Without
+// `cache` a thread keeps nothing between the loops: fewer registers, more
+// groups per SM overlapping one another's phases, and the later loops read
+// the row again from L2 (the rows in flight fit it; DRAM sees each once).
+passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, bool cache = true, bool subgroup = false) {
+  std::string text;
+  const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
+  // Softmax divides each element by the row's sum: a multiplication by its
+  // reciprocal instead (an IEEE division is about 11 instructions on the
+  // H200, and the 16-bit softmax is bound by instructions).
+  if (loops == 3) add("reciprocal_divide()");
+  for (int loop = loops - 1; loop >= 0; --loop) {
+    add("split_loop(loop=" + std::to_string(loop) + ",factor=" + std::to_string(lanes) + ")");
+    add("unroll(loop=" + std::to_string(loop + 1) + ",factor=0)");
+  }
+  for (int loop = 0; loop < loops; ++loop) {
+    const bool reduction = loop < loops - 1;
+    add("tiled_reduce(loop=" + std::to_string(loop) + ",local=" + std::to_string(threads) +
+        (threads == 32 ? ",branch=2" : ",branch=4") + (reduction && (threads == 32 || subgroup) ? ",subgroup=32" : "") + ")");
+  }
+  if (cache && loops == 3) add("row_cache(loop=1)");
+  if (cache) add("row_cache(loop=0)");
+  for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + std::to_string(loop) + ",factor=0)");
+  add("vectorize(lanes=" + std::to_string(lanes) + ")");
+  return passes::parse_sequence(text).value();
+}
 
 SearchSpace make_default_space(Precision precision) {
   SearchSpace s;
@@ -121,6 +159,59 @@ SearchSpace make_default_space(Precision precision) {
            "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
            "tiled_reduce(loop=0,local=256,branch=4,subgroup=32); tiled_reduce(loop=1,local=256,branch=4); "
            "row_cache(loop=0); unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           // Softmax rows too long for a thread's registers to hold the row and its
+           // exponentials (n = 50257 at 1024 threads: 50 each): the row alone, which
+           // the sum and the writing loop both read (the writing loop computes its
+           // exponentials again: cheaper than a second read of the row); exactly, and
+           // with the division by the sum a multiplication by its reciprocal.
+           "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+           "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=0); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+           "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=0); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+           // The exponentials-only recipe above with the reciprocal (at n = 50257 on the
+           // H200 it ran 4% faster than caching the row, both exact).
+           "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+           "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); unroll(loop=2,factor=0); "
+           "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
+       })
+    s.recipes.push_back(passes::parse_sequence(recipe).value());
+  // GPU rows in blocks of consecutive elements, for 16-bit rows above all (a
+  // warp's 2-byte accesses move 64 bytes, and the H200 issued more
+  // instructions per element than it moved bytes): softmax (3 loops) and the
+  // norms (2 loops), 8 or 4 lanes, a row per group of 1024 to 128 threads or
+  // of one warp (32: short rows, reduced by shuffles alone), the row and
+  // softmax's exponentials cached (docs/passes.md, "Row kernels"). Where the
+  // threads would get fewer than 2 blocks each, or more than their registers
+  // cache, a recipe fails to apply and is skipped.
+  for (int lanes : {8, 4})
+    for (int loops : {3, 2})
+      for (int threads : {1024, 512, 256, 128, 32}) s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads));
+  // The same without the register cache, trees ending in shuffles: on the H200
+  // (2026-12-03) the cached kernels ran each group's load, trees and writes
+  // back to back with little to overlap them (0.69x of add for f16 softmax
+  // at n = 16384).
+  for (int lanes : {8, 4})
+    for (int loops : {3, 2})
+      for (int threads : {1024, 512, 256})
+        s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, /*cache=*/false, /*subgroup=*/true));
+  // Rows no block divides (n = 50257), streamed: a group of 1024 or 512 threads
+  // per row without a register cache (the cached recipes above take 64
+  // registers at 1024 threads: one group per SM, each row's phases back to
+  // back, 0.41-0.53x of add), so that two or four groups per SM overlap and a
+  // row's later reads come from L2; trees ending in shuffles. ptxas unrolls
+  // the 1024-thread loops itself (22 registers at n = 50257); at 512 threads
+  // an unroll by 4 keeps 32 registers (four groups per SM).
+  for (const char* recipe : {
+           "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); "
+           "tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); tiled_reduce(loop=2,local=1024,branch=4)",
+           "reciprocal_divide(); tiled_reduce(loop=0,local=512,branch=4,subgroup=32); "
+           "tiled_reduce(loop=1,local=512,branch=4,subgroup=32); tiled_reduce(loop=2,local=512,branch=4); "
+           "unroll(loop=2,factor=4); unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+           "tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); tiled_reduce(loop=1,local=1024,branch=4)",
+           "tiled_reduce(loop=0,local=512,branch=4,subgroup=32); tiled_reduce(loop=1,local=512,branch=4); "
+           "unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
        })
     s.recipes.push_back(passes::parse_sequence(recipe).value());
   s.version = search_space_version(s.optimizations);

@@ -111,11 +111,48 @@ TEST(EmitterDialects, OpenCLUsesBuiltinsAndVload) {
 
 TEST(EmitterDialects, CudaUsesBlockIdxAndAlignedStructs) {
   const auto s = emit_c_family(small_kernel(), kiln::sdk::cuda_dialect()).source;
-  EXPECT_TRUE(contains(s, "extern \"C\" __global__ void kiln_kernel(const unsigned short* v0, float* v1, long long v2_in)")) << s;
+  EXPECT_TRUE(contains(s, "extern \"C\" __global__ void kiln_kernel(const unsigned short* __restrict__ v0, float* v1, long long v2_in)")) << s;
   EXPECT_TRUE(contains(s, "blockIdx.x")) << s;
   EXPECT_TRUE(contains(s, "struct alignas(16) kiln_f32x4 { float v[4]; };")) << s;
   EXPECT_TRUE(contains(s, "__float_as_uint")) << s;
   EXPECT_TRUE(contains(s, ".v[3]")) << s;
+}
+
+// CUDA reads and writes a vector of halves of a buffer as one access of its
+// bits (one 16-byte load or store for 8 lanes), converting lane by lane in
+// registers; a store of halves rounded from f32 converts the f32 values once
+// (rounding twice gives the same bits). Other dialects, and storage arrays,
+// keep their lane-by-lane accesses.
+TEST(EmitterDialects, CudaMovesHalfVectorsOfBuffersWhole) {
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F16, 0, 64);
+  auto z = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 1, 64);
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F16, 2, 64);
+  auto u = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_BF16, 3, 64);
+  auto cache = w.storage(KILN_SCOPE_REGISTER, KILN_DTYPE_F16, 8);
+  auto g = w.group_index(0, w.const_i64(8));
+  auto i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(8));
+  auto v = w.load(KILN_DTYPE_F16, x, i, 8);
+  auto e = w.unary(KILN_UNARY_EXP, KILN_DTYPE_F16, v, 8);
+  w.store(KILN_DTYPE_F16, cache, w.const_i64(0), e, 8);
+  w.store(KILN_DTYPE_F16, y, i, w.load(KILN_DTYPE_F16, cache, w.const_i64(0), 8), 8);
+  auto f = w.load(KILN_DTYPE_F32, z, i, 8);
+  w.store(KILN_DTYPE_BF16, u, i, w.cast(KILN_DTYPE_BF16, f, 8), 8);
+  const std::string s = emit_c_family(w.ops, kiln::sdk::cuda_dialect()).source;
+  EXPECT_TRUE(contains(s, "struct alignas(16) kiln_u16x8 { unsigned short v[8]; };")) << s;
+  EXPECT_TRUE(contains(s, "_bits = *(const kiln_u16x8*)(v0 + ")) << s;  // x: one load
+  EXPECT_TRUE(contains(s, "kiln_f16_to_f32(v")) << s;
+  EXPECT_TRUE(contains(s, "*(kiln_u16x8*)(v2 + ")) << s;  // y: one store
+  EXPECT_TRUE(contains(s, "*(kiln_u16x8*)(v3 + ")) << s;  // u: one store
+  EXPECT_FALSE(contains(s, "*(kiln_u16x8*)(v4 + ")) << s;   // the REGISTER array: lane by lane
+  // u's lanes convert the f32 loads themselves, not their bf16 roundings.
+  const std::size_t store_u = s.find("*(kiln_u16x8*)(v3 + ");
+  const std::size_t bits_u = s.rfind("_bits = {{kiln_f32_to_bf16(", store_u);
+  ASSERT_NE(bits_u, std::string::npos) << s;
+  const std::string f_name = "v" + std::to_string(f) + ".v[0]";
+  EXPECT_EQ(s.compare(bits_u + 27, f_name.size(), f_name), 0) << s.substr(bits_u, 200);
+  const std::string c = emit_c_family(w.ops, kiln::sdk::c_dialect()).source;
+  EXPECT_FALSE(contains(c, "_bits = ")) << c;
 }
 
 TEST(EmitterDialects, LocalIndicesAndBarriers) {

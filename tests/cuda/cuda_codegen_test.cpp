@@ -44,7 +44,8 @@ TEST(CudaCodegen, EmittedSuiteCompilesForSm90) {
     for (const kiln_op& op : kernel.ops) kinds.insert(op.kind);
     try {
       const std::string source = generate_cuda_source(kernel.ops);
-      EXPECT_NE(source.find("extern \"C\" __global__ void kiln_kernel("), std::string::npos);
+      EXPECT_NE(source.find("extern \"C\" __global__ void "), std::string::npos);
+      EXPECT_NE(source.find(" kiln_kernel("), std::string::npos);
       const DeviceCode code = compile_cuda(nvrtc, source, 9, 0, options);
       EXPECT_TRUE(code.is_cubin);
       EXPECT_GT(code.image.size(), 1000u);
@@ -52,6 +53,7 @@ TEST(CudaCodegen, EmittedSuiteCompilesForSm90) {
         EXPECT_NE(source.find("__shared__"), std::string::npos) << source;
         EXPECT_NE(source.find("__syncthreads();"), std::string::npos) << source;
         EXPECT_NE(source.find("threadIdx.x"), std::string::npos) << source;
+        EXPECT_NE(source.find("__launch_bounds__("), std::string::npos) << source;  // the block size ptxas plans for
       }
     } catch (const kiln::sdk::PluginError& e) {
       ADD_FAILURE() << e.what();

@@ -167,6 +167,48 @@ TEST(TiledReduce, RowKernelsKeepTheirResults) {
   }
 }
 
+// A writing loop split into blocks (split_loop + unroll: 4 stores at 4 * i + 0..3)
+// is split across threads block by block, so each thread's stores stay
+// consecutive and vectorize; blocks that could overlap are refused.
+TEST(TiledReduce, SplitsAWritingLoopBlockByBlock) {
+  constexpr std::string_view kBlocks = R"(
+%x = param 0 global f32[16]
+%y = param 1 global_mut f32[16]
+%n = const i64 4
+%four = const i64 4
+%one = const i64 1
+%two = const i64 2
+%three = const i64 3
+%g = index group 0 %one
+%j = loop %n
+  %b = mul %j, %four
+  %v0 = load f32 %x[%b]
+  store %y[%b], %v0
+  %b1 = add %b, %one
+  %v1 = load f32 %x[%b1]
+  store %y[%b1], %v1
+  %b2 = add %b, %two
+  %v2 = load f32 %x[%b2]
+  store %y[%b2], %v2
+  %b3 = add %b, %three
+  %v3 = load f32 %x[%b3]
+  store %y[%b3], %v3
+endloop
+)";
+  const ir::Kernel before = parse_valid(kBlocks);
+  const ir::Kernel split = applied(before, "tiled_reduce(loop=0,local=2)", gpu_preset());
+  EXPECT_EQ(compare_runs(before, split), "");
+  // Each thread's four stores stay consecutive: vectorize groups them.
+  const ir::Kernel vectorized = applied(split, "vectorize(lanes=4)", gpu_preset());
+  EXPECT_NE(ir::print(vectorized).find("store f32x4"), std::string::npos) << ir::print(vectorized);
+  EXPECT_EQ(compare_runs(before, vectorized), "");
+  // A block of 4 stores per step of 2: iteration i + 1 overwrites half of i's.
+  std::string overlapping(kBlocks);
+  overlapping.replace(overlapping.find("%b = mul %j, %four"), 18, "%b = mul %j, %two");
+  EXPECT_THAT(step_error_message(parse_valid(overlapping), "tiled_reduce(loop=0,local=2)", gpu_preset()),
+              HasSubstr("two iterations may store to one element"));
+}
+
 TEST(TiledReduce, HandlesDynamicTripCounts) {
   const ir::Kernel dynamic = parse_valid(R"(
 %x = param 0 global f32[?]
@@ -411,4 +453,21 @@ TEST(TiledReduce, SubgroupFormRefusesWhatDoesNotFit) {
               HasSubstr("branch=3 is not a power of two"));
   EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroups=32)", gpu),
               HasSubstr("unknown parameter 'subgroups' (expected: loop, local, branch, subgroup)"));
+}
+
+// A subgroup's total is the same in every lane of a LOCAL axis 0 whose length
+// divides the subgroup: softmax's sum and writing loops after a one-warp
+// maximum reuse that axis (one warp per row: no LOCAL memory, no barrier, one
+// LOCAL axis), where they used to take a second axis of their own.
+TEST(TiledReduce, LoopsAfterAOneSubgroupReductionReuseItsAxis) {
+  const DeviceInfo device = with_subgroups(gpu_preset());
+  const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 100});
+  ir::Kernel current = k.kernel;
+  for (std::string_view step : {"tiled_reduce(loop=0,local=32,branch=2,subgroup=32)",
+                                "tiled_reduce(loop=1,local=32,branch=2,subgroup=32)", "tiled_reduce(loop=2,local=32,branch=2)"})
+    current = applied(current, step, device);
+  EXPECT_EQ(count_kind(current, ir::OpKind::Barrier), 0u) << ir::print(current);
+  EXPECT_FALSE(has_local_storage(current)) << ir::print(current);
+  EXPECT_EQ(count_kind(current, ir::OpKind::Index), 2u) << ir::print(current);  // the row and one LOCAL axis
+  EXPECT_EQ(compare_standard(k, current, 31, 4), "");
 }

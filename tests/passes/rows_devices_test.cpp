@@ -31,7 +31,14 @@ const Runtime* runtime_for(const std::string& plugin) {
   if (slot == nullptr) {
     std::string entries;
     for (const char* name : kPlugins)
-      entries += std::string(entries.empty() ? "" : ", ") + "\"" + name + "\": {\"enabled\": " + (plugin == name ? "true" : "false") + "}";
+      if (plugin != "dummy" || std::string(name) != "dummy")
+        entries += std::string(entries.empty() ? "" : ", ") + "\"" + name + "\": {\"enabled\": " + (plugin == name ? "true" : "false") + "}";
+    // The dummy also as the H200 describes itself to the optimizer (256
+    // register bytes per thread at 1024 threads, vectors to 16 lanes, warp
+    // shuffles): the GPU recipes' blocks of 8 and one-warp rows apply there.
+    if (plugin == "dummy")
+      entries += R"(, "dummy": {"enabled": true, "options": {"simulate": [{}, {"name": "h200-shaped",
+                 "register_bytes": 256, "vector_widths": [2, 3, 4, 8, 16], "subgroup_reduce": true}]}})";
     Result<Config> config = parse_config("{\"plugins\": {" + entries + "}}", "rows-devices-config.json");
     if (!config) return nullptr;
     Result<Runtime> runtime = Runtime::create(std::move(config).value());
@@ -44,6 +51,12 @@ const Runtime* runtime_for(const std::string& plugin) {
 bool mentions_row_optimization(const passes::OptSequence& sequence) {
   for (const passes::OptStep& step : sequence)
     if (step.opt == "row_cache" || step.opt == "lane_reduce") return true;
+  return false;
+}
+
+bool splits_across_threads(const passes::OptSequence& sequence) {
+  for (const passes::OptStep& step : sequence)
+    if (step.opt == "tiled_reduce") return true;
   return false;
 }
 
@@ -100,13 +113,22 @@ TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
       for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
         if (!info.supports_op_kind(KILN_OP_LOAD, static_cast<unsigned>(dtype))) continue;  // the device has no such dtype
         // f32 at a size 16 and 32 divide and an odd one; f16/bf16 at the odd one
-        // (the C plugin compiles every program with gcc: bounded time).
-        for (const kernels::KernelSize size : {kernels::KernelSize{.m = 3, .n = 160}, kernels::KernelSize{.m = 2, .n = 37}}) {
-          if (dtype != ir::DType::F32 && size.n != 37) continue;
+        // (the C plugin compiles every program with gcc: bounded time); on a
+        // device with 8-lane vectors also every dtype at n = 768 (blocks of 8
+        // and one warp per row, as on the H200).
+        const bool eight_lanes = (info.vector_width_mask & (1u << 8)) != 0;
+        for (const kernels::KernelSize size : {kernels::KernelSize{.m = 3, .n = 160}, kernels::KernelSize{.m = 2, .n = 37},
+                                               kernels::KernelSize{.m = 2, .n = 768}}) {
+          if (dtype != ir::DType::F32 && size.n == 160) continue;
+          if (size.n == 768 && !eight_lanes) continue;
           const kernels::StandardKernel k = standard(name, size, dtype);
           std::vector<passes::OptSequence> sequences = random_sequences(k.kernel, info, 1, size.n * 31 + static_cast<unsigned>(dtype));
+          // On the dummy also the GPU recipes without a row cache (threads per row
+          // alone, streamed; the other plugins compile each one: bounded time).
           for (const passes::OptSequence& recipe : tune::default_search_space().recipes)
-            if (mentions_row_optimization(recipe) && passes::optimize(k.kernel, recipe, info).ok()) sequences.push_back(recipe);
+            if ((mentions_row_optimization(recipe) || (plugin == "dummy" && splits_across_threads(recipe))) &&
+                passes::optimize(k.kernel, recipe, info).ok())
+              sequences.push_back(recipe);
           const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 41);
           for (const passes::OptSequence& sequence : sequences) {
             SCOPED_TRACE(info.id + " " + name + " " + std::string(ir::dtype_name(dtype)) + " n=" + std::to_string(size.n) +

@@ -84,13 +84,16 @@ std::string kiln_vector_name(const Dialect&, unsigned dt, unsigned lanes) {
 
 // Buffer parameter declarations as C-style pointers; variables by value in
 // their storage type, named v<op>_in (the emitter converts them).
-std::string pointer_params(const Dialect& d, const KernelShape& shape, std::string_view address_space) {
+// `read_only`: what follows the `*` of a GLOBAL (read-only) buffer's pointer.
+std::string pointer_params(const Dialect& d, const KernelShape& shape, std::string_view address_space,
+                           std::string_view read_only = "") {
   std::string out;
   for (const ParamSlot& p : shape.params) {
     if (!out.empty()) out += ", ";
     const std::string type(d.storage_types[p.dtype]), name = "v" + std::to_string(p.op);
     if (p.kind == KILN_PARAM_VARIABLE) out += type + " " + name + "_in";
-    else out += std::string(address_space) + (p.kind == KILN_PARAM_GLOBAL ? "const " : "") + type + "* " + name;
+    else if (p.kind == KILN_PARAM_GLOBAL) out += std::string(address_space) + "const " + type + "*" + std::string(read_only) + " " + name;
+    else out += std::string(address_space) + type + "* " + name;
   }
   return out;
 }
@@ -399,8 +402,19 @@ static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { r
 )";
 }
 
+// A block is the kernel's LOCAL threads, so its size is known here: bounding
+// it keeps ptxas within the registers such a block has (65536 / threads
+// each: 64 at 1024), spilling where it must, instead of a kernel that needs
+// more and cannot launch (a row cached in registers at 1024 threads took 72).
+// A GLOBAL buffer is read-only for the launch and overlaps no written one
+// (kernel_ir.h), so its pointer is __restrict__: the compiler may move its
+// loads above earlier stores (without it, an unrolled loop that loads x and
+// stores y waited for each load before the next) and read it through the
+// read-only cache.
 std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
-  return "\nextern \"C\" __global__ void " + shape.entry + "(" + pointer_params(d, shape, "") + ") {\n";
+  const std::int64_t threads = shape.local_sizes[0] * shape.local_sizes[1] * shape.local_sizes[2];
+  const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + ") " : "";
+  return "\nextern \"C\" __global__ void " + bounds + shape.entry + "(" + pointer_params(d, shape, "", " __restrict__") + ") {\n";
 }
 std::string cuda_group_index(unsigned axis) { return "((long long)blockIdx." + std::string(1, "xyz"[axis]) + ")"; }
 std::string cuda_local_index(unsigned axis) { return "((long long)threadIdx." + std::string(1, "xyz"[axis]) + ")"; }

@@ -546,7 +546,9 @@ class Emitter {
       if (!whole.empty()) return line(whole);
     }
     std::vector<std::string> lanes;
-    for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.from_storage(op.dtype, element(op, k)));
+    const std::string bits = whole_half_bits(id, op);
+    for (unsigned k = 0; k < op.lanes; ++k)
+      lanes.push_back(spell_.from_storage(op.dtype, bits.empty() ? element(op, k) : d_.lane(bits, k)));
     define(id, type, d_.vector_literal(type, lanes));
   }
 
@@ -604,6 +606,39 @@ class Emitter {
     return b.kind == KILN_OP_VEC_BROADCAST && ops_[b.src[0]].kind == KILN_OP_CONST && ops_[b.src[0]].imm == 0;
   }
 
+  // Dialects that move halves as bits (raw_halves: CUDA) also read a vector
+  // of halves of a buffer that is converted to floats as one access of its
+  // bits: one 16-byte load for 8 lanes instead of 8 2-byte ones (a buffer's
+  // start is aligned; storage arrays are registers or LOCAL, where lanes
+  // cost no transactions). The name of the bits' vector, or "" where the
+  // dialect has no whole access.
+  std::string whole_half_bits(std::uint32_t id, const kiln_op& op) {
+    if (!whole_half_access(op)) return "";
+    const std::string bits = var(id) + "_bits";
+    const std::string whole = d_.vector_access(
+        d_, {bits, value_type(id, KILN_DTYPE_U16, op.lanes), var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, false});
+    if (whole.empty()) return "";
+    line(whole);
+    return bits;
+  }
+
+  bool whole_half_access(const kiln_op& op) const {
+    return d_.raw_halves && op.lanes > 1 && ops_[op.src[0]].kind == KILN_OP_PARAM;
+  }
+
+  // The float a half STORE converts: a CAST to f16/bf16 of an f32 value
+  // rounds it to the half's value (kiln_round_f16, two conversions), which
+  // the store converts again; converting the f32 source once gives the same
+  // bits (both round to nearest even), so the store takes it (raw_halves
+  // dialects: their conversions are instructions the compiler cannot fold).
+  std::string half_store_source(std::uint32_t value_id) const {
+    const kiln_op& value = ops_[value_id];
+    if (d_.raw_halves && value.kind == KILN_OP_CAST && is_half(value.dtype) && value.src[0] < value_id &&
+        ops_[value.src[0]].dtype == KILN_DTYPE_F32 && ops_[value.src[0]].lanes == value.lanes)
+      return var(value.src[0]);
+    return var(value_id);
+  }
+
   void emit_store(std::uint32_t id, const kiln_op& op) {
     memory_operand(id, true);
     const kiln_op& value = value_operand(id, 2);
@@ -618,7 +653,7 @@ class Emitter {
       return;
     }
     const std::string type = value_type(id, op.dtype, op.lanes);
-    const std::string v = var(op.src[2]);
+    const std::string v = is_half(op.dtype) ? half_store_source(op.src[2]) : var(op.src[2]);
     if (op.lanes == 1) return line(element(op, 0) + " = " + spell_.to_storage(op.dtype, v) + ";");
     if (is_half(op.dtype)) {
       const bool streaming = streaming_store(op);
@@ -637,6 +672,16 @@ class Emitter {
       shape_.streaming_stores = shape_.streaming_stores || streaming;
       const std::string whole = d_.vector_access(d_, {v, type, mem, index, op.dtype, op.lanes, true, streaming});
       if (!whole.empty()) return line(whole);
+    } else if (whole_half_access(op)) {  // the lanes converted into a vector of bits, stored whole (as whole_half_bits reads)
+      const std::string bits = var(id) + "_bits", bits_type = value_type(id, KILN_DTYPE_U16, op.lanes);
+      std::vector<std::string> lanes;
+      for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.to_storage(op.dtype, d_.lane(v, k)));
+      const std::string whole =
+          d_.vector_access(d_, {bits, bits_type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, true});
+      if (!whole.empty()) {
+        line("const " + bits_type + " " + bits + " = " + d_.vector_literal(bits_type, lanes) + ";");
+        return line(whole);
+      }
     }
     for (unsigned k = 0; k < op.lanes; ++k) line(element(op, k) + " = " + spell_.to_storage(op.dtype, d_.lane(v, k)) + ";");
   }

@@ -1,0 +1,93 @@
+// The tuner's GPU row recipes (core/tune/default_space.cpp) for an H200-shaped
+// device (1024 threads, 256 register bytes per thread, vectors to 16 lanes,
+// warp shuffles): every recipe that applies to softmax, layernorm and
+// rmsnorm at the row lengths emits CUDA that NVRTC compiles for
+// sm_90 (and sm_80 for bf16, whose conversion differs there); the block
+// recipes read and write 16-bit rows in 16-byte accesses, and every kernel
+// carries its block size as __launch_bounds__ (a row cached in registers at
+// 1024 threads took 72 registers without it: more than such a block has, so
+// the launch failed). Needs NVRTC, not a GPU; what the kernels compute is
+// checked against the interpreter on the dummy device
+// (tests/passes/rows_devices_test.cpp, its H200-shaped device).
+#include <gtest/gtest.h>
+
+#include "cuda_source.hpp"
+#include "nvrtc_compiler.hpp"
+
+#include <kiln/ir/dtype.hpp>
+#include <kiln/kernels/library.hpp>
+#include <kiln/passes/device_presets.hpp>
+#include <kiln/passes/optimization.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+#include "kiln/tune/search_space.hpp"
+
+using namespace kiln::cuda;
+
+namespace {
+
+kiln::DeviceInfo h200_shaped() {
+  kiln::DeviceInfo d = kiln::passes::gpu_preset();
+  d.register_bytes = 256;  // 65536 registers / 1024 threads, as the plugin reports it
+  for (unsigned lanes : {3u, 8u, 16u}) d.vector_width_mask |= 1u << lanes;
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (dt != KILN_DTYPE_BOOL) d.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
+  return d;
+}
+
+// A block recipe made for a kernel of `loops` loops (its first step splits
+// the last loop; on softmax a recipe for two loops leaves the writing loop
+// as it was).
+bool is_block_recipe_for(const kiln::passes::OptSequence& recipe, int loops) {
+  return !recipe.empty() && recipe.front().opt == "split_loop" && recipe.front().param("loop") == loops - 1 &&
+         recipe.back().opt == "vectorize";
+}
+
+bool is_row_recipe(const kiln::passes::OptSequence& recipe) {
+  for (const kiln::passes::OptStep& step : recipe)
+    if (step.opt == "tiled_reduce") return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  const kiln::DeviceInfo device = h200_shaped();
+  int compiled = 0, blocks_of_halves = 0;
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (const char* dtype_name : {"f16", "bf16", "f32"})
+      for (const std::int64_t n : {768, 16384, 50257}) {
+        if (std::string(dtype_name) != "f16" && n == 16384) continue;  // bounded: f16 has every length
+        const auto dtype = kiln::ir::dtype_from_name(dtype_name).value();
+        const auto kernel = kiln::kernels::make_standard_kernel(name, {.m = 64, .n = n}, dtype).value();
+        for (const kiln::passes::OptSequence& recipe : kiln::tune::default_search_space().recipes) {
+          if (!is_row_recipe(recipe)) continue;
+          const auto optimized = kiln::passes::optimize(kernel.kernel, recipe, device);
+          if (!optimized.ok()) continue;  // the recipe does not fit this kernel
+          SCOPED_TRACE(std::string(name) + " " + dtype_name + " n=" + std::to_string(n) + ": " +
+                       kiln::passes::to_string(recipe));
+          try {
+            const std::string source = generate_cuda_source(optimized->to_wire());
+            EXPECT_NE(source.find("__launch_bounds__("), std::string::npos) << source;
+            const int loops = std::string(name) == "softmax-rows" ? 3 : 2;
+            if (is_block_recipe_for(recipe, loops) && dtype != kiln::ir::DType::F32) {
+              // The row in 16-byte loads, the output in 16-byte stores (8 lanes) or 8-byte ones.
+              const std::string lanes = recipe.back().param("lanes") == 8 ? "8" : "4";
+              EXPECT_NE(source.find("_bits = *(const kiln_u16x" + lanes + "*)(v0 + "), std::string::npos) << source;
+              EXPECT_NE(source.find("*(kiln_u16x" + lanes + "*)(v"), std::string::npos) << source;
+              ++blocks_of_halves;
+            }
+            const int major = dtype == kiln::ir::DType::BF16 ? 8 : 9;
+            const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
+            EXPECT_TRUE(code.is_cubin);
+            ++compiled;
+          } catch (const kiln::sdk::PluginError& e) {
+            ADD_FAILURE() << e.what();
+          }
+        }
+      }
+  EXPECT_GT(blocks_of_halves, 8);
+  EXPECT_GT(compiled, 20);
+}
