@@ -666,22 +666,23 @@ class Emitter {
         const std::string stored = unrounded_.contains(op.src[2]) ? v + "_f" : v;
         return line(convert + "(&" + element(op, 0) + ", " + stored + ");");
       }
+      if (whole_half_access(op)) {  // the lanes converted into a vector of bits, stored whole (as whole_half_bits reads)
+        const std::string bits = var(id) + "_bits", bits_type = value_type(id, KILN_DTYPE_U16, op.lanes);
+        std::vector<std::string> lanes;
+        for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.to_storage(op.dtype, d_.lane(v, k)));
+        const std::string whole =
+            d_.vector_access(d_, {bits, bits_type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, true});
+        if (!whole.empty()) {
+          line("const " + bits_type + " " + bits + " = " + d_.vector_literal(bits_type, lanes) + ";");
+          return line(whole);
+        }
+      }
     } else {
       const std::string mem = var(op.src[0]), index = var(op.src[1]);
       const bool streaming = streaming_store(op);
       shape_.streaming_stores = shape_.streaming_stores || streaming;
       const std::string whole = d_.vector_access(d_, {v, type, mem, index, op.dtype, op.lanes, true, streaming});
       if (!whole.empty()) return line(whole);
-    } else if (whole_half_access(op)) {  // the lanes converted into a vector of bits, stored whole (as whole_half_bits reads)
-      const std::string bits = var(id) + "_bits", bits_type = value_type(id, KILN_DTYPE_U16, op.lanes);
-      std::vector<std::string> lanes;
-      for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.to_storage(op.dtype, d_.lane(v, k)));
-      const std::string whole =
-          d_.vector_access(d_, {bits, bits_type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, true});
-      if (!whole.empty()) {
-        line("const " + bits_type + " " + bits + " = " + d_.vector_literal(bits_type, lanes) + ";");
-        return line(whole);
-      }
     }
     for (unsigned k = 0; k < op.lanes; ++k) line(element(op, k) + " = " + spell_.to_storage(op.dtype, d_.lane(v, k)) + ";");
   }
