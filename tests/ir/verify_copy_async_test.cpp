@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ir_samples.hpp"
+#include "verify_expect.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/text.hpp"
 #include "kiln/ir/verify.hpp"
@@ -15,23 +16,10 @@ namespace {
 
 // The sample with one line replaced.
 std::string sample_with(std::string_view line, std::string_view replacement) {
-  std::string text(samples::kCopyAsync);
-  const std::size_t at = text.find(line);
-  EXPECT_NE(at, std::string::npos) << line;
-  text.replace(at, line.size(), replacement);
-  return text;
+  return kiln::test::with_line_replaced(samples::kCopyAsync, line, replacement);
 }
 
-void expect_rule(const std::string& text, ValueId op, std::string_view rule, std::string_view fragment) {
-  SCOPED_TRACE(text);
-  auto kernel = parse(text);
-  ASSERT_TRUE(kernel.ok()) << kernel.error().message;
-  const auto result = verify(*kernel);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().op, op) << result.error().to_string();
-  EXPECT_NE(result.error().message.find("rule " + std::string(rule) + ":"), std::string::npos) << result.error().to_string();
-  EXPECT_NE(result.error().message.find(fragment), std::string::npos) << result.error().to_string();
-}
+using kiln::test::expect_rule;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ir_samples.hpp"
+#include "verify_expect.hpp"
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
@@ -30,16 +31,7 @@ std::string kernel_text(int threads, const std::string& body, const std::string&
   return text + body + "store f32x4 %3[%9], " + result + "\n";
 }
 
-void expect_rule(const std::string& text, ValueId op, std::string_view rule, std::string_view fragment) {
-  SCOPED_TRACE(text);
-  auto kernel = parse(text);
-  ASSERT_TRUE(kernel.ok()) << kernel.error().message;
-  const auto result = verify(*kernel);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().op, op) << result.error().to_string();
-  EXPECT_NE(result.error().message.find("rule " + std::string(rule) + ":"), std::string::npos) << result.error().to_string();
-  EXPECT_NE(result.error().message.find(fragment), std::string::npos) << result.error().to_string();
-}
+using kiln::test::expect_rule;
 
 }  // namespace
 
