@@ -604,8 +604,10 @@ PY
       python3 -c 'import json, sys
 try:
     r = json.loads(sys.argv[1]); s = r["seconds"]
-    print("set-up %.2f search %.2f compile %.2f measure %.2f; best %.1f us (%d measured)" % (
-        s["setup"], s["search"], s["compile"], s["measure"], r["best_ns"] / 1e3, r["candidates_measured"]))
+    p = s.get("setup_split", {})
+    print("set-up %.2f (open %.2f inputs %.2f ref %.2f) search %.2f compile %.2f measure %.2f; best %.1f us (%d)" % (
+        s["setup"], p.get("open", 0), p.get("inputs", 0), p.get("reference", 0), s["search"], s["compile"],
+        s["measure"], r["best_ns"] / 1e3, r["candidates_measured"]))
 except Exception: print("")' "$1" 2>/dev/null
     }
     tt_tune() {  # budget db kernel sizes...: prints the JSON; TT_WALL gets the wall seconds

@@ -58,6 +58,12 @@ std::string tune_report_json(const TuneReport& r) {
   seconds["search"] = r.times.search_s;
   seconds["compile"] = r.times.compile_s;
   seconds["measure"] = r.times.measure_s;
+  json::object setup_split;
+  setup_split["open"] = r.times.setup_open_s;
+  setup_split["inputs"] = r.times.setup_inputs_s;
+  setup_split["reference"] = r.times.setup_reference_s;
+  setup_split["untuned_compile"] = r.times.setup_untuned_s;
+  seconds["setup_split"] = std::move(setup_split);
   o["seconds"] = std::move(seconds);
   if (!r.ranked_by.empty()) {
     o["ranked_by"] = r.ranked_by;

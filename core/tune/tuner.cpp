@@ -72,6 +72,8 @@ class Tuning {
         budget_(options.started_at ? *options.started_at : clock_(), settings_.budget_s) {}
 
   Result<TuneResult> run() {
+    const double run_start = clock_();
+    times_.setup_open_s = run_start - budget_.start();
     KILN_TRY_ASSIGN(TuningKey key, tuning_key(device_, kernel_, space_));
     std::vector<kernels::ArgSpec> args;
     if (options_.args) {
@@ -116,6 +118,8 @@ class Tuning {
     KILN_TRY_ASSIGN(detail::CandidateBench bench, detail::CandidateBench::create(device_, kernel_, std::move(args),
                                                                                  settings_.seed + 1, options_.tolerance,
                                                                                  settings_.allow_tf32));
+    const double inputs_made = clock_();
+    times_.setup_inputs_s = inputs_made - run_start;
     // The reference outputs from the interpreter on a sample of the grid
     // when it can: no launch, so a slow untuned kernel is only measured,
     // capped and with the abort threshold, after the heuristic choice.
@@ -131,6 +135,7 @@ class Tuning {
     // left; large kernels' set-up can take most of a short budget, so the
     // search keeps a floor of its own.
     const double search_start = clock_();
+    times_.setup_reference_s = search_start - inputs_made;
     times_.setup_s = search_start - budget_.start();
     report(TuneProgress::Phase::Search);
     const double left = budget_.left(search_start);
@@ -156,7 +161,8 @@ class Tuning {
     {
       const double before = clock_();
       KILN_TRY(join_untuned());
-      times_.setup_s += clock_() - before;  // what of the untuned compile the search did not hide
+      times_.setup_untuned_s = clock_() - before;  // what of the untuned compile the search did not hide
+      times_.setup_s += times_.setup_untuned_s;
     }
 
     seen_.insert(untuned->final_hash);

@@ -86,6 +86,15 @@ TEST(CliTune, JsonHasTheIssuesFieldsInOrderAndTheSecondRunHitsTheDatabase) {
     phases += seconds.at(phase).to_number<double>();
   }
   EXPECT_GT(seconds.at("setup").to_number<double>(), 0) << "opening the runtime is charged to the budget";
+  // Set-up in parts: each non-negative, together set-up (up to rounding).
+  const json::object& split = seconds.at("setup_split").as_object();
+  double parts = 0;
+  for (const char* part : {"open", "inputs", "reference", "untuned_compile"}) {
+    EXPECT_GE(split.at(part).to_number<double>(), 0) << part;
+    parts += split.at(part).to_number<double>();
+  }
+  EXPECT_GT(split.at("open").to_number<double>(), 0) << "kiln tune charges opening the runtime";
+  EXPECT_NEAR(parts, seconds.at("setup").to_number<double>(), 1e-6);
   EXPECT_LE(phases, o.at("tune_seconds").to_number<double>() + 1e-9);
   EXPECT_TRUE(fs::exists(f.db)) << "the config's tuning_db";
 

@@ -25,6 +25,11 @@ class LearnedCostModel;
 // the tuning's time but for bookkeeping between the phases.
 struct TuneTimes {
   double setup_s = 0;    // from the budget's start to the search: inputs, reference, the untuned compile
+  // setup_s in parts (what a large kernel's set-up spends is found here):
+  double setup_open_s = 0;       // from the budget's start to the tuning's (kiln tune: opening the runtime)
+  double setup_inputs_s = 0;     // lowering the untuned kernel, making and uploading inputs, resetting outputs
+  double setup_reference_s = 0;  // the reference outputs (interpreted sample, or the untuned kernel's run)
+  double setup_untuned_s = 0;    // waiting for the untuned kernel's compile after the search
   double search_s = 0;   // the search (cost model only)
   double compile_s = 0;  // waiting for candidates' compiles (those overlapping a measurement cost nothing here)
   double measure_s = 0;  // timed launches and output checks
