@@ -128,19 +128,26 @@ void time_kernel(benchmark::State& state, const std::string& device_id, const st
   state.SetLabel(device_id + " " + p->device.info().name);
 }
 
+// Times an anchor (run_seconds() a run, bytes() moved by one) as manual
+// iterations; its GB/s is a counter and the best is recorded under `key`.
+template <class Anchor>
+void time_anchor(benchmark::State& state, Anchor& anchor, const char* key) {
+  double total_s = 0;
+  for (auto _ : state) {
+    const double seconds = anchor.run_seconds();
+    state.SetIterationTime(seconds);
+    total_s += seconds;
+  }
+  const double gbps = anchor.bytes() * static_cast<double>(state.iterations()) / total_s * 1e-9;
+  state.counters["GB/s"] = gbps;
+  record_best(key, gbps);
+}
+
 // STREAM's triad over 2^26 floats on two threads (tools/anchors/triad.hpp,
 // the same code `kiln bench` uses as its CPU anchor).
 void BM_Triad(benchmark::State& state) {
   kiln::anchors::Triad triad(std::size_t{1} << 26, 2);
-  double total_s = 0;
-  for (auto _ : state) {
-    const double seconds = triad.run_seconds();
-    state.SetIterationTime(seconds);
-    total_s += seconds;
-  }
-  const double gbps = triad.bytes() * static_cast<double>(state.iterations()) / total_s * 1e-9;
-  state.counters["GB/s"] = gbps;
-  record_best("triad GB/s", gbps);
+  time_anchor(state, triad, "triad GB/s");
 }
 
 void BM_ExpChain_C(benchmark::State& state) {
@@ -159,15 +166,7 @@ void BM_MvecExpf(benchmark::State& state) {
     state.SkipWithError(anchor.unavailable().c_str());
     return;
   }
-  double total_s = 0;
-  for (auto _ : state) {
-    const double seconds = anchor.run_seconds();
-    state.SetIterationTime(seconds);
-    total_s += seconds;
-  }
-  const double gbps = anchor.bytes() * static_cast<double>(state.iterations()) / total_s * 1e-9;
-  state.counters["GB/s"] = gbps;
-  record_best("mvec expf GB/s", gbps);
+  time_anchor(state, anchor, "mvec expf GB/s");
 }
 
 // exp-chain where exp, not memory, is the limit: inputs and outputs in L2.

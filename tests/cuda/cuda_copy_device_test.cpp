@@ -6,6 +6,7 @@
 // device that does not claim the ops (before sm_80), the tests skip visibly.
 #include <gtest/gtest.h>
 
+#include "cuda_plugin_fixture.hpp"
 #include "support/kernel_runner.hpp"
 
 #include <kiln/ir/text.hpp>
@@ -91,18 +92,8 @@ store u16x4 %1[%19], %12
 store u16x2 %1[%21], %13
 )";
 
-class CudaCopyDevice : public ::testing::Test {
+class CudaCopyDevice : public kiln::test::CudaPluginTest {
  protected:
-  void SetUp() override {
-    try {
-      plugin = std::make_unique<AbiPlugin>(kiln::test::plugin_path("cuda"), "{}");
-    } catch (const AbiError& e) {
-      if (e.status == KILN_STATUS_UNAVAILABLE) GTEST_SKIP() << "no CUDA device: " << e.what();
-      throw;
-    }
-    device = plugin->open(0);
-  }
-
   // The device's outputs equal the interpreter's bit for bit.
   void expect_interpreters_bits(const std::vector<kiln_op>& ops, std::vector<HostArg> args) {
     const std::vector<HostArg> want = kiln::conformance::interpreted(ops, args);
@@ -113,9 +104,6 @@ class CudaCopyDevice : public ::testing::Test {
       ADD_FAILURE() << e.what();
     }
   }
-
-  std::unique_ptr<AbiPlugin> plugin;
-  kiln_device* device = nullptr;
 };
 
 }  // namespace

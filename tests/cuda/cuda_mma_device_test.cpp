@@ -11,6 +11,7 @@
 // bit (before sm_80), the tests skip visibly.
 #include <gtest/gtest.h>
 
+#include "cuda_plugin_fixture.hpp"
 #include "support/kernel_runner.hpp"
 #include "support/wire_builder.hpp"
 
@@ -126,21 +127,7 @@ std::vector<double> magnitude_bounds(const Case& c, const std::vector<HostArg>& 
   return bound;
 }
 
-class CudaMmaDevice : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      plugin = std::make_unique<AbiPlugin>(kiln::test::plugin_path("cuda"), "{}");
-    } catch (const AbiError& e) {
-      if (e.status == KILN_STATUS_UNAVAILABLE) GTEST_SKIP() << "no CUDA device: " << e.what();
-      throw;
-    }
-    device = plugin->open(0);
-  }
-
-  std::unique_ptr<AbiPlugin> plugin;
-  kiln_device* device = nullptr;
-};
+class CudaMmaDevice : public kiln::test::CudaPluginTest {};
 
 }  // namespace
 
