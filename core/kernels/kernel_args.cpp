@@ -36,23 +36,26 @@ std::vector<HostBuffer> make_input_buffers(std::span<const ArgSpec> args, std::u
   return buffers;
 }
 
+HostBuffer make_poison_buffer(ir::DType dtype, std::size_t elements) {
+  HostBuffer buffer(dtype, elements);
+  if (elements == 0) return buffer;
+  if (ir::is_float(dtype)) {
+    // One NaN, then copies of it, doubling (large outputs: no per-element encode).
+    buffer.set(0, std::numeric_limits<double>::quiet_NaN());
+    const std::size_t width = ir::dtype_bytes(dtype);
+    std::byte* bytes = buffer.data().data();
+    for (std::size_t done = width; done < buffer.bytes(); done *= 2)
+      std::memcpy(bytes + done, bytes, std::min(done, buffer.bytes() - done));
+  } else {
+    std::memset(buffer.data().data(), 0x5a, buffer.bytes());
+  }
+  return buffer;
+}
+
 std::vector<HostBuffer> make_output_buffers(std::span<const ArgSpec> args) {
   std::vector<HostBuffer> buffers;
-  for (const ArgSpec& arg : args) {
-    if (arg.role != ArgRole::Output) continue;
-    HostBuffer& buffer = buffers.emplace_back(arg.dtype, arg.elements);
-    if (ir::is_float(arg.dtype)) {
-      if (buffer.size() == 0) continue;
-      // One NaN, then copies of it, doubling (large outputs: no per-element encode).
-      buffer.set(0, std::numeric_limits<double>::quiet_NaN());
-      const std::size_t width = ir::dtype_bytes(arg.dtype);
-      std::byte* bytes = buffer.data().data();
-      for (std::size_t done = width; done < buffer.bytes(); done *= 2)
-        std::memcpy(bytes + done, bytes, std::min(done, buffer.bytes() - done));
-    } else {
-      std::memset(buffer.data().data(), 0x5a, buffer.bytes());
-    }
-  }
+  for (const ArgSpec& arg : args)
+    if (arg.role == ArgRole::Output) buffers.push_back(make_poison_buffer(arg.dtype, arg.elements));
   return buffers;
 }
 

@@ -77,10 +77,8 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
   // take seconds to make).
   bench.inputs_ = kernels::make_input_buffers(bench.args_, seed);
   const std::vector<kernels::HostBuffer>& inputs = bench.inputs_;
-  std::vector<kernels::HostBuffer> outputs = kernels::make_output_buffers(bench.args_);
   const std::int64_t nest = longest_loop_nest(kernel);
   std::size_t next_input = 0;
-  std::size_t next_output = 0;
   for (std::size_t slot = 0; slot < slots; ++slot) {
     const kernels::ArgSpec& arg = bench.args_[slot];
     if (arg.role == kernels::ArgRole::Scalar) {
@@ -92,9 +90,14 @@ Result<CandidateBench> CandidateBench::create(const Device& device, const ir::Ke
     if (arg.role == kernels::ArgRole::Input) {
       KILN_TRY(bench.buffers_[slot].write(inputs[next_input++].data()));
     } else {
-      kernels::HostBuffer initial = std::move(outputs[next_output++]);
-      if (bench.in_place_[slot]) fill_random(initial, seed + slot, arg.low, arg.high);
-      bench.initial_[slot] = std::move(initial);
+      // Outputs only written start as poison, written from one block of it
+      // (a 2^28-element output would be 1 GiB of host memory that says NaN).
+      if (bench.in_place_[slot]) {
+        bench.initial_[slot] = kernels::HostBuffer(arg.dtype, arg.elements);
+        fill_random(bench.initial_[slot], seed + slot, arg.low, arg.high);
+      } else {
+        bench.initial_[slot] = kernels::make_poison_buffer(arg.dtype, std::min(arg.elements, kPoisonBlockElements));
+      }
       bench.tolerance_[slot] = tolerance > 0 ? tolerance : 2 * kernels::tolerance(arg.dtype, nest);
       // tf32 keeps 10 mantissa bits, as f16 does: its products' error is f16's.
       if (tf32_products && arg.dtype == ir::DType::F32)
@@ -109,18 +112,34 @@ bool CandidateBench::has_in_place_buffers() const {
   return std::find(in_place_.begin(), in_place_.end(), true) != in_place_.end();
 }
 
+Result<void> CandidateBench::write_initial(std::size_t slot, std::uint64_t begin, std::uint64_t end) {
+  const std::size_t width = ir::dtype_bytes(args_[slot].dtype);
+  const std::span<const std::byte> initial = initial_[slot].data();
+  if (in_place_[slot]) return buffers_[slot].write(initial.subspan(begin * width, (end - begin) * width), begin * width);
+  // Poison repeats: the block, as often as the range needs.
+  for (std::uint64_t at = begin; at < end;) {
+    const std::uint64_t n = std::min<std::uint64_t>(end - at, initial_[slot].size());
+    KILN_TRY(buffers_[slot].write(initial.first(n * width), at * width));
+    at += n;
+  }
+  return {};
+}
+
+kernels::HostBuffer CandidateBench::initial_contents(std::size_t slot) const {
+  if (in_place_[slot]) return initial_[slot];
+  return kernels::make_poison_buffer(args_[slot].dtype, args_[slot].elements);
+}
+
 Result<void> CandidateBench::restore() {
   for (std::size_t slot = 0; slot < args_.size(); ++slot) {
     if (args_[slot].role != kernels::ArgRole::Output) continue;
     // Outputs only written, checked on a sample: only the sampled elements
     // are ever compared, so only they need their starting contents back.
     if (sampled_ && !in_place_[slot]) {
-      const std::size_t width = ir::dtype_bytes(args_[slot].dtype);
-      for (const auto& [begin, end] : sampled_ranges_[slot])
-        KILN_TRY(buffers_[slot].write(initial_[slot].data().subspan(begin * width, (end - begin) * width), begin * width));
+      for (const auto& [begin, end] : sampled_ranges_[slot]) KILN_TRY(write_initial(slot, begin, end));
       continue;
     }
-    KILN_TRY(buffers_[slot].write(initial_[slot].data()));
+    KILN_TRY(write_initial(slot, 0, args_[slot].elements));
   }
   return {};
 }
@@ -161,22 +180,17 @@ std::vector<std::uint64_t> spread_groups(std::uint64_t count, std::uint64_t tota
   return groups;
 }
 
-// The elements of `after` whose bits differ from `before`'s. Blocks of
-// 4 KiB are compared whole first: a sample writes a few groups of a large
-// output, and element by element a 2^28-element scan took most of a second.
-std::vector<std::uint64_t> changed_elements(const kernels::HostBuffer& before, const kernels::HostBuffer& after) {
-  std::vector<std::uint64_t> changed;
-  const std::size_t width = ir::dtype_bytes(after.dtype());
-  const std::byte* a = before.data().data();
-  const std::byte* b = after.data().data();
-  const std::size_t per_block = std::max<std::size_t>(1, 4096 / width);
-  for (std::size_t block = 0; block < after.size(); block += per_block) {
-    const std::size_t end = std::min(after.size(), block + per_block);
-    if (std::memcmp(a + block * width, b + block * width, (end - block) * width) == 0) continue;
-    for (std::size_t i = block; i < end; ++i)
-      if (std::memcmp(a + i * width, b + i * width, width) != 0) changed.push_back(i);
+// The elements `writes` covers (RunOptions::global_writes of one slot),
+// ascending and distinct.
+std::vector<std::uint64_t> written_elements(std::vector<std::pair<std::uint64_t, std::uint64_t>> writes) {
+  std::sort(writes.begin(), writes.end());
+  std::vector<std::uint64_t> elements;
+  std::uint64_t next = 0;  // every element below it is taken (ranges come sorted by begin)
+  for (const auto& [begin, end] : writes) {
+    for (std::uint64_t e = std::max(begin, next); e < end; ++e) elements.push_back(e);
+    next = std::max(next, end);
   }
-  return changed;
+  return elements;
 }
 
 // Ranges [begin, end) covering ascending `elements`, joining those less
@@ -212,11 +226,15 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
   const std::vector<kernels::HostBuffer>& inputs = inputs_;
   std::vector<kernels::HostBuffer> outputs(args_.size());
   std::vector<kiln_arg> wire_args(args_.size());
-  // Fresh outputs (the candidates' starting contents) bound to wire_args.
-  // `again`: the probe of the first group ran; outputs only written need no
-  // fresh copy (the sample runs the first group again and writes the same
-  // values: a 2^28-element output is 1 GiB to copy), those read in place do.
-  const auto bind = [&](bool again) {
+  // Outputs bound to wire_args. Read in place: their starting contents,
+  // fresh for each run. Only written: for the probe of the first group and
+  // a sample, zeroed memory that only the pages the sample writes ever
+  // touch (what it wrote comes from the write log, so the contents before
+  // do not matter; a 2^28-element output is 1 GiB to copy), kept from the
+  // probe to the sample (which runs the first group again, writing the same
+  // values); for a run of every group, the poison the device's buffer
+  // starts with, so that the reference holds it where nothing is written.
+  const auto bind = [&](bool probe, bool every_group) {
     std::size_t next_input = 0;
     for (std::size_t slot = 0; slot < args_.size(); ++slot) {
       const kernels::ArgSpec& arg = args_[slot];
@@ -229,12 +247,14 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
         bytes = std::span(const_cast<std::byte*>(inputs[next_input].data().data()), inputs[next_input].bytes());
         ++next_input;
       } else {
-        if (!again || in_place_[slot]) outputs[slot] = initial_[slot];
+        if (in_place_[slot] || every_group) outputs[slot] = initial_contents(slot);
+        else if (probe) outputs[slot] = kernels::HostBuffer(arg.dtype, arg.elements);
         bytes = outputs[slot].data();
       }
       wire_args[slot] = sdk::host_buffer_arg(bytes.data(), bytes.size());
     }
   };
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> writes;
   bool sampled = false;
   try {
     const std::vector<kiln_op> wire = untuned.to_wire();
@@ -244,7 +264,7 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
     options.check_storage = false;
     const std::uint64_t first_group[] = {0};
     options.only_groups = first_group;
-    bind(false);
+    bind(/*probe=*/true, /*every_group=*/false);
     const sdk::ExecStats probe = program.run(wire_args, options);
     if (probe.executed_ops > max_ops) return false;  // straight-line code is not stopped by the budget
     const std::uint64_t per_group = std::max<std::uint64_t>(1, probe.executed_ops);
@@ -254,7 +274,8 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
     if (sampled) groups = spread_groups(count, probe.groups);
     options.only_groups = groups;  // empty: every group
     options.max_ops = max_ops * 2;  // groups differ in cost (ragged edges)
-    bind(true);
+    bind(/*probe=*/false, /*every_group=*/!sampled);
+    options.global_writes = &writes;
     program.run(wire_args, options);
   } catch (const sdk::PluginError&) {
     return false;  // past the budget, or a fault the device run will report in its own words
@@ -264,7 +285,7 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
   if (sampled)
     for (std::size_t slot = 0; slot < args_.size(); ++slot)
       if (args_[slot].role == kernels::ArgRole::Output) {
-        elements[slot] = changed_elements(initial_[slot], outputs[slot]);
+        elements[slot] = written_elements(std::move(writes[slot]));
         any = any || !elements[slot].empty();
       }
   if (!any) return false;

@@ -72,6 +72,9 @@ class CandidateBench {
   // written): record_reference then.
   bool record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops);
   static constexpr std::uint64_t kSampledGroups = 64;
+  // Outputs only written start as poison (make_poison_buffer); the bench
+  // keeps one block of it, written as often as a buffer needs.
+  static constexpr std::size_t kPoisonBlockElements = std::size_t{1} << 18;
   // Whether the reference came from the interpreter (the untuned program
   // then still has to be measured in full).
   bool interpreted_reference() const { return interpreted_; }
@@ -94,6 +97,10 @@ class CandidateBench {
 
  private:
   Result<void> restore();
+  // Elements [begin, end) of output `slot` set to what every candidate starts with.
+  Result<void> write_initial(std::size_t slot, std::uint64_t begin, std::uint64_t end);
+  // The whole of output `slot` as every candidate starts with it.
+  kernels::HostBuffer initial_contents(std::size_t slot) const;
   // One run, isolated when `flags` holds KILN_TIMED_ISOLATE.
   Result<void> run_once(const Program& program, const TimedLaunchOptions& options);
   Result<double> compare_outputs(std::string& problem);
@@ -116,6 +123,7 @@ class CandidateBench {
   std::vector<LaunchArg> launch_args_;         // point into buffers_ (stable: never resized)
   std::vector<kernels::HostBuffer> inputs_;    // per input, until the reference is recorded
   std::vector<kernels::HostBuffer> initial_;   // per slot: the contents of GLOBAL_MUT buffers before a run
+                                               // (read in place: all of it; only written: a poison block)
   std::vector<kernels::HostBuffer> reference_; // per slot: the untuned kernel's outputs
   std::vector<kernels::HostBuffer> actual_;    // per slot: a candidate's outputs, read back (reused: large
                                                // outputs cost page faults on every fresh allocation)

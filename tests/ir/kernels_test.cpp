@@ -340,3 +340,24 @@ TEST(KernelArgs, MissingCountsAndScalarsAreErrors) {
   ASSERT_FALSE(gap.ok());
   EXPECT_NE(gap.error().message.find("no param has slot 0"), std::string::npos);
 }
+
+// Host memory starts zeroed whatever its size (large blocks come from mmap,
+// small ones from calloc), and copies and moves keep the bytes.
+TEST(HostBuffers, StartZeroedAndCopyAndMoveTheirBytes) {
+  for (const std::size_t elements : {std::size_t{0}, std::size_t{3}, std::size_t{3} << 20}) {
+    kernels::HostBuffer buffer(ir::DType::F32, elements);
+    ASSERT_EQ(buffer.bytes(), elements * 4);
+    EXPECT_TRUE(std::all_of(buffer.data().begin(), buffer.data().end(), [](std::byte b) { return b == std::byte{0}; }));
+    if (elements == 0) continue;
+    buffer.set(elements - 1, 2.5);
+    const kernels::HostBuffer copy = buffer;
+    EXPECT_EQ(copy.get(elements - 1), 2.5);
+    EXPECT_NE(copy.data().data(), buffer.data().data());
+    kernels::HostBuffer assigned(ir::DType::F32, 1);
+    assigned = copy;
+    EXPECT_EQ(assigned.get(elements - 1), 2.5);
+    const kernels::HostBuffer moved = std::move(buffer);
+    EXPECT_EQ(moved.get(elements - 1), 2.5);
+    EXPECT_EQ(moved.get(0), 0.0);
+  }
+}

@@ -61,7 +61,7 @@ if(STEP STREQUAL "install")
   set(allowed
     compile_options.hpp kernel_ir.h kiln.h plugin.h result.hpp runtime.hpp version.hpp
     ir/builder.hpp ir/dtype.hpp ir/expr.hpp ir/hash.hpp ir/kernel.hpp ir/text.hpp ir/verify.hpp
-    kernels/host_buffer.hpp kernels/library.hpp kernels/run.hpp passes/bounds.hpp
+    kernels/host_buffer.hpp kernels/host_bytes.hpp kernels/library.hpp kernels/run.hpp passes/bounds.hpp
     runtime/buffer.hpp runtime/config.hpp runtime/device.hpp runtime/device_info.hpp runtime/event.hpp
     runtime/launch.hpp runtime/plugin_record.hpp runtime/program.hpp runtime/report.hpp runtime/runtime.hpp
     tune/autotune_config.hpp tune/tune_kernels.hpp tune/tune_options.hpp tune/tuning_db.hpp)

@@ -90,3 +90,29 @@ TEST(InterpreterStats, MatmulSpeed) {
               static_cast<double>(s.executed_ops), seconds, s.executed_ops / seconds / 1e6);
   RecordProperty("ops_per_second", std::to_string(static_cast<long long>(s.executed_ops / seconds)));
 }
+
+// RunOptions::only_groups runs a sample of the grid, and global_writes says
+// which elements it stored to: ranges in the order written, a store that
+// continues the last range extending it (vector stores included), nothing
+// for buffers only read.
+TEST(InterpreterSample, TheWriteLogHoldsWhatTheSampledGroupsStored) {
+  const std::int64_t n = 1024;
+  std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n, -7.0f);
+  const std::uint64_t groups[] = {3, 0};
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> writes;
+  sdk::RunOptions options;
+  options.only_groups = groups;
+  options.global_writes = &writes;
+  // 32 threads a group, 4 lanes each: group g writes [128 g, 128 g + 128).
+  run_ok(wire_add_grouped(n, 32, 4), {arg_of(a), arg_of(b), arg_of(c)}, options);
+  ASSERT_EQ(writes.size(), 3u);
+  EXPECT_TRUE(writes[0].empty());
+  EXPECT_TRUE(writes[1].empty());
+  using Range = std::pair<std::uint64_t, std::uint64_t>;
+  EXPECT_EQ(writes[2], (std::vector<Range>{{384, 512}, {0, 128}}));
+  // Only those groups ran.
+  EXPECT_EQ(c[0], 3.0f);
+  EXPECT_EQ(c[400], 3.0f);
+  EXPECT_EQ(c[200], -7.0f);
+  EXPECT_EQ(c[1023], -7.0f);
+}

@@ -290,6 +290,42 @@ TEST(CandidateBench, ASampledOutputIsResetAndReadInItsSampledRanges) {
   EXPECT_EQ(bench.measure(untuned, timed(0, 1)).status, CandidateStatus::Measured);
 }
 
+// What a sample wrote comes from the interpreter's write log, not from
+// comparing values: elements it writes as +0.0 (the bits of fresh memory)
+// are sampled and checked like any other, so a candidate that leaves them
+// unwritten fails.
+TEST(CandidateBench, ASampledOutputWrittenWithZerosIsStillChecked) {
+  const Device device = test::dummy_device();
+  const ir::Kernel zeros = test::parse_ir(replace(kAdd, "%s = add f32 %x, %y", "%zero = const f32 0\n%s = mul f32 %x, %zero"));
+  CandidateBench bench = bench_for(device, zeros);
+  ASSERT_TRUE(bench.record_interpreted_reference(zeros, 300));
+  EXPECT_EQ(bench.measure(device.compile(zeros, kFrozen).value(), timed(0, 1)).status, CandidateStatus::Measured);
+  const ir::Kernel half = test::parse_ir(replace(replace(kAdd, "%s = add f32 %x, %y", "%zero = const f32 0\n%s = mul f32 %x, %zero"),
+                                                 "%n = const i64 1000\n%i = index group 0 %n",
+                                                 "%n = const i64 500\n%i = index group 0 %n"));
+  EXPECT_EQ(bench.measure(device.compile(half, kFrozen).value(), {}).status, CandidateStatus::Mismatch);
+}
+
+// Outputs only written start as poison written from one block of it: an
+// output longer than the block is poisoned all the way to its end.
+TEST(CandidateBench, AnOutputLongerThanThePoisonBlockIsResetToItsEnd) {
+  const std::string n = std::to_string(CandidateBench::kPoisonBlockElements * 2 + 3);
+  std::string text = kAdd;
+  for (std::size_t at; (at = text.find("1000")) != std::string::npos;) text.replace(at, 4, n);
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(text);
+  CandidateBench bench = bench_for(device, kernel);
+  // Every group fits the budget: the whole output is the reference.
+  ASSERT_TRUE(bench.record_interpreted_reference(kernel, 100'000'000));
+  EXPECT_EQ(bench.measure(device.compile(kernel, kFrozen).value(), timed(0, 1)).status, CandidateStatus::Measured);
+  // Leaves the last element unwritten: it must read as poison, not as the
+  // right value the previous candidate left there.
+  const ir::Kernel short_by_one = test::parse_ir(replace(text, "%i = index group 0 %n",
+                                                         "%m = const i64 " + std::to_string(std::stoull(n) - 1) +
+                                                             "\n%i = index group 0 %m"));
+  EXPECT_EQ(bench.measure(device.compile(short_by_one, kFrozen).value(), {}).status, CandidateStatus::Mismatch);
+}
+
 TEST(CandidateBench, AGroupPastTheBudgetLeavesTheReferenceToTheDevice) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(kAdd);

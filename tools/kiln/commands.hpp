@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace kiln::cli {
 
@@ -38,7 +39,13 @@ struct CommandExit {
 };
 
 // The Runtime the global options describe (--config or the search order).
-kiln::Runtime open_runtime(const GlobalOptions& global);
+// With `only_for`, device ids ("cuda:0", "c"), only the plugins those ids
+// name are loaded, the others kept as disabled ("not needed by this
+// command"): a command on one device does not pay for starting every
+// driver (CUDA, OpenCL and Vulkan each take a share of a second on the
+// GPU machine), which `kiln tune --budget` charges to its budget. An empty
+// id (the default device) loads them all.
+kiln::Runtime open_runtime(const GlobalOptions& global, const std::vector<std::string>& only_for = {});
 
 void add_devices_command(CLI::App& app, const GlobalOptions& global);
 void add_run_command(CLI::App& app, const GlobalOptions& global);

@@ -75,7 +75,7 @@ DeviceInfo resolve_device(const std::string& id, const GlobalOptions& global) {
     for (std::string_view name : passes::device_preset_names()) names += (names.empty() ? "" : ", ") + std::string(name);
     fail(make_error(ErrorCode::NotFound, "no device preset '" + wanted + "' (presets: " + names + ")"));
   }
-  const Runtime runtime = open_runtime(global);
+  const Runtime runtime = open_runtime(global, {wanted});
   Result<Device> device = runtime.device(wanted);
   if (!device.ok()) fail(device.error());
   return device->info();

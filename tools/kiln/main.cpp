@@ -17,10 +17,21 @@ namespace kiln::cli {
 
 void fail(const kiln::Error& error) { throw CommandFailed(error.to_string()); }
 
-kiln::Runtime open_runtime(const GlobalOptions& global) {
+kiln::Runtime open_runtime(const GlobalOptions& global, const std::vector<std::string>& only_for) {
   std::optional<std::filesystem::path> file;
   if (!global.config_file.empty()) file = global.config_file;
-  kiln::Result<kiln::Runtime> runtime = kiln::Runtime::open(file);
+  kiln::Result<kiln::Config> config = kiln::load_config(file);
+  if (!config) fail(config.error());
+  const bool every_plugin =
+      only_for.empty() || std::any_of(only_for.begin(), only_for.end(), [](const std::string& id) { return id.empty(); });
+  if (!every_plugin)
+    for (kiln::PluginConfig& plugin : config->plugins) {
+      const bool named = std::any_of(only_for.begin(), only_for.end(), [&](const std::string& id) {
+        return id.substr(0, id.find(':')) == plugin.name;
+      });
+      if (!named) plugin.enabled = false;
+    }
+  kiln::Result<kiln::Runtime> runtime = kiln::Runtime::create(std::move(config).value());
   if (!runtime) fail(runtime.error());
   return std::move(runtime).value();
 }

@@ -130,7 +130,7 @@ void run(const GlobalOptions& global, const RunSettings& settings) {
   const std::optional<kernels::StandardKernel> kernel = make_kernel(settings);
   const char* const reference = names_ir_file(settings.kernel) ? "the interpreter" : "the C++ reference";
 
-  const kiln::Runtime runtime = open_runtime(global);
+  const kiln::Runtime runtime = open_runtime(global, {settings.device});
   const kiln::Device device = pick_device(runtime, settings.device);
   kernels::RunOptions options;
   options.seed = settings.seed;

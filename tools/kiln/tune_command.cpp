@@ -254,7 +254,7 @@ void run(const GlobalOptions& global, const TuneCommandOptions& given) {
   // The budget of one kernel covers the command: opening the runtime (the
   // plugins' probes) and making the kernel are charged to it.
   const double started_at = kiln::tune::steady_clock_seconds();
-  const kiln::Runtime runtime = open_runtime(global);
+  const kiln::Runtime runtime = open_runtime(global, {given.device, given.reference.empty() ? given.device : given.reference});
   const kiln::Device device = check(runtime.device(given.device));
   const std::vector<std::string> names = expand_kernels(given.kernels);
   // Asking for a tuning overrides a config that turns tuning off.

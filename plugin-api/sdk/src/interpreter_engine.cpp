@@ -168,6 +168,7 @@ class Engine {
       shadow_.assign(groups_per_batch_ * p_.local_elements, Shadow{});
       written_.assign(lanes_ * p_.register_elements, 0);
     }
+    if (o_.global_writes != nullptr) o_.global_writes->resize(args_.size());
     mem_.resize(p_.memories.size());
     for (std::size_t i = 0; i < p_.memories.size(); ++i) {
       const Memory& decl = p_.memories[i];
@@ -548,6 +549,8 @@ class Engine {
         if constexpr (kStore) write_element<DT>(p + j * bytes, values[j][l]);
         else values[j][l] = read_element<DT>(p + j * bytes);
       }
+      if constexpr (kStore && S == Space::Global)
+        if (o_.global_writes != nullptr) log_write((*o_.global_writes)[m.decl->param_slot], i, i + lanes);
       if constexpr (S == Space::Global) {
         const std::uint64_t first = (i * bytes) >> sector_shift_;
         const std::uint64_t last = ((i + lanes) * bytes - 1) >> sector_shift_;
@@ -560,6 +563,12 @@ class Engine {
     (kStore ? s.store_bytes : s.load_bytes) += n_active_ * lanes * bytes;
     s.warp_accesses += n_active_warps_;
     s.sectors += sectors;
+  }
+
+  // RunOptions::global_writes: [begin, end) joins the last range when it continues it.
+  static void log_write(std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges, u64 begin, u64 end) {
+    if (!ranges.empty() && ranges.back().second == begin) ranges.back().second = end;
+    else ranges.emplace_back(begin, end);
   }
 
   // LOAD_MATRIX: a warp collective, as MMA: each warp's first 8 * count

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kiln/ir/kernel.hpp"
+#include "kiln/kernels/host_bytes.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -38,7 +39,7 @@ class HostBuffer {
  private:
   ir::DType dtype_ = ir::DType::Invalid;
   std::size_t elements_ = 0;
-  std::vector<std::byte> data_;
+  HostBytes data_;  // zeroed; large ones on huge pages (host_bytes.hpp)
 };
 
 // Fills `buffer` with values uniform in [low, high] (integers: whole numbers

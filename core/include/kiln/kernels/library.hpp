@@ -59,6 +59,8 @@ std::vector<HostBuffer> make_input_buffers(std::span<const ArgSpec> args, std::u
 // One buffer per Output argument, in slot order, filled with NaN (integers:
 // 0x5a bytes) so that elements a kernel fails to write do not pass as results.
 std::vector<HostBuffer> make_output_buffers(std::span<const ArgSpec> args);
+// `elements` of `dtype` filled as make_output_buffers fills an output.
+HostBuffer make_poison_buffer(ir::DType dtype, std::size_t elements);
 
 // The arguments of any kernel (for `kiln ir FILE --run`), from its PARAMs in
 // slot order: GLOBAL -> Input, GLOBAL_MUT -> Output, each of the element

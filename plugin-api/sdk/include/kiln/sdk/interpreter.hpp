@@ -44,7 +44,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 #include <string_view>
+#include <utility>
 
 #include "kiln/sdk/grid.hpp"
 #include "kiln/sdk/wire.hpp"
@@ -136,6 +138,14 @@ struct RunOptions {
   // large grid, e.g. the autotuner's reference outputs. Empty: every group.
   // The span must outlive run().
   std::span<const std::uint64_t> only_groups = {};
+  // When set, the run records the elements every STORE writes to a
+  // GLOBAL_MUT buffer in (*global_writes)[its param slot], as half-open
+  // [begin, end) element ranges in the order written (a store that
+  // continues the last range extends it; overlaps and repeats are kept; the
+  // vector is resized to the argument count first). The autotuner's
+  // sampled reference learns what a sample wrote from it instead of
+  // comparing copies of each output (a 2^28-element output is 1 GiB).
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>>* global_writes = nullptr;
 };
 
 // ------------------------------------------------------------- programs --
