@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace kiln::ir {
 
@@ -66,14 +67,16 @@ std::optional<std::int64_t> integer_binary(BinaryOp op, DType dtype, std::int64_
 // ...) cost one visit each, and long chains cannot overflow the stack.
 // `compute(id, operand)` gets a function giving each operand's result
 // (nullptr when the operand does not name an earlier op).
+// `done` holds results already computed for this kernel (shared by calls
+// that evaluate many roots, e.g. AffineForms).
 template <class T, class Compute>
-std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute&& compute) {
+std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute&& compute,
+                                     std::unordered_map<ValueId, std::optional<T>>& done) {
   if (root >= kernel.size()) return std::nullopt;
   auto expands = [&](ValueId id) {
     const OpKind kind = kernel[id].kind;
     return kind == OpKind::Cast || kind == OpKind::Unary || kind == OpKind::Binary;
   };
-  std::unordered_map<ValueId, std::optional<T>> done;
   std::vector<std::pair<ValueId, bool>> stack = {{root, false}};
   while (!stack.empty()) {
     const ValueId id = stack.back().first;  // not a structured binding: lambdas below capture it
@@ -97,6 +100,12 @@ std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute
     done.emplace(id, compute(id, operand));
   }
   return done.at(root);
+}
+
+template <class T, class Compute>
+std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute&& compute) {
+  std::unordered_map<ValueId, std::optional<T>> done;
+  return evaluate_expression<T>(kernel, root, std::forward<Compute>(compute), done);
 }
 
 std::optional<std::int64_t> fold_one(const Kernel& kernel, ValueId id,
@@ -300,6 +309,11 @@ std::optional<AffineForm> affine_form(const Kernel& kernel, ValueId id) {
   return evaluate_expression<AffineForm>(kernel, id, [&](ValueId at, const auto& operand) {
     return affine_one(kernel, at, operand);
   });
+}
+
+std::optional<AffineForm> AffineForms::of(ValueId id) {
+  return evaluate_expression<AffineForm>(
+      kernel_, id, [&](ValueId at, const auto& operand) { return affine_one(kernel_, at, operand); }, done_);
 }
 
 std::optional<std::string> not_host_evaluable(const Kernel& kernel, ValueId id) {

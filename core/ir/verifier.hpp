@@ -58,6 +58,7 @@ class Verifier {
 
   const Kernel& kernel_;
   Blocks blocks_;
+  AffineForms affine_forms_;  // every access's index, subexpressions decomposed once
   std::vector<bool> varying_;
   std::vector<bool> warp_varying_;  // computed at the first MMA
   bool has_local_index_ = false;

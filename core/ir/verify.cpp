@@ -43,7 +43,7 @@ std::string_view kind_name(OpKind kind) { return sdk::op_kind_name(static_cast<u
 
 }  // namespace
 
-Verifier::Verifier(const Kernel& kernel) : kernel_(kernel), blocks_(analyze_blocks(kernel)) {
+Verifier::Verifier(const Kernel& kernel) : kernel_(kernel), blocks_(analyze_blocks(kernel)), affine_forms_(kernel) {
   varying_ = thread_varying(kernel_, blocks_);
   has_local_index_ = std::any_of(kernel.ops.begin(), kernel.ops.end(), [](const Op& op) {
     return op.kind == OpKind::Index && op.scope() == Scope::Local;

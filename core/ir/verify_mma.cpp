@@ -63,7 +63,7 @@ bool Verifier::check_load_matrix(ValueId id, const Op& op) {
     return fail(id, "load-matrix-type", name + " gives " + std::to_string(2 * op.attr) + " 16-bit elements of the storage's dtype (" +
                                             std::string(dtype_name(memory.dtype)) + "), not " + type_name(type(id)));
   if (!is_i64_scalar(op.src[1])) return fail(id, "index-type", "the row index must be i64, got " + type_name(type(op.src[1])));
-  if (const auto form = affine_form(kernel_, op.src[1]); form) {
+  if (const auto form = affine_forms_.of(op.src[1]); form) {
     bool residue_known = true;
     for (const auto& [atom, coefficient] : form->terms) residue_known = residue_known && coefficient % 8 == 0;
     if (residue_known && ((form->constant % 8) + 8) % 8 != 0)

@@ -155,7 +155,7 @@ bool Verifier::check_memory_access(ValueId id, const Op& op) {
 }
 
 bool Verifier::check_alignment_and_range(ValueId id, const Op& op, const Op& memory) {
-  const auto form = affine_form(kernel_, op.src[1]);
+  const auto form = affine_forms_.of(op.src[1]);
   if (!form) return true;
   const std::int64_t lanes = op.lanes;
   if (lanes > 1) {

@@ -7,6 +7,7 @@
 
 #include "candidate_bench.hpp"
 #include "candidate_pipeline.hpp"
+#include "lowering_memo.hpp"
 #include "tuning_deadline.hpp"
 #include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
@@ -67,7 +68,9 @@ class Tuning {
         kernel_(kernel),
         options_(options),
         settings_(options.settings),
-        space_(search_space_of(options)),
+        // The default space's lowerings are remembered for this tuning
+        // (lowering_memo.hpp); a caller's own space is used as it is.
+        space_(options.space != nullptr ? *options.space : detail::with_lowering_memo(search_space_of(options))),
         clock_(clock_of(options)),
         budget_(options.started_at ? *options.started_at : clock_(), settings_.budget_s) {}
 
@@ -455,7 +458,7 @@ class Tuning {
   const ir::Kernel& kernel_;
   const TuneOptions& options_;
   const AutotuneSettings& settings_;
-  const SearchSpace& space_;
+  const SearchSpace space_;
   std::function<double()> clock_;
   detail::TuningDeadline budget_;
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 namespace kiln::ir {
@@ -73,6 +74,19 @@ struct AffineForm {
 };
 // nullopt when the expression is not i64 or a coefficient overflows.
 std::optional<AffineForm> affine_form(const Kernel& kernel, ValueId id);
+// affine_form of many values of one kernel, each subexpression decomposed
+// once (the verifier asks for every LOAD's and STORE's index, and unrolled
+// kernels' indices share most of their terms). The kernel must outlive it
+// and not change.
+class AffineForms {
+ public:
+  explicit AffineForms(const Kernel& kernel) : kernel_(kernel) {}
+  std::optional<AffineForm> of(ValueId id);
+
+ private:
+  const Kernel& kernel_;
+  std::unordered_map<ValueId, std::optional<AffineForm>> done_;
+};
 
 // The values an atom takes in every launch, when that is known: an INDEX
 // with a constant length L or a LOOP with a constant count L covers [0, L-1]
