@@ -7,6 +7,7 @@
 #include "ir/op_trace.hpp"
 #include "kiln/ir/verify.hpp"
 #include "kiln/tune/heuristic.hpp"
+#include "lowering_memo.hpp"
 
 #include <array>
 #include <chrono>
@@ -93,7 +94,10 @@ Result<Program> Device::compile(const ir::Kernel& kernel, const CompileOptions& 
 namespace tune::detail {
 
 Result<HeuristicLowering> heuristic_lowering(const ir::Kernel& kernel, const DeviceInfo& device) {
-  KILN_TRY_ASSIGN(HeuristicSchedule schedule, heuristic_schedule(kernel, device));
+  // The recipes share their first steps: lowered through one memo, each
+  // prefix once (lowering_memo.hpp).
+  KILN_TRY_ASSIGN(HeuristicSchedule schedule,
+                  heuristic_schedule(kernel, device, with_lowering_memo(default_search_space())));
   HeuristicLowering out;
   out.sequence = std::move(schedule.sequence);
   out.kernel = std::move(schedule.lowered);
