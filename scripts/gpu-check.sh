@@ -586,58 +586,44 @@ PY
 
   # ---------------------------------------------------------- tunetime --
   # Issue 14: cold `kiln tune --budget 2` of the standard kernels at the
-  # compass sizes on the tune device, each a miss in one fresh database
-  # with fresh compile caches: wall seconds around the command, the
-  # set-up/search/compile/measure split (`seconds`), candidates measured and
-  # the best time. Then two longer tunings at other sizes in the same
-  # database (records for the learned cost model) and `kiln cache model`:
-  # its held-out rank correlation against the analytic model's. Then the
-  # 2 s softmax-rows against a 60 s tuning of it in a database of its own
-  # (KILN_GPU_TUNETIME_LONG=0 skips the 60 s). About 3 minutes.
-  # KILN_GPU_TUNETIME_BUDGET (default 2).
+  # compass sizes on the tune device (bench/tune_time.sh --sizes gpu), each
+  # with a fresh database and compile caches: wall seconds around the
+  # command, the set-up/search/compile/measure split, candidates measured
+  # and the best time, against a cold 60 s tuning of the same kernel
+  # (KILN_GPU_TUNETIME_LONG: its seconds, 0 skips it; _KERNELS: a subset).
+  # Then, unless KILN_GPU_TUNETIME_MODEL=0, two 30 s tunings at other sizes
+  # in one database (records for the learned cost model) and `kiln cache
+  # model`: its held-out rank correlation against the analytic model's.
+  # KILN_GPU_TUNETIME_BUDGET (default 2). About 8 minutes with the 60 s ones.
   if want tunetime && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     TT_DB=$LOGS/tunetime.sqlite
     TT_CACHE=$LOGS/tunetime-cache
     rm -rf "$TT_DB" "$TT_DB"-* "$TT_CACHE"
     TT_BUDGET=${KILN_GPU_TUNETIME_BUDGET:-2}
-    tt_split() {  # json: "setup a search b compile c measure d; best X us (N measured)"
-      python3 -c 'import json, sys
-try:
-    r = json.loads(sys.argv[1]); s = r["seconds"]
-    p = s.get("setup_split", {})
-    print("set-up %.2f (open %.2f inputs %.2f ref %.2f) search %.2f compile %.2f measure %.2f; best %.1f us (%d)" % (
-        s["setup"], p.get("open", 0), p.get("inputs", 0), p.get("reference", 0), s["search"], s["compile"],
-        s["measure"], r["best_ns"] / 1e3, r["candidates_measured"]))
-except Exception: print("")' "$1" 2>/dev/null
-    }
-    tt_tune() {  # budget db kernel sizes...: prints the JSON; TT_WALL gets the wall seconds
+    tt_tune() {  # budget db kernel sizes...: prints the JSON
       local budget=$1 db=$2 kernel=$3
       shift 3
-      local start end
-      start=$(date +%s.%N)
       XDG_CACHE_HOME=$TT_CACHE timeout 300 "$KILN" --config "$GPU_CONFIG" tune "$kernel" "$@" --device "$TUNE_DEVICE" \
         --budget "$budget" --db "$db" --json 2>>"$LOGS/tunetime.err"
-      end=$(date +%s.%N)
-      TT_WALL=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
-      echo "$TT_WALL" >"$LOGS/tunetime.wall"
     }
-    for spec in "matmul|--size 4096" "softmax-rows|--m 16384 --n 16384" "layernorm-rows|--m 16384 --n 16384" \
-                "sum-rows|--m 16384 --n 16384" "exp-chain|--size 268435456" "add|--size 268435456"; do
-      IFS='|' read -r kernel sizes <<<"$spec"
-      # shellcheck disable=SC2086
-      out=$(tt_tune "$TT_BUDGET" "$TT_DB" "$kernel" $sizes)
-      wall=$(cat "$LOGS/tunetime.wall")
-      echo "$out" >>"$LOGS/kiln-tunetime.log"
-      split=$(tt_split "$out")
-      if [ -z "$split" ]; then
-        FAILED=1
-        row "tunetime $kernel" "FAILED" "$(tail -1 "$LOGS/tunetime.err" | cut -c1-80)"
-        continue
-      fi
-      [ "$kernel" = softmax-rows ] && TT_SHORT_BEST=$(json_field best_ns "$out")
-      within=$(awk -v w="$wall" -v b="$TT_BUDGET" 'BEGIN { printf "%+.0f%%", 100 * (w - b) / b }')
-      row "tunetime $kernel ${sizes// /}" "$wall s" "$within of ${TT_BUDGET} s; $split"
-    done
+    # Each kernel cold at the budget and, unless KILN_GPU_TUNETIME_LONG=0,
+    # cold at that many seconds (default 60) in a database of its own: the
+    # table of bench/tune_time.sh (wall, split, best, share of the long best).
+    TT_LONG=${KILN_GPU_TUNETIME_LONG:-60}
+    "$ROOT/bench/tune_time.sh" --kiln "$KILN" --config "$GPU_CONFIG" --budget "$TT_BUDGET" --long "$TT_LONG" \
+      --sizes gpu --kernels "${KILN_GPU_TUNETIME_KERNELS:-matmul,softmax-rows,layernorm-rows,sum-rows,exp-chain,add}" \
+      --logs "$LOGS/tunetime" "$TUNE_DEVICE" >"$LOGS/tunetime.md" 2>>"$LOGS/tunetime.err"
+    cat "$LOGS/tunetime.md"
+    median=$(sed -n 's/^median wall \([0-9.]*\) s.*/\1/p' "$LOGS/tunetime.md")
+    if [ -n "$median" ]; then
+      row "tunetime median (cold)" "$median s" "budget $TT_BUDGET s, vs ${TT_LONG} s tunings: $LOGS/tunetime.md"
+    else
+      FAILED=1
+      row "tunetime" "FAILED" "$(tail -1 "$LOGS/tunetime.err" | cut -c1-80)"
+    fi
+  fi
+  if want tunetime && [ "${KILN_GPU_TUNETIME_MODEL:-1}" != 0 ] &&
+     [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     # Records for the learned model: two tunings of 24 candidates at other sizes.
     for spec in "softmax-rows|--m 8192 --n 8192" "matmul|--size 2048"; do
       IFS='|' read -r kernel sizes <<<"$spec"
@@ -648,15 +634,6 @@ except Exception: print("")' "$1" 2>/dev/null
     echo "$model" >>"$LOGS/kiln-tunetime.log"
     row "tunetime cost model" "$(json_field ranks_by "$model")" \
       "held out on $(json_field held_out_tunings "$model") tunings: learned $(json_field learned_spearman "$model" | cut -c1-5), analytic $(json_field analytic_spearman "$model" | cut -c1-5) ($(json_field records "$model") records)"
-    if [ "${KILN_GPU_TUNETIME_LONG:-1}" != 0 ] && [ -n "${TT_SHORT_BEST:-}" ]; then
-      rm -f "$LOGS/tunetime-60.sqlite"*
-      long=$(tt_tune 60 "$LOGS/tunetime-60.sqlite" softmax-rows --m 16384 --n 16384)
-      echo "$long" >>"$LOGS/kiln-tunetime.log"
-      long_best=$(json_field best_ns "$long")
-      [ -n "$long_best" ] && row "tunetime softmax 2 s vs 60 s" \
-        "$(awk -v a="$TT_SHORT_BEST" -v b="$long_best" 'BEGIN { printf "%.0f%%", 100 * b / a }')" \
-        "best $(awk -v t="$TT_SHORT_BEST" 'BEGIN { printf "%.1f", t / 1e3 }') us at ${TT_BUDGET} s, $(awk -v t="$long_best" 'BEGIN { printf "%.1f", t / 1e3 }') us at 60 s (wall $(cat "$LOGS/tunetime.wall") s)"
-    fi
   fi
 
   # ---------------------------------------------------------- multitune --
