@@ -59,6 +59,19 @@ TEST(HeuristicSchedule, TakesTheMatrixRecipeOnAGpu) {
   expect_same_results(k, *h, passes::gpu_preset(), 1e-5);
 }
 
+// A transpose on a GPU: threads along the output's contiguous axis, each
+// reading a vector of the input's (not one element per sector and row).
+TEST(HeuristicSchedule, GivesATransposeVectorReadsOnAGpu) {
+  const auto k = standard("transpose", {.m = 512, .n = 256});
+  Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::gpu_preset());
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  EXPECT_TRUE(has_local_threads(h->lowered)) << passes::to_string(h->sequence);
+  bool vector_load = false;
+  for (const ir::Op& op : h->lowered.ops) vector_load = vector_load || (op.kind == ir::OpKind::Load && op.lanes > 1);
+  EXPECT_TRUE(vector_load) << passes::to_string(h->sequence);
+  expect_same_results(k, *h, passes::gpu_preset(), 0);
+}
+
 TEST(HeuristicSchedule, VectorizesElementwiseKernelsOnACpu) {
   const auto k = standard("add", {.n = 4096});
   Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());

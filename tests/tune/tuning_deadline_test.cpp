@@ -8,9 +8,10 @@
 using kiln::tune::detail::TuningDeadline;
 
 TEST(TuningDeadline, NothingStartsThatTheCheapestMeasurementAndATypicalCompileCannotFinish) {
-  TuningDeadline d(100, 10);  // the deadline: 110
-  EXPECT_TRUE(d.next_fits(109.9, true)) << "nothing measured yet: nothing to judge by";
-  EXPECT_FALSE(d.next_fits(110.1, false)) << "past the deadline nothing starts";
+  TuningDeadline d(100, 10);  // the deadline: 110, less the finishing share (5%): 109.5
+  EXPECT_DOUBLE_EQ(d.deadline(), 100 + 10 * (1 - TuningDeadline::kFinishShare));
+  EXPECT_TRUE(d.next_fits(109.4, true)) << "nothing measured yet: nothing to judge by";
+  EXPECT_FALSE(d.next_fits(109.6, false)) << "past the deadline nothing starts";
   d.measured(3, true);
   d.measured(0.5, true);
   d.measured(0.01, false);  // failed before its first run: says nothing of what a run costs
@@ -19,11 +20,11 @@ TEST(TuningDeadline, NothingStartsThatTheCheapestMeasurementAndATypicalCompileCa
   d.compiled(9);
   d.compiled(2);
   EXPECT_DOUBLE_EQ(d.next_needs(true), 2.5) << "plus the median compile";
-  EXPECT_TRUE(d.next_fits(109.5, false));
-  EXPECT_FALSE(d.next_fits(109.6, false));
-  EXPECT_TRUE(d.next_fits(107.5, true));
-  EXPECT_FALSE(d.next_fits(107.6, true)) << "a candidate still to compile needs its compile too";
-  EXPECT_DOUBLE_EQ(d.left(104), 6);
+  EXPECT_TRUE(d.next_fits(108.9, false));
+  EXPECT_FALSE(d.next_fits(109.1, false));
+  EXPECT_TRUE(d.next_fits(106.9, true));
+  EXPECT_FALSE(d.next_fits(107.1, true)) << "a candidate still to compile needs its compile too";
+  EXPECT_DOUBLE_EQ(d.left(104), 5.5);
   EXPECT_DOUBLE_EQ(d.left(120), 0);
 }
 
@@ -31,8 +32,9 @@ TEST(TuningDeadline, RunsAreCappedByWhatIsLeftOnlyWhereATimeoutKeepsTheDevice) {
   const TuningDeadline d(100, 8);
   const std::uint64_t rule = 10'000'000'000;  // the settings' limit: 10 s
   EXPECT_EQ(d.run_timeout_ns(rule, false, 100), rule) << "where a timeout would lose the device, the rule alone";
-  EXPECT_EQ(d.run_timeout_ns(rule, true, 100), 4'000'000'000u) << "half of the 8 s left";
-  EXPECT_EQ(d.run_timeout_ns(rule, true, 106), 1'000'000'000u) << "half of 2 s";
+  EXPECT_EQ(d.run_timeout_ns(rule, true, 100), 3'800'000'000u) << "half of the 7.6 s left (the finishing share kept)";
+  EXPECT_EQ(d.run_timeout_ns(rule, true, 105), 1'300'000'000u) << "half of 2.6 s";
+  EXPECT_EQ(d.run_timeout_ns(rule, true, 106), 1'000'000'000u) << "half of 1.6 s is below an eighth of the budget";
   EXPECT_EQ(d.run_timeout_ns(rule, true, 120), 1'000'000'000u) << "past the deadline: a share of the budget";
   EXPECT_DOUBLE_EQ(d.run_cap_s(120), 8 * TuningDeadline::kMinRunCapShare);
   EXPECT_EQ(d.run_timeout_ns(2'000'000'000, true, 100), 2'000'000'000u) << "the rule where it is tighter";
