@@ -2,8 +2,10 @@
 // record: what tinygrad's hand-coded optimizations are when BEAM is off.
 //
 // No launch, no compile: the search space's recipes (and, for a grid axis
-// whose length no recipe divides, the same recipes after `pad`, plus a plain
-// thread split), each lowered and ranked by the cost model. On a device with
+// whose length no recipe divides, the same recipes after `pad`), then
+// generic bodies (thread splits of a grid axis, a two-axis grid's axis 0
+// split with vectors along axis 1 as a transpose wants, row loops reduced
+// across the group), each lowered and ranked by the cost model. On a device with
 // threads per work-group, a candidate that uses them beats one that does not
 // whatever the model says (one thread per group is the worst kernel such a
 // device runs; the model underrates threads on CPU OpenCL), except that on
