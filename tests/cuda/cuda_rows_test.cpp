@@ -28,6 +28,7 @@ namespace {
 kiln::DeviceInfo h200_shaped() {
   kiln::DeviceInfo d = kiln::passes::gpu_preset();
   d.register_bytes = 256;  // 65536 registers / 1024 threads, as the plugin reports it
+  d.local_memory_bytes = 232448;  // shared memory a block may opt in to (row_cache local=1: dynamic above 48 KB)
   for (unsigned lanes : {3u, 8u, 16u}) d.vector_width_mask |= 1u << lanes;
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
     if (dt != KILN_DTYPE_BOOL) d.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
