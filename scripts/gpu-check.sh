@@ -457,7 +457,8 @@ PY
     rows_m() { echo $(((1 << 26) / $1 + ((1 << 26) % $1 > 0))); }
     # A sequence in short for the table (the whole one goes to rows-sequences.txt):
     # tr = tiled_reduce, sl = split_loop, u = unroll, rc = row_cache, vec = vectorize,
-    # rd = reciprocal_divide; l = loop, f = factor, b = branch, sg = subgroup.
+    # rd = reciprocal_divide; l = loop, f = factor, b = branch, sg = subgroup;
+    # rc(l=0,1) = row_cache(loop=0,local=1), the row in LOCAL memory.
     rows_short() {
       sed -e 's/tiled_reduce(/tr(/g; s/split_loop(/sl(/g; s/unroll(/u(/g; s/row_cache(/rc(/g' \
           -e 's/vectorize(lanes=/vec(/g; s/reciprocal_divide()/rd()/g; s/loop=/l=/g; s/factor=/f=/g' \

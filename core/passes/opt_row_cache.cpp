@@ -64,7 +64,26 @@ struct Plan {
   ir::DType dtype = ir::DType::Invalid;
   std::map<ValueId, std::size_t> replaced;     // consumer value -> q
   std::map<ValueId, ValueId> consumer_loop;    // consumer value -> its LOOP
+  // local=1: the array is LOCAL storage, `threads` slots per element, the
+  // thread's own at `thread` (its LOCAL index): nothing shared, no barrier.
+  bool local = false;
+  ValueId thread = ir::kNoValue;
+  std::int64_t threads = 1;
 };
+
+// The one LOCAL axis of a group (the threads tiled_reduce made) and its
+// constant length; nullopt when the kernel has none or several.
+std::optional<std::pair<ValueId, std::int64_t>> single_local_axis(const Kernel& kernel) {
+  std::optional<std::pair<ValueId, std::int64_t>> found;
+  for (ValueId id = 0; id < kernel.size(); ++id) {
+    const ir::Op& op = kernel[id];
+    if (op.kind != OpKind::Index || op.scope() != ir::Scope::Local) continue;
+    const auto length = ir::constant_int(kernel, op.src[0]);
+    if (found || !length || op.attr != 0) return std::nullopt;
+    found = std::make_pair(id, *length);
+  }
+  return found;
+}
 
 // The IFs between `id` and `loop`, innermost first; nullopt when an inner
 // LOOP lies between them (its iterations would need slots of their own).
@@ -83,19 +102,34 @@ bool read_only_load(const Kernel& kernel, const ir::Op& op) {
   return memory.kind == OpKind::Param && memory.param_kind() == ir::ParamKind::Global;
 }
 
-bool cacheable(const Kernel& kernel, const ir::Op& op) {
+// In LOCAL storage (local=1) bytes are what is scarce: a 16-bit row is kept
+// as loaded and widened again where it is read (a conversion is cheap; a
+// LOCAL array of f32 would hold half the rows per SM).
+bool cacheable(const Kernel& kernel, const ir::Op& op, bool local) {
   if (read_only_load(kernel, op)) return true;
   switch (op.kind) {
-    case OpKind::Unary: case OpKind::Binary: case OpKind::Cast: case OpKind::Mad: case OpKind::Select:
+    case OpKind::Cast:
+      return ir::is_float(op.dtype) && !local;
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Mad: case OpKind::Select:
       return ir::is_float(op.dtype);
     default: return false;
   }
 }
 
 std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blocks, ValueId producer,
-                                     const DeviceInfo& device) {
+                                     const DeviceInfo& device, bool local) {
   Plan p;
   p.producer = producer;
+  if (local) {
+    if (device.max_local_threads <= 1) return std::string("local=1 needs threads per group (LOCAL storage)");
+    const auto axis = single_local_axis(kernel);
+    if (!axis) return std::string("local=1 needs exactly one LOCAL axis (0) of constant length: tiled_reduce's threads");
+    p.local = true;
+    p.thread = axis->first;
+    p.threads = axis->second;
+    // The index must be in scope where the producer and consumers run.
+    if (p.thread > producer) return std::string("the LOCAL index is defined after the loop");
+  }
   const ir::Op& loop = kernel[producer];
   const auto count = ir::constant_int(kernel, loop.src[0]);
   if (!count || *count < 1) return std::string("the loop's trip count is not a positive constant (the cache needs a size)");
@@ -119,7 +153,7 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
   std::vector<std::vector<ValueId>> producer_guards;
   std::vector<ValueId> candidates;
   for (ValueId id = producer + 1; id < blocks.end[producer]; ++id) {
-    if (!cacheable(kernel, kernel[id])) continue;
+    if (!cacheable(kernel, kernel[id], local)) continue;
     auto g = guards(kernel, blocks, id, producer);
     if (!g) continue;
     candidates.push_back(id);
@@ -131,7 +165,7 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     std::map<ValueId, std::size_t> matched;  // consumer op -> candidate
     for (ValueId id = consumer + 1; id < blocks.end[consumer]; ++id) {
       const ir::Op& op = kernel[id];
-      if (!cacheable(kernel, op)) continue;
+      if (!cacheable(kernel, op, local)) continue;
       const auto g = guards(kernel, blocks, id, consumer);
       if (!g) continue;
       for (std::size_t q = 0; q < candidates.size(); ++q) {
@@ -174,6 +208,19 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
   }
   if (p.cached.empty()) return std::string("no later LOOP of the same trip count loads or computes what this loop does");
   for (auto& [load, q] : p.replaced) q = slot_of[q];
+  if (p.local) {
+    // Against the group's LOCAL memory: this array (every thread's share)
+    // and the LOCAL storage the kernel has already (tree partials, an
+    // earlier row_cache's array).
+    std::uint64_t bytes =
+        static_cast<std::uint64_t>(p.count * p.stride * p.threads) * ir::dtype_bytes(p.dtype);
+    for (const ir::Op& op : kernel.ops)
+      if (op.kind == OpKind::Storage && op.scope() == ir::Scope::Local) bytes += op.imm * ir::dtype_bytes(op.dtype);
+    if (bytes > device.local_memory_bytes)
+      return "the cache would make " + std::to_string(bytes) + " bytes of LOCAL storage per group, more than the " +
+             std::to_string(device.local_memory_bytes) + " the device has";
+    return p;
+  }
   // Against the limit: this array and the REGISTER storage the kernel has
   // already (accumulators, an earlier row_cache's array).
   std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride) * ir::dtype_bytes(p.dtype);
@@ -199,20 +246,29 @@ class RowCache final : public Optimization {
     if (!is_valid(kernel)) return steps;
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
     const std::vector<ValueId> loops = loops_in_order(kernel);
-    for (std::size_t number = 0; number < loops.size(); ++number)
-      if (std::holds_alternative<Plan>(plan(kernel, blocks, loops[number], device)))
+    for (std::size_t number = 0; number < loops.size(); ++number) {
+      if (std::holds_alternative<Plan>(plan(kernel, blocks, loops[number], device, false)))
         steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}}));
+      if (std::holds_alternative<Plan>(plan(kernel, blocks, loops[number], device, true)))
+        steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", 1}}));
+    }
     return steps;
   }
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
     KILN_TRY(check_input(step, kernel));
-    KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop"}));
+    for (const auto& [key, value] : step.params)
+      if (key != "loop" && key != "local")
+        return step_error(step, "unknown parameter '" + key + "' (expected: loop, local)");
+    KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
+    const std::int64_t local = step.param("local", 0);
+    if (local != 0 && local != 1) return step_error(step, "local must be 0 (REGISTER) or 1 (LOCAL)");
+    const std::vector<std::int64_t> params = {loop_number};
     const std::vector<ValueId> loops = loops_in_order(kernel);
     if (params[0] < 0 || params[0] >= static_cast<std::int64_t>(loops.size()))
       return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
-    auto planned = plan(kernel, blocks, loops[static_cast<std::size_t>(params[0])], device);
+    auto planned = plan(kernel, blocks, loops[static_cast<std::size_t>(params[0])], device, local == 1);
     if (std::holds_alternative<std::string>(planned)) return step_error(step, std::get<std::string>(planned));
     const Plan& p = std::get<Plan>(planned);
 
@@ -225,9 +281,15 @@ class RowCache final : public Optimization {
       ir::Builder& b = rw.out();
       // STORAGE outside every LOOP and IF: in front of the first non-PARAM op.
       if (id == first_op)
-        cache = b.storage(ir::Scope::Register, p.dtype, static_cast<std::uint64_t>(p.count * p.stride));
+        cache = b.storage(p.local ? ir::Scope::Local : ir::Scope::Register, p.dtype,
+                          static_cast<std::uint64_t>(p.count * p.stride * p.threads));
+      // REGISTER: j * S + q. LOCAL: the S values of a thread's iteration j
+      // consecutive (one vector access after vectorize), the threads' runs
+      // side by side: (j * T + t) * S + q.
       const auto slot = [&](ValueId loop, std::size_t q) {
-        return b.add(b.mul(rw.map(loop), b.constant_i64(p.stride)), b.constant_i64(p.offsets[q]));
+        Value row = rw.map(loop);
+        if (p.local) row = b.add(b.mul(row, b.constant_i64(p.threads)), rw.map(p.thread));
+        return b.add(b.mul(row, b.constant_i64(p.stride)), b.constant_i64(p.offsets[q]));
       };
       if (auto produced = producer_slot.find(id); produced != producer_slot.end()) {
         const Value v = rw.copy(id);

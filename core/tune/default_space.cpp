@@ -29,7 +29,18 @@ namespace {
 // `cache` a thread keeps nothing between the loops: fewer registers, more
 // groups per SM overlapping one another's phases, and the later loops read
 // the row again from L2 (the rows in flight fit it; DRAM sees each once).
-passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, bool cache = true, bool subgroup = false) {
+// `rows` > 1 (one warp per row only): each warp does `rows` rows one after
+// the other, unrolled (coarsen), so the next row's loads go out while the
+// previous row's shuffles and stores run (short rows: a warp's single row
+// is a load, a wait and a few shuffles, too little to hide the latency).
+// `local_row`: the row (as loaded: 16-bit rows stay 16-bit) kept in LOCAL
+// memory instead, each thread its own slots (row_cache local=1: no barrier),
+// softmax's exponentials computed again in the writing loop and the loops
+// left rolled: few registers, so the groups per SM are bounded by their rows'
+// bytes (H200: 227 KB a group, 228 KB an SM; a 16384-element f16 row is 32
+// KB, six groups of 256 threads per SM), and DRAM sees each element once.
+passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, bool cache = true, bool subgroup = false,
+                                          int rows = 1, bool local_row = false) {
   std::string text;
   const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
   // Softmax divides each element by the row's sum: a multiplication by its
@@ -45,10 +56,18 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
     add("tiled_reduce(loop=" + std::to_string(loop) + ",local=" + std::to_string(threads) +
         (threads == 32 ? ",branch=2" : ",branch=4") + (reduction && (threads == 32 || subgroup) ? ",subgroup=32" : "") + ")");
   }
-  if (cache && loops == 3) add("row_cache(loop=1)");
-  if (cache) add("row_cache(loop=0)");
-  for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + std::to_string(loop) + ",factor=0)");
+  if (local_row) {
+    add("row_cache(loop=0,local=1)");
+  } else {
+    if (cache && loops == 3) add("row_cache(loop=1)");
+    if (cache) add("row_cache(loop=0)");
+    for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + std::to_string(loop) + ",factor=0)");
+  }
   add("vectorize(lanes=" + std::to_string(lanes) + ")");
+  if (rows > 1) {
+    add("coarsen(axis=0,factor=" + std::to_string(rows) + ",mode=0)");
+    add("unroll(loop=0,factor=0)");
+  }
   return passes::parse_sequence(text).value();
 }
 
@@ -187,7 +206,16 @@ SearchSpace make_default_space(Precision precision) {
   // cache, a recipe fails to apply and is skipped.
   for (int lanes : {8, 4})
     for (int loops : {3, 2})
-      for (int threads : {1024, 512, 256, 128, 32}) s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads));
+      for (int threads : {1024, 512, 256, 128, 32}) {
+        // Short rows, one warp per row: each warp doing two rows (coarsen) first,
+        // then one, then four. On the H200 (2026-12-03) softmax at n = 768 in f16
+        // ran 0.89x of add with two rows a warp, 0.73x with one; the cost model
+        // scores them alike, so the heuristic keeps the first. Where the rows are
+        // no multiple of `rows`, the recipe fails to apply.
+        if (threads == 32) s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, true, false, 2));
+        s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads));
+        if (threads == 32) s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, true, false, 4));
+      }
   // The same without the register cache, trees ending in shuffles: on the H200
   // (2026-12-03) the cached kernels ran each group's load, trees and writes
   // back to back with little to overlap them (0.69x of add for f16 softmax
@@ -196,6 +224,27 @@ SearchSpace make_default_space(Precision precision) {
     for (int loops : {3, 2})
       for (int threads : {1024, 512, 256})
         s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, /*cache=*/false, /*subgroup=*/true));
+  // The row in LOCAL memory (row_cache local=1): in blocks of 8 or 4 at 1024
+  // to 256 threads, and for rows no block divides (n = 50257: a 100 KB f16
+  // row, two groups of 1024 threads per SM where the register cache allows
+  // one) element by element at 1024 or 512 threads, each loop unrolled by 4.
+  for (int lanes : {8, 4})
+    for (int loops : {3, 2})
+      for (int threads : {256, 512, 1024})
+        s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, false, true, 1, /*local_row=*/true));
+  for (const char* recipe : {
+           "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); "
+           "tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); tiled_reduce(loop=2,local=1024,branch=4); "
+           "row_cache(loop=0,local=1); unroll(loop=2,factor=4); unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+           "reciprocal_divide(); tiled_reduce(loop=0,local=512,branch=4,subgroup=32); "
+           "tiled_reduce(loop=1,local=512,branch=4,subgroup=32); tiled_reduce(loop=2,local=512,branch=4); "
+           "row_cache(loop=0,local=1); unroll(loop=2,factor=4); unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+           "tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); tiled_reduce(loop=1,local=1024,branch=4); "
+           "row_cache(loop=0,local=1); unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+           "tiled_reduce(loop=0,local=512,branch=4,subgroup=32); tiled_reduce(loop=1,local=512,branch=4); "
+           "row_cache(loop=0,local=1); unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
+       })
+    s.recipes.push_back(passes::parse_sequence(recipe).value());
   // Rows no block divides (n = 50257), streamed: a group of 1024 or 512 threads
   // per row without a register cache (the cached recipes above take 64
   // registers at 1024 threads: one group per SM, each row's phases back to

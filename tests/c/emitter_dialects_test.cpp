@@ -168,7 +168,7 @@ TEST(EmitterDialects, LocalIndicesAndBarriers) {
   EXPECT_TRUE(contains(cl, "barrier(CLK_LOCAL_MEM_FENCE);")) << cl;
   EXPECT_TRUE(contains(cl, "get_local_id(0)")) << cl;
   const auto cu = emit_c_family(w.ops, kiln::sdk::cuda_dialect()).source;
-  EXPECT_TRUE(contains(cu, "__shared__ float v1[64];")) << cu;
+  EXPECT_TRUE(contains(cu, "__shared__ __align__(16) float v1[64];")) << cu;
   EXPECT_TRUE(contains(cu, "__syncthreads();")) << cu;
   EXPECT_TRUE(contains(cu, "threadIdx.x")) << cu;
   // C has one thread per group: a LOCAL axis longer than 1 is refused, naming the op.

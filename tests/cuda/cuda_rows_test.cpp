@@ -28,6 +28,7 @@ namespace {
 kiln::DeviceInfo h200_shaped() {
   kiln::DeviceInfo d = kiln::passes::gpu_preset();
   d.register_bytes = 256;  // 65536 registers / 1024 threads, as the plugin reports it
+  d.local_memory_bytes = 232448;  // shared memory a block may opt in to (row_cache local=1: dynamic above 48 KB)
   for (unsigned lanes : {3u, 8u, 16u}) d.vector_width_mask |= 1u << lanes;
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
     if (dt != KILN_DTYPE_BOOL) d.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
@@ -55,7 +56,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   NvrtcOptions options;
   options.include_dirs = default_include_dirs();
   const kiln::DeviceInfo device = h200_shaped();
-  int compiled = 0, blocks_of_halves = 0;
+  int compiled = 0, blocks_of_halves = 0, local_rows = 0;
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (const char* dtype_name : {"f16", "bf16", "f32"})
       for (const std::int64_t n : {768, 16384, 50257}) {
@@ -78,6 +79,13 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
               EXPECT_NE(source.find("_bits = *(const kiln_u16x" + lanes + "*)(v0 + "), std::string::npos) << source;
               EXPECT_NE(source.find("*(kiln_u16x" + lanes + "*)(v"), std::string::npos) << source;
               ++blocks_of_halves;
+              if (kiln::passes::to_string(recipe).find("local=1") != std::string::npos) {
+                // The row kept in LOCAL memory is read back whole too (after the GLOBAL load).
+                const std::string whole_load = "_bits = *(const kiln_u16x" + lanes + "*)(v";
+                const auto first = source.find(whole_load);
+                EXPECT_NE(source.find(whole_load, first + 1), std::string::npos) << source;
+                ++local_rows;
+              }
             }
             const int major = dtype == kiln::ir::DType::BF16 ? 8 : 9;
             const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
@@ -89,5 +97,6 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
         }
       }
   EXPECT_GT(blocks_of_halves, 8);
+  EXPECT_GT(local_rows, 4);
   EXPECT_GT(compiled, 20);
 }

@@ -205,3 +205,57 @@ endloop
 )");
   EXPECT_THAT(step_error_message(guarded, "row_cache(loop=0)", cpu_preset()), HasSubstr("no later LOOP"));
 }
+
+TEST(RowCache, LocalFormKeepsEachThreadsShareInLocalMemory) {
+  // local=1: the row in LOCAL storage (each thread its own slots, no
+  // barrier), 16-bit rows kept 16-bit (widened again where they are read),
+  // the loops left rolled; exact like the REGISTER form.
+  struct Case {
+    std::string_view kernel;
+    ir::DType dtype;
+    kernels::KernelSize size;
+    std::string_view sequence;
+    std::string_view storage;
+  };
+  const Case cases[] = {
+      {"softmax-rows", ir::DType::F16, {.m = 3, .n = 200},
+       "reciprocal_divide(); tiled_reduce(loop=0,local=64,branch=4); tiled_reduce(loop=1,local=64,branch=4); "
+       "tiled_reduce(loop=2,local=64,branch=4); row_cache(loop=0,local=1)",
+       "storage local f16[256]"},  // ceil(200 / 64) slots for each of the 64 threads
+      {"rmsnorm-rows", ir::DType::F32, {.m = 2, .n = 130},
+       "tiled_reduce(loop=0,local=32,branch=2); tiled_reduce(loop=1,local=32,branch=2); row_cache(loop=0,local=1); "
+       "unroll(loop=1,factor=2)",
+       "storage local f32[160]"},
+      {"layernorm-rows", ir::DType::BF16, {.m = 2, .n = 512},
+       "split_loop(loop=1,factor=4); unroll(loop=2,factor=0); split_loop(loop=0,factor=4); unroll(loop=1,factor=0); "
+       "tiled_reduce(loop=0,local=32,branch=2); tiled_reduce(loop=1,local=32,branch=2); row_cache(loop=0,local=1); "
+       "vectorize(lanes=4)",
+       "storage local bf16[512]"},  // 4 blocks of 4 for each of the 32 threads
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.kernel) + ": " + std::string(c.sequence));
+    const kernels::StandardKernel k = standard(c.kernel, c.size, c.dtype);
+    Result<ir::Kernel> optimized = optimize(k.kernel, parse_sequence(c.sequence).value(), gpu_preset());
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    const std::string text = ir::print(*optimized);
+    EXPECT_THAT(text, HasSubstr(c.storage)) << text;
+    EXPECT_EQ(loads_of(*optimized, 0), 1) << text;  // x in the first loop only
+    EXPECT_EQ(compare_standard(k, *optimized, 17, 4), "");
+  }
+  // Where the REGISTER form is refused (n = 4096 at 64 threads: 64 floats a
+  // thread) the LOCAL one fits; refused without a LOCAL axis, beyond the
+  // device's LOCAL memory, and for other values of local.
+  const kernels::StandardKernel wide = standard("softmax-rows", {.m = 2, .n = 4096});
+  const char* split = "tiled_reduce(loop=0,local=64,branch=4); tiled_reduce(loop=1,local=64,branch=4); "
+                      "tiled_reduce(loop=2,local=64,branch=4); ";
+  EXPECT_TRUE(optimize(wide.kernel, parse_sequence(std::string(split) + "row_cache(loop=0,local=1)").value(), gpu_preset()).ok());
+  EXPECT_THAT(step_error_message(wide.kernel, "row_cache(loop=0,local=1)", gpu_preset()), HasSubstr("LOCAL axis"));
+  const kernels::StandardKernel huge = standard("softmax-rows", {.m = 2, .n = 65536});
+  Result<ir::Kernel> refused =
+      optimize(huge.kernel, parse_sequence(std::string(split) + "row_cache(loop=0,local=1)").value(), gpu_preset());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().to_string(), HasSubstr("bytes of LOCAL storage per group"));
+  const ir::Kernel k = parse_valid(kTwoLoops);
+  EXPECT_THAT(step_error_message(k, "row_cache(loop=0,local=2)", cpu_preset()), HasSubstr("local must be"));
+  EXPECT_THAT(step_error_message(k, "row_cache(loop=0,local=1)", cpu_preset()), HasSubstr("threads per group"));
+}

@@ -660,7 +660,9 @@ const Dialect& cuda_dialect() {
       .unary_f32 = kCudaF32,
       .unary_f64 = kCudaF64,
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
-      .local_storage_prefix = "__shared__ ",
+      // Aligned to 16 bytes like the dynamic buffer: whole-vector accesses
+      // (16-bit rows in 16-byte ones) need their start aligned.
+      .local_storage_prefix = "__shared__ __align__(16) ",
       .dynamic_local_above = 48 * 1024,
       .barrier = "__syncthreads();",
       .raw_halves = true,

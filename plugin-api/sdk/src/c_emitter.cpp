@@ -609,9 +609,10 @@ class Emitter {
   // Dialects that move halves as bits (raw_halves: CUDA) also read a vector
   // of halves of a buffer that is converted to floats as one access of its
   // bits: one 16-byte load for 8 lanes instead of 8 2-byte ones (a buffer's
-  // start is aligned; storage arrays are registers or LOCAL, where lanes
-  // cost no transactions). The name of the bits' vector, or "" where the
-  // dialect has no whole access.
+  // start is aligned; so is a LOCAL array's, where lanes cost instructions:
+  // a 16-bit row kept in LOCAL memory by row_cache local=1; REGISTER arrays
+  // go lane by lane). The name of the bits' vector, or "" where the dialect
+  // has no whole access.
   std::string whole_half_bits(std::uint32_t id, const kiln_op& op) {
     if (!whole_half_access(op)) return "";
     const std::string bits = var(id) + "_bits";
@@ -623,7 +624,9 @@ class Emitter {
   }
 
   bool whole_half_access(const kiln_op& op) const {
-    return d_.raw_halves && op.lanes > 1 && ops_[op.src[0]].kind == KILN_OP_PARAM;
+    const kiln_op& mem = ops_[op.src[0]];
+    return d_.raw_halves && op.lanes > 1 &&
+           (mem.kind == KILN_OP_PARAM || (mem.kind == KILN_OP_STORAGE && mem.code == KILN_SCOPE_LOCAL));
   }
 
   // The float a half STORE converts: a CAST to f16/bf16 of an f32 value
