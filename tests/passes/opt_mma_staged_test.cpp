@@ -76,6 +76,21 @@ TEST(MmaStaged, TheRecipeStagesPaddedTilesWithVectorCopies) {
   EXPECT_THAT(printed, HasSubstr("barrier"));
 }
 
+// C's two columns of a fragment row go out as one 2-lane store where n is
+// even (an edge then never splits a pair); odd n keeps element stores. Both
+// forms are checked bit for bit on the dummy by the tests above and below
+// (n = 64, 48, 40 and n = 17).
+TEST(MmaStaged, CStoresColumnPairsWhereNIsEven) {
+  const std::string step = "mma_staged(bm=32,bn=32,bk=32,wm=2,wn=1,stages=2)";
+  const std::string even = ir::print(applied(standard("matmul", {.m = 40, .n = 48, .k = 40}, ir::DType::F16).kernel, step, mma_preset()));
+  EXPECT_THAT(even, HasSubstr("store f16x2 %2["));
+  EXPECT_THAT(even, Not(HasSubstr("store f16 %2[")));
+  const std::string odd = ir::print(applied(standard("matmul", {.m = 40, .n = 47, .k = 40}, ir::DType::F16).kernel, step, mma_preset()));
+  EXPECT_THAT(odd, HasSubstr("store f16 %2["));
+  EXPECT_THAT(odd, Not(HasSubstr("store f16x2 %2[")));
+  EXPECT_EQ(differs_on_dummy(standard("matmul", {.m = 40, .n = 47, .k = 40}, ir::DType::F16), step), "");
+}
+
 TEST(MmaStaged, ConfigsFitTheDevice) {
   const DeviceInfo* info = mma_device_info();
   ASSERT_NE(info, nullptr);
