@@ -137,6 +137,40 @@ TEST(CudaMmaStaged, AsyncCopiesAndDynamicSharedMemoryCompileForSm80AndSm90) {
   }
 }
 
+// A kernel whose shared memory admits at most G groups per SM (sm_90: 228
+// KiB) is bounded to G groups where that leaves 255 registers per thread
+// (threads x G <= 256): 105 KiB at 128 threads gives (128, 2); 80 KiB at 256
+// threads would cap registers at 128 and keeps the plain bound, as do
+// kernels of static shared memory.
+TEST(CudaMmaStaged, SharedMemoryBoundKernelsTellPtxasTheirOccupancy) {
+  kiln::DeviceInfo device = mma_device();
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
+    device.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << dt;
+    device.op_kind_dtypes[KILN_OP_LOAD_MATRIX] |= 1u << dt;
+  }
+  device.local_memory_bytes = 227 * 1024;
+  struct Case {
+    const char* step;
+    const char* bounds;
+  };
+  const Case cases[] = {
+      {"mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)", "__launch_bounds__(128, 2) "},  // 105 KiB
+      {"mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=4)", "__launch_bounds__(128, 1) "},  // 140 KiB
+      {"mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=4)", "__launch_bounds__(128) "},     // 74 KiB: 3 groups
+      {"mma_staged(bm=128,bn=256,bk=32,wm=2,wn=4,stages=3)", "__launch_bounds__(256) "},     // 80 KiB, 256 threads
+      {"mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)", "__launch_bounds__(128) "},     // static shared memory
+  };
+  const auto kernel = kiln::kernels::make_standard_kernel("matmul", {.m = 256, .n = 256, .k = 256}, kiln::ir::DType::F16);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.step);
+    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device);
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    const std::string source = generate_cuda_source(optimized->to_wire());
+    EXPECT_NE(source.find(c.bounds), std::string::npos) << source.substr(0, 4000);
+  }
+}
+
 // Register staging with ldmatrix reads (stages=1): the tiles' stores into
 // shared memory stay (dead-code elimination once dropped stores into LOCAL
 // storage that only LOAD_MATRIX read: the H200 then multiplied garbage).

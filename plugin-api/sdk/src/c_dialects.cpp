@@ -7,6 +7,7 @@
 #include "kiln/sdk/half.hpp"
 #include "kiln/sdk/wire.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -411,9 +412,26 @@ static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { r
 // loads above earlier stores (without it, an unrolled loop that loads x and
 // stores y waited for each load before the next) and read it through the
 // read-only cache.
+//
+// A kernel whose dynamic shared memory admits only G groups per SM (228 KiB
+// per SM on sm_90, the most of any arch, 1 KiB of it reserved per group) is
+// also bounded to G groups per SM where threads x G <= 256: that bound
+// leaves every thread the 255 registers it may have anyway, so it cannot
+// cause spills; it tells ptxas that registers cannot buy occupancy here.
+// Without it ptxas kept mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)
+// (105 KiB: 2 groups per SM) at 166 registers by loading every B fragment
+// into the same 4 registers right before its 8 MMAs (shared-memory latency
+// exposed 16 times per k step); with (128, 2) it takes 216 and loads them
+// ahead, at the same occupancy.
 std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
   const std::int64_t threads = shape.local_sizes[0] * shape.local_sizes[1] * shape.local_sizes[2];
-  const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + ") " : "";
+  std::string groups;
+  if (shape.dynamic_local_bytes > 0 && threads > 1) {
+    constexpr std::uint64_t kSharedPerSm = 228 * 1024, kReservedPerGroup = 1024;
+    const std::uint64_t most = std::max<std::uint64_t>(1, kSharedPerSm / (shape.dynamic_local_bytes + kReservedPerGroup));
+    if (static_cast<std::uint64_t>(threads) * most <= 256) groups = ", " + std::to_string(most);
+  }
+  const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + groups + ") " : "";
   return "\nextern \"C\" __global__ void " + bounds + shape.entry + "(" + pointer_params(d, shape, "", " __restrict__") + ") {\n";
 }
 std::string cuda_group_index(unsigned axis) { return "((long long)blockIdx." + std::string(1, "xyz"[axis]) + ")"; }
