@@ -155,6 +155,9 @@ TEST(MmaStaged, AsyncCopiesMatchTheUntunedKernelExactlyOnTheDummy) {
       {{.m = 24, .n = 40, .k = 56}, "mma_staged(bm=16,bn=32,bk=16,wm=1,wn=1,stages=2,async=1)"},
       // 128 x 128, bk 64, 3 stages: 107 KiB of LOCAL memory.
       {{.m = 128, .n = 128, .k = 192}, "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)"},
+      // The 8-warp blocks the H200 call of 2026-12-03 times: 2 x 4 and 4 x 2 warps of 64 x 64.
+      {{.m = 128, .n = 256, .k = 96}, "mma_staged(bm=128,bn=256,bk=32,wm=2,wn=4,stages=3)"},
+      {{.m = 256, .n = 128, .k = 64}, "mma_staged(bm=256,bn=128,bk=32,wm=4,wn=2,stages=3)"},
       // An odd count of B tiles per warp (the last read by ldmatrix.x2.trans).
       {{.m = 32, .n = 48, .k = 64}, "mma_staged(bm=32,bn=24,bk=32,wm=1,wn=1,stages=3)"},
       // Without the matrix loads; and register staging with them (A only).
