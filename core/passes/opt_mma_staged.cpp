@@ -90,6 +90,10 @@ struct Plan {
   std::int64_t a_pitch = 0, b_pitch = 0;  // A: elements per row; B: words per k / P row
   std::int64_t a_size = 0, b_size = 0;    // elements of one stage
   std::int64_t a_units = 0, b_units = 0;  // copies per thread per step
+  // C's columns (2t, 2t + 1) of a fragment row are stored as one 2-lane
+  // vector: C is column-contiguous, every pair starts at an even element
+  // (so the store is aligned) and an edge never splits a pair (n even).
+  bool c_pairs = false;
 };
 
 Plan plan_of(const Product& p, const Config& s, const DeviceInfo& device) {
@@ -106,6 +110,8 @@ Plan plan_of(const Product& p, const Config& s, const DeviceInfo& device) {
                                  plan.a_vec == plan.vec && plan.b_vec == plan.vec);
   plan.ldmatrix = s.ldmatrix == 1 || (s.ldmatrix == -1 && p.input != DType::F32 &&
                                        device.supports_op_kind(KILN_OP_LOAD_MATRIX, static_cast<unsigned>(p.input)));
+  plan.c_pairs = p.c.c1 == 1 && p.c.c0 % 2 == 0 && p.c.constant % 2 == 0 && n % 2 == 0 &&
+                 (device.vector_width_mask & (1u << 2)) != 0;
   plan.a_pitch = s.bk + plan.vec;  // 16 bytes of padding per row
   plan.a_size = s.bm * plan.a_pitch;
   plan.a_units = s.bm * s.bk / plan.a_vec;  // one unit = one chunk of a_vec elements along k
@@ -483,7 +489,8 @@ class Emitter {
     }
   }
 
-  // C: element i of tile (r, col) at row g + 8 (i / 2), column 2t + i % 2.
+  // C: element i of tile (r, col) at row g + 8 (i / 2), column 2t + i % 2;
+  // the two columns of a row as one store where Plan::c_pairs says so.
   void store_c() {
     const Value c_mem = params_.at(p_.c_param);
     const DType c_dtype = old_[p_.c_param].dtype;
@@ -495,6 +502,13 @@ class Emitter {
         const Value row_at = b_.add(scaled(row, p_.c.c0), c(p_.c.constant));
         for (std::int64_t col = 0; col < s_.tn(); ++col) {
           const Value d = b_.load(acc_, c(4 * (r * s_.tn() + col)), 4);
+          if (plan_.c_pairs) {  // columns 2t and 2t + 1 as one 2-lane store
+            const Value j = affine(col0, 1, 8 * col);
+            const Value pair = vector_of({mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h))),
+                                          mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h + 1)))});
+            mma::store_c_element(b_, c_mem, b_.add(row_at, j), pair, row_in, guard_n_ ? b_.cmplt(j, c(n_)) : Value{});
+            continue;
+          }
           for (int e = 0; e < 2; ++e) {
             const Value j = affine(col0, 1, 8 * col + e);
             const Value v = mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h + e)));

@@ -117,6 +117,11 @@ TEST(CudaMmaStaged, AsyncCopiesAndDynamicSharedMemoryCompileForSm80AndSm90) {
         EXPECT_NE(source.text.find(" ? 16 : 0)"), std::string::npos) << source.text;
       }
       EXPECT_EQ(source.text.find("extern __shared__") != std::string::npos, c.dynamic) << source.text;
+      // Shared addresses reach cp.async and ldmatrix as 32-bit operands
+      // converted outside the asm, so the compiler folds their offsets.
+      EXPECT_EQ(source.text.find("cvta.to.shared.u64"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("cp.async.cg.shared.global [%0], [%1], 16"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("\"r\"((unsigned int)__cvta_generic_to_shared("), std::string::npos) << source.text;
       if (std::string(c.dtype) != "f32") {  // fragments by ldmatrix (b16 only)
         EXPECT_NE(source.text.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << source.text;
         EXPECT_NE(source.text.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos) << source.text;
@@ -129,6 +134,40 @@ TEST(CudaMmaStaged, AsyncCopiesAndDynamicSharedMemoryCompileForSm80AndSm90) {
     } catch (const kiln::sdk::PluginError& e) {
       ADD_FAILURE() << e.what();
     }
+  }
+}
+
+// A kernel whose shared memory admits at most G groups per SM (sm_90: 228
+// KiB) is bounded to G groups where that leaves 255 registers per thread
+// (threads x G <= 256): 105 KiB at 128 threads gives (128, 2); 80 KiB at 256
+// threads would cap registers at 128 and keeps the plain bound, as do
+// kernels of static shared memory.
+TEST(CudaMmaStaged, SharedMemoryBoundKernelsTellPtxasTheirOccupancy) {
+  kiln::DeviceInfo device = mma_device();
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
+    device.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << dt;
+    device.op_kind_dtypes[KILN_OP_LOAD_MATRIX] |= 1u << dt;
+  }
+  device.local_memory_bytes = 227 * 1024;
+  struct Case {
+    const char* step;
+    const char* bounds;
+  };
+  const Case cases[] = {
+      {"mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)", "__launch_bounds__(128, 2) "},  // 105 KiB
+      {"mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=4)", "__launch_bounds__(128, 1) "},  // 140 KiB
+      {"mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=4)", "__launch_bounds__(128) "},     // 74 KiB: 3 groups
+      {"mma_staged(bm=128,bn=256,bk=32,wm=2,wn=4,stages=3)", "__launch_bounds__(256) "},     // 80 KiB, 256 threads
+      {"mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)", "__launch_bounds__(128) "},     // static shared memory
+  };
+  const auto kernel = kiln::kernels::make_standard_kernel("matmul", {.m = 256, .n = 256, .k = 256}, kiln::ir::DType::F16);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.step);
+    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device);
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    const std::string source = generate_cuda_source(optimized->to_wire());
+    EXPECT_NE(source.find(c.bounds), std::string::npos) << source.substr(0, 4000);
   }
 }
 

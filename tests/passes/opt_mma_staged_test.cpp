@@ -76,6 +76,21 @@ TEST(MmaStaged, TheRecipeStagesPaddedTilesWithVectorCopies) {
   EXPECT_THAT(printed, HasSubstr("barrier"));
 }
 
+// C's two columns of a fragment row go out as one 2-lane store where n is
+// even (an edge then never splits a pair); odd n keeps element stores. Both
+// forms are checked bit for bit on the dummy by the tests above and below
+// (n = 64, 48, 40 and n = 17).
+TEST(MmaStaged, CStoresColumnPairsWhereNIsEven) {
+  const std::string step = "mma_staged(bm=32,bn=32,bk=32,wm=2,wn=1,stages=2)";
+  const std::string even = ir::print(applied(standard("matmul", {.m = 40, .n = 48, .k = 40}, ir::DType::F16).kernel, step, mma_preset()));
+  EXPECT_THAT(even, HasSubstr("store f16x2 %2["));
+  EXPECT_THAT(even, Not(HasSubstr("store f16 %2[")));
+  const std::string odd = ir::print(applied(standard("matmul", {.m = 40, .n = 47, .k = 40}, ir::DType::F16).kernel, step, mma_preset()));
+  EXPECT_THAT(odd, HasSubstr("store f16 %2["));
+  EXPECT_THAT(odd, Not(HasSubstr("store f16x2 %2[")));
+  EXPECT_EQ(differs_on_dummy(standard("matmul", {.m = 40, .n = 47, .k = 40}, ir::DType::F16), step), "");
+}
+
 TEST(MmaStaged, ConfigsFitTheDevice) {
   const DeviceInfo* info = mma_device_info();
   ASSERT_NE(info, nullptr);
@@ -140,6 +155,9 @@ TEST(MmaStaged, AsyncCopiesMatchTheUntunedKernelExactlyOnTheDummy) {
       {{.m = 24, .n = 40, .k = 56}, "mma_staged(bm=16,bn=32,bk=16,wm=1,wn=1,stages=2,async=1)"},
       // 128 x 128, bk 64, 3 stages: 107 KiB of LOCAL memory.
       {{.m = 128, .n = 128, .k = 192}, "mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)"},
+      // The 8-warp blocks the H200 call of 2026-12-03 times: 2 x 4 and 4 x 2 warps of 64 x 64.
+      {{.m = 128, .n = 256, .k = 96}, "mma_staged(bm=128,bn=256,bk=32,wm=2,wn=4,stages=3)"},
+      {{.m = 256, .n = 128, .k = 64}, "mma_staged(bm=256,bn=128,bk=32,wm=4,wn=2,stages=3)"},
       // An odd count of B tiles per warp (the last read by ldmatrix.x2.trans).
       {{.m = 32, .n = 48, .k = 64}, "mma_staged(bm=32,bn=24,bk=32,wm=1,wn=1,stages=3)"},
       // Without the matrix loads; and register staging with them (A only).

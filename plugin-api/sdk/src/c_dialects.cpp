@@ -7,6 +7,7 @@
 #include "kiln/sdk/half.hpp"
 #include "kiln/sdk/wire.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -411,9 +412,26 @@ static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { r
 // loads above earlier stores (without it, an unrolled loop that loads x and
 // stores y waited for each load before the next) and read it through the
 // read-only cache.
+//
+// A kernel whose dynamic shared memory admits only G groups per SM (228 KiB
+// per SM on sm_90, the most of any arch, 1 KiB of it reserved per group) is
+// also bounded to G groups per SM where threads x G <= 256: that bound
+// leaves every thread the 255 registers it may have anyway, so it cannot
+// cause spills; it tells ptxas that registers cannot buy occupancy here.
+// Without it ptxas kept mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3)
+// (105 KiB: 2 groups per SM) at 166 registers by loading every B fragment
+// into the same 4 registers right before its 8 MMAs (shared-memory latency
+// exposed 16 times per k step); with (128, 2) it takes 216 and loads them
+// ahead, at the same occupancy.
 std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
   const std::int64_t threads = shape.local_sizes[0] * shape.local_sizes[1] * shape.local_sizes[2];
-  const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + ") " : "";
+  std::string groups;
+  if (shape.dynamic_local_bytes > 0 && threads > 1) {
+    constexpr std::uint64_t kSharedPerSm = 228 * 1024, kReservedPerGroup = 1024;
+    const std::uint64_t most = std::max<std::uint64_t>(1, kSharedPerSm / (shape.dynamic_local_bytes + kReservedPerGroup));
+    if (static_cast<std::uint64_t>(threads) * most <= 256) groups = ", " + std::to_string(most);
+  }
+  const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + groups + ") " : "";
   return "\nextern \"C\" __global__ void " + bounds + shape.entry + "(" + pointer_params(d, shape, "", " __restrict__") + ") {\n";
 }
 std::string cuda_group_index(unsigned axis) { return "((long long)blockIdx." + std::string(1, "xyz"[axis]) + ")"; }
@@ -489,14 +507,25 @@ std::string cuda_shuffle_xor(const Dialect& d, const SubgroupShuffle& s) {
          std::to_string(s.width) + "))";
 }
 
-// COPY_ASYNC as cp.async.cg (sm_80+: 16 bytes, bypassing L1), the shared
-// address converted in PTX (cvta.to.shared) so no header is needed; the
+// An asm operand holding the 32-bit shared-window address of a pointer into
+// shared memory.
+std::string shared_address(std::string_view pointer) {
+  return "\"r\"((unsigned int)__cvta_generic_to_shared(" + std::string(pointer) + "))";
+}
+
+// COPY_ASYNC as cp.async.cg (sm_80+: 16 bytes, bypassing L1). The shared
+// address is converted before the asm (__cvta_generic_to_shared, 32 bits):
+// the compiler then does the address arithmetic in 32 bits and folds the
+// constant offsets of a step's copies into the instruction (converted inside
+// the asm, every copy and ldmatrix cost a 64-bit add and a move: the k loop
+// of mma_staged(bm=128,bn=128,bk=64,wm=2,wn=2,stages=3) went from 429 SASS
+// instructions for its 128 HMMAs to 274, and 204 registers to 166). The
 // "memory" clobbers keep the compiler from moving shared accesses across
 // the copy, its commit and its wait.
 std::string cuda_copy_async(std::string_view local, std::string_view global, std::string_view source_bytes) {
   const std::string size = source_bytes.empty() ? "" : ", %2";
-  std::string out = "asm volatile(\"{ .reg .u64 s; cvta.to.shared.u64 s, %0; cp.async.cg.shared.global [s], [%1], 16" + size +
-                    "; }\" :: \"l\"(" + std::string(local) + "), \"l\"(" + std::string(global) + ")";
+  std::string out = "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16" + size + ";\" :: " + shared_address(local) +
+                    ", \"l\"(" + std::string(global) + ")";
   if (!source_bytes.empty()) out += ", \"r\"((unsigned int)" + std::string(source_bytes) + ")";
   return out + " : \"memory\");";
 }
@@ -506,16 +535,16 @@ std::string cuda_copy_wait(unsigned pending_groups) {
 }
 
 // LOAD_MATRIX as ldmatrix.sync.aligned.m8n8 (sm_75+), the shared address
-// converted in PTX as for cp.async.
+// converted before the asm as for cp.async.
 std::string cuda_load_matrix(std::string_view registers, unsigned count, bool transposed, std::string_view address) {
   std::string outputs, names;
   for (unsigned j = 0; j < count; ++j) {
     names += (j ? ", %" : "%") + std::to_string(j);
     outputs += (j ? ", \"=r\"(" : "\"=r\"(") + std::string(registers) + "[" + std::to_string(j) + "])";
   }
-  return "asm volatile(\"{ .reg .u64 s; cvta.to.shared.u64 s, %" + std::to_string(count) +
-         "; ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (transposed ? ".trans" : "") +
-         ".shared.b16 {" + names + "}, [s]; }\" : " + outputs + " : \"l\"(" + std::string(address) + ") : \"memory\");";
+  return "asm volatile(\"ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (transposed ? ".trans" : "") +
+         ".shared.b16 {" + names + "}, [%" + std::to_string(count) + "];\" : " + outputs + " : " + shared_address(address) +
+         " : \"memory\");";
 }
 
 constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {

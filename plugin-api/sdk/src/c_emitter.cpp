@@ -92,6 +92,7 @@ class Emitter {
       if (op.kind == KILN_OP_STORAGE && op.code == KILN_SCOPE_LOCAL && dtype_valid(op.dtype) && op.imm <= (1u << 30))
         total += aligned16(op.imm * dtype_bytes(op.dtype));
     if (total > d_.dynamic_local_above) dynamic_local_bytes_ = total;
+    shape_.dynamic_local_bytes = dynamic_local_bytes_;
   }
 
   bool raw(std::uint32_t id) const { return id < raw_.size() && raw_[id]; }

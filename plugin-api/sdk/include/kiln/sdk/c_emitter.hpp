@@ -57,6 +57,7 @@ struct KernelShape {
   bool vector_math = false;                   // C: libm functions have SIMD variants (glibc libmvec)
   bool streaming_stores = false;              // C: some vector stores bypass the caches (kiln_stream64)
   bool uses_subgroups = false;                // GLSL: enable the subgroup shuffle extensions
+  std::uint64_t dynamic_local_bytes = 0;      // LOCAL storage in one dynamic buffer (Dialect::dynamic_local_above)
 };
 
 struct Dialect;
