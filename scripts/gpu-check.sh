@@ -436,8 +436,8 @@ PY
   # Issue 13: softmax-rows, layernorm-rows and rmsnorm-rows, tuned on the
   # tune device, against kiln's own tuned add (2^28 f32, same run; target
   # >= 90% of its bandwidth) and torch (CUDA events, cold L2 as above). m
-  # makes every input 2^26 elements (>= 128 MB in f16, beyond the H200's
-  # 60 MB L2). KILN_GPU_ROWS_BUDGET (seconds per tune, default 12),
+  # makes every input 2^28 elements (512 MB in f16, far beyond the H200's
+  # 60 MB L2), below. KILN_GPU_ROWS_BUDGET (seconds per tune, default 12),
   # KILN_GPU_ROWS_KERNELS, KILN_GPU_ROWS_NS and KILN_GPU_ROWS_DTYPES
   # (space-separated) narrow it to fit one device call. Each tuned row
   # prints GB/s, x add, x torch, the heuristic choice's GB/s (the tuner
@@ -452,9 +452,15 @@ PY
     rm -f "$ROWS_DB" "$LOGS/rows-sequences.txt"
     ROWS_BUDGET=${KILN_GPU_ROWS_BUDGET:-12}
     ROWS_KERNELS=${KILN_GPU_ROWS_KERNELS:-softmax-rows layernorm-rows rmsnorm-rows}
+    # m = ceil(elements / n): 2^28 elements, the add yardstick's count, so a
+    # fixed cost per launch weighs the same on both (at 2^26 the f16 rows
+    # moved 256 MB against the add's 3.2 GB, and their times stopped at
+    # 70 us whatever the schedule). KILN_GPU_ROWS_ELEMENTS to change it.
+    ROWS_ELEMENTS=${KILN_GPU_ROWS_ELEMENTS:-268435456}
+    export KILN_GPU_ROWS_ELEMENTS=$ROWS_ELEMENTS
     ROWS_NS=${KILN_GPU_ROWS_NS:-16384 768 4096 50257}
     ROWS_DTYPES=${KILN_GPU_ROWS_DTYPES:-f32 f16 bf16}
-    rows_m() { echo $(((1 << 26) / $1 + ((1 << 26) % $1 > 0))); }
+    rows_m() { echo $((ROWS_ELEMENTS / $1 + (ROWS_ELEMENTS % $1 > 0))); }
     # A sequence in short for the table (the whole one goes to rows-sequences.txt):
     # tr = tiled_reduce, sl = split_loop, u = unroll, rc = row_cache, vec = vectorize,
     # rd = reciprocal_divide; l = loop, f = factor, b = branch, sg = subgroup;
@@ -474,7 +480,7 @@ PY
     : >"$LOGS/torch-rows.log"
     if [ "${KILN_GPU_SKIP_TORCH:-0}" != 1 ] && python3 -c 'import torch' 2>/dev/null; then
       python3 - "$ROWS_KERNELS" "$ROWS_NS" "$ROWS_DTYPES" >"$LOGS/torch-rows.log" 2>&1 <<'PY' || true
-import sys, torch
+import os, sys, torch
 import torch.nn.functional as F
 kernels, ns, dtypes = (a.split() for a in sys.argv[1:4])
 dev = "cuda"
@@ -494,7 +500,7 @@ def rms_norm(x, w, eps=1e-6):
 types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 for dt in dtypes:
     for n in map(int, ns):
-        m = -(-(1 << 26) // n)
+        m = -(-int(os.environ.get("KILN_GPU_ROWS_ELEMENTS", 1 << 28)) // n)
         x = torch.rand(m, n, device=dev, dtype=types[dt]) * 2 - 1
         w = torch.rand(n, device=dev, dtype=types[dt]) + 0.5
         bytes_ = 2 * x.numel() * x.element_size()
