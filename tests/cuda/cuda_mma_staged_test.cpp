@@ -29,6 +29,14 @@ kiln::DeviceInfo mma_device() {
   return d;
 }
 
+// The standard matmul of `dtype` and `size` rewritten by `step` for `device`.
+kiln::Result<kiln::ir::Kernel> staged_matmul(kiln::ir::DType dtype, const kiln::kernels::KernelSize& size,
+                                             const char* step, const kiln::DeviceInfo& device) {
+  kiln::Result<kiln::kernels::StandardKernel> kernel = kiln::kernels::make_standard_kernel("matmul", size, dtype);
+  if (!kernel) return std::move(kernel).error();
+  return kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(step).value(), device);
+}
+
 }  // namespace
 
 TEST(CudaMmaStaged, TheStagedKernelsCompileForSm80AndSm90) {
@@ -50,9 +58,7 @@ TEST(CudaMmaStaged, TheStagedKernelsCompileForSm80AndSm90) {
     SCOPED_TRACE(std::string(c.dtype) + " " + c.step);
     const auto dtype = kiln::ir::dtype_from_name(c.dtype);
     ASSERT_TRUE(dtype);
-    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, *dtype);
-    ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
-    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), mma_device());
+    const auto optimized = staged_matmul(*dtype, c.size, c.step, mma_device());
     ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
     try {
       const std::string source = generate_cuda_source(optimized->to_wire());
@@ -104,9 +110,7 @@ TEST(CudaMmaStaged, AsyncCopiesAndDynamicSharedMemoryCompileForSm80AndSm90) {
     SCOPED_TRACE(std::string(c.dtype) + " " + c.step);
     const auto dtype = kiln::ir::dtype_from_name(c.dtype);
     ASSERT_TRUE(dtype);
-    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, *dtype);
-    ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
-    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device);
+    const auto optimized = staged_matmul(*dtype, c.size, c.step, device);
     ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
     try {
       const CudaSource source = emit_cuda(optimized->to_wire());
@@ -160,11 +164,9 @@ TEST(CudaMmaStaged, SharedMemoryBoundKernelsTellPtxasTheirOccupancy) {
       {"mma_staged(bm=128,bn=256,bk=32,wm=2,wn=4,stages=3)", "__launch_bounds__(256) "},     // 80 KiB, 256 threads
       {"mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=2)", "__launch_bounds__(128) "},     // static shared memory
   };
-  const auto kernel = kiln::kernels::make_standard_kernel("matmul", {.m = 256, .n = 256, .k = 256}, kiln::ir::DType::F16);
-  ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
   for (const Case& c : cases) {
     SCOPED_TRACE(c.step);
-    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device);
+    const auto optimized = staged_matmul(kiln::ir::DType::F16, {.m = 256, .n = 256, .k = 256}, c.step, device);
     ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
     const std::string source = generate_cuda_source(optimized->to_wire());
     EXPECT_NE(source.find(c.bounds), std::string::npos) << source.substr(0, 4000);
@@ -177,10 +179,8 @@ TEST(CudaMmaStaged, SharedMemoryBoundKernelsTellPtxasTheirOccupancy) {
 TEST(CudaMmaStaged, LdmatrixReadTilesAreStillWritten) {
   kiln::DeviceInfo device = mma_device();
   for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) device.op_kind_dtypes[KILN_OP_LOAD_MATRIX] |= 1u << dt;
-  const auto kernel = kiln::kernels::make_standard_kernel("matmul", {.m = 256, .n = 256, .k = 256}, kiln::ir::DType::F16);
-  ASSERT_TRUE(kernel.ok()) << kernel.error().to_string();
-  const auto optimized = kiln::passes::optimize(
-      kernel->kernel, kiln::passes::parse_sequence("mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=1)").value(), device);
+  const auto optimized = staged_matmul(kiln::ir::DType::F16, {.m = 256, .n = 256, .k = 256},
+                                       "mma_staged(bm=128,bn=128,bk=32,wm=2,wn=2,stages=1)", device);
   ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
   const std::string source = generate_cuda_source(optimized->to_wire());
   EXPECT_NE(source.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos) << source;
