@@ -5,6 +5,7 @@
 // SKIPPED in the output, never a silent pass).
 #include <gtest/gtest.h>
 
+#include "cuda_plugin_fixture.hpp"
 #include "support/kernel_suite.hpp"
 
 #include <memory>
@@ -16,23 +17,7 @@ using kiln::test::check;
 
 namespace {
 
-class CudaDevice : public ::testing::Test {
- protected:
-  void SetUp() override { open_plugin("{}"); }
-
-  void open_plugin(const std::string& options) {
-    try {
-      plugin = std::make_unique<AbiPlugin>(kiln::test::plugin_path("cuda"), options);
-    } catch (const AbiError& e) {
-      if (e.status == KILN_STATUS_UNAVAILABLE) GTEST_SKIP() << "no CUDA device: " << e.what();
-      throw;
-    }
-    device = plugin->open(0);
-  }
-
-  std::unique_ptr<AbiPlugin> plugin;
-  kiln_device* device = nullptr;
-};
+using CudaDevice = kiln::test::CudaPluginTest;
 
 std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
   std::mt19937_64 rng(seed);

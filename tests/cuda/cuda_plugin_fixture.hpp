@@ -8,14 +8,18 @@
 #include "support/kernel_runner.hpp"
 
 #include <memory>
+#include <string>
 
 namespace kiln::test {
 
 class CudaPluginTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { open_plugin("{}"); }
+
+  // (Re)loads the plugin with `options` (JSON) and opens its device 0.
+  void open_plugin(const std::string& options) {
     try {
-      plugin = std::make_unique<AbiPlugin>(plugin_path("cuda"), "{}");
+      plugin = std::make_unique<AbiPlugin>(plugin_path("cuda"), options);
     } catch (const AbiError& e) {
       if (e.status == KILN_STATUS_UNAVAILABLE) GTEST_SKIP() << "no CUDA device: " << e.what();
       throw;
