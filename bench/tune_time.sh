@@ -2,7 +2,8 @@
 # tune_time.sh - how long a cold tuning takes and what it reaches (issue 14):
 # each standard kernel tuned cold (fresh tuning database and compile caches)
 # with --budget B, the wall time around the command against B, the report's
-# split (set-up and its parts, search, compile waits, measurement), the best
+# split (set-up and its parts, search, compile waits, measurement, what came
+# after the tuning until the process ended), the best
 # time; with --long L, the same kernel tuned cold for L seconds in a database
 # of its own, and the share of the long tuning's speed the short one reached
 # (100% = as fast). Prints a Markdown table and the median wall time.
@@ -77,8 +78,8 @@ except Exception: print("")' "$1" "$2" 2>/dev/null
 
 echo "# cold kiln tune on $DEVICE, --budget $BUDGET s$([ "$LONG" != 0 ] && echo ", against --budget $LONG s") ($(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| kernel | wall | vs budget | set-up (open, inputs, reference) | search | compile | measure | measured | best | $LONG s best | reaches |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| kernel | wall | vs budget | set-up (open, inputs, reference) | search | compile | measure | after | measured | best | $LONG s best | reaches |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 WALLS=()
 for spec in "${SPECS[@]}"; do
   IFS='|' read -r kernel sizes <<<"$spec"
@@ -86,7 +87,7 @@ for spec in "${SPECS[@]}"; do
   if [ -n "$KERNELS" ] && [[ ",$KERNELS," != *",$kernel,"* ]]; then continue; fi
   # shellcheck disable=SC2086
   if ! out=$(tune_cold "$BUDGET" short "$kernel" $sizes); then
-    echo "| $label | $(cat "$TMP/wall") s | failed: $(tail -1 "$TMP/short/err" | cut -c1-60) | | | | | | | | |"
+    echo "| $label | $(cat "$TMP/wall") s | failed: $(tail -1 "$TMP/short/err" | cut -c1-60) | | | | | | | | | |"
     continue
   fi
   [ -n "$LOGS" ] && echo "$out" >"$LOGS/tune-time-$kernel-short.json"
@@ -105,11 +106,15 @@ for spec in "${SPECS[@]}"; do
       long_best="failed"
     fi
   fi
-  printf '| %s | %s s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$wall" \
+  # after: the wall time past the tuning's own end (tune_seconds counts
+  # from the command's start): freeing the buffers, storing the record,
+  # leaving the driver, the process's exit, and its start.
+  after=$(awk -v w="$wall" -v t="$(field "$out" 'r["tune_seconds"]')" 'BEGIN { if (t != "") printf "%.2f", w - t }')
+  printf '| %s | %s s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$wall" \
     "$(awk -v w="$wall" -v b="$BUDGET" 'BEGIN { printf "%+.0f%%", 100 * (w - b) / b }')" \
     "$(field "$out" '"%.2f (%.2f, %.2f, %.2f)" % (s["setup"], p.get("open", 0), p.get("inputs", 0), p.get("reference", 0))')" \
     "$(field "$out" '"%.2f" % s["search"]')" "$(field "$out" '"%.2f" % s["compile"]')" \
-    "$(field "$out" '"%.2f" % s["measure"]')" "$(field "$out" 'r["candidates_measured"]')" \
+    "$(field "$out" '"%.2f" % s["measure"]')" "$after" "$(field "$out" 'r["candidates_measured"]')" \
     "$(awk -v t="$best" 'BEGIN { printf "%.1f us", t / 1e3 }')" "$long_best" "$reaches"
 done
 echo

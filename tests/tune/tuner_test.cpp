@@ -10,6 +10,7 @@
 #include <set>
 
 #include "kiln/ir/hash.hpp"
+#include "kiln/tune/heuristic.hpp"
 #include "kiln/tune/tournament_search.hpp"
 #include "kiln/tune/tuner.hpp"
 #include "tune/dummy_device.hpp"
@@ -453,4 +454,25 @@ TEST(Tuner, KernelsOverMaxKernelOpsAreNeitherExpandedNorMeasured) {
   const CandidateRecord* recipe = find_record(measured.entry, "test_split(factor=64)");
   ASSERT_NE(recipe, nullptr);
   EXPECT_EQ(recipe->status, CandidateStatus::Measured) << recipe->error;
+}
+
+// The heuristic choice is measured first and carries the cost model's
+// estimate of it: that estimate scales the predictions of the candidates
+// after it (the untuned kernel's above all), which keep a run the device
+// cannot cut short from eating a short budget.
+TEST(Tuner, TheHeuristicChoiceCarriesItsCostEstimate) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  const Result<HeuristicSchedule> heuristic = heuristic_schedule(kernel, device.info());
+  ASSERT_TRUE(heuristic);
+  ASSERT_FALSE(heuristic->sequence.empty()) << "the dummy is GPU-shaped: the heuristic splits the grid";
+  AutotuneSettings settings = small_settings();
+  settings.n_launches = 2;
+  TuneOptions options;
+  options.settings = settings;
+  const TuneResult result = tune_kernel(device, kernel, options).value();
+  ASSERT_FALSE(result.entry.candidates.empty());
+  const CandidateRecord& first = result.entry.candidates.front();
+  EXPECT_EQ(first.sequence, passes::to_string(heuristic->sequence));
+  EXPECT_GT(first.cost_ns, 0) << "measured first, with its estimate";
 }

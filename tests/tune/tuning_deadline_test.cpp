@@ -43,3 +43,17 @@ TEST(TuningDeadline, RunsAreCappedByWhatIsLeftOnlyWhereATimeoutKeepsTheDevice) {
   const TuningDeadline tiny(100, 0.001);
   EXPECT_DOUBLE_EQ(tiny.run_cap_s(100), TuningDeadline::kMinRunCapSeconds);
 }
+
+// What follows the tuning (leaving the driver, the process's exit) costs
+// about what opening the runtime did: where opening took longer than the
+// finishing share, the reserve grows with it.
+TEST(TuningDeadline, AnExpensiveOpeningReservesMoreForTheFinish) {
+  TuningDeadline d(100, 2);
+  d.opened(0.05);  // c:0: opening costs less than the share
+  EXPECT_DOUBLE_EQ(d.finish_reserve_s(), 2 * TuningDeadline::kFinishShare);
+  EXPECT_DOUBLE_EQ(d.deadline(), 102 - 2 * TuningDeadline::kFinishShare);
+  d.opened(0.5);  // the H200's CUDA probe and driver
+  EXPECT_DOUBLE_EQ(d.finish_reserve_s(), 0.5 * TuningDeadline::kLeaveShareOfOpen);
+  EXPECT_DOUBLE_EQ(d.deadline(), 102 - 0.5 * TuningDeadline::kLeaveShareOfOpen);
+  EXPECT_NEAR(d.left(101), 1 - 0.5 * TuningDeadline::kLeaveShareOfOpen, 1e-9);
+}
