@@ -266,7 +266,7 @@ class Tuning {
   // run. The untuned kernel only with the interpreter's reference (else its
   // run made the reference); its time is then unknown.
   // The model, scaled by the fastest candidate, under-estimates the slow
-  // ones: a 1024^3 f16 matmul on the H200 ran its plain-loop candidates
+  // ones: a 4096^3 f16 matmul on the H200 ran its plain-loop candidates
   // (unrolls, coarsenings, the untuned kernel's kind) at 3 to 11 times
   // their prediction from the mma kernel's 0.53 ms, one of 0.87 s.
   static constexpr double kSlowRunMargin = 8;
