@@ -347,18 +347,17 @@ Result<double> CandidateBench::compare_outputs(std::string& problem) {
   return worst;
 }
 
-namespace {
-
-// Timed runs beyond a first one that fit `allowance`, when a run costs
-// `per_run` seconds; `full` when warmups + repeats runs fit.
-std::uint32_t runs_that_fit(const TimedLaunchOptions& options, double allowance, double per_run, bool& full) {
-  full = per_run * (options.warmups + options.repeats) <= allowance;
+std::uint32_t runs_that_fit(const TimedLaunchOptions& options, double allowance, double first_seconds,
+                            std::uint32_t first_runs, std::uint64_t run_ns, std::uint32_t more_warmups, bool& full) {
+  const double runs = std::max<std::uint32_t>(1, first_runs);
+  const double per_run = run_ns > 0 ? std::min(static_cast<double>(run_ns) * 1e-9, first_seconds / runs)
+                                    : first_seconds / runs;
+  const double fixed = std::max(0.0, first_seconds - runs * per_run);
+  full = first_seconds + fixed + per_run * (options.warmups + options.repeats) <= allowance;
   if (full) return options.repeats;
-  const double fitting = per_run > 0 ? std::floor(allowance / per_run) - 1 : 0;
+  const double fitting = per_run > 0 ? std::floor((allowance - first_seconds - fixed) / per_run) - more_warmups : 0;
   return static_cast<std::uint32_t>(std::clamp(fitting, 0.0, static_cast<double>(options.repeats)));
 }
-
-}  // namespace
 
 Result<Timing> CandidateBench::timed(const Program& program, const TimedLaunchOptions& options,
                                      const TimeAllowance& allowance, const Probe* known_probe) {
@@ -385,7 +384,9 @@ Result<Timing> CandidateBench::timed(const Program& program, const TimedLaunchOp
   if (options.abort_ns > 0 && probe.timing.min_ns > options.abort_ns) probe.timing.aborted = true;
   if (probe.timing.aborted) return probe.timing;
   bool full = false;
-  const std::uint32_t more = runs_that_fit(options, allowance.seconds, probe.seconds, full);
+  const std::uint32_t more =
+      runs_that_fit(options, allowance.seconds, probe.seconds, known_probe != nullptr ? 1 : cold_start_warmups + 1,
+                    probe.timing.median_ns, cold_start_warmups, full);
   if (full) return device_.timed_launch(program, launch_args_, options);
   if (more == 0) return probe.timing;
   TimedLaunchOptions rest = options;
@@ -399,7 +400,7 @@ BenchOutcome CandidateBench::measure(const Program& program, const TimedLaunchOp
   const Probe* known = untuned && reference_run_ ? &*reference_run_ : nullptr;
   if (known != nullptr && allowance.seconds >= 0 && allowance.clock) {
     bool full = false;
-    if (runs_that_fit(options, allowance.seconds, known->seconds, full) == 0 && !full) {
+    if (runs_that_fit(options, allowance.seconds, known->seconds, 1, known->timing.median_ns, 0, full) == 0 && !full) {
       // Only the reference run fits: it is the measurement (its outputs are
       // the reference, so there is nothing to compare).
       BenchOutcome outcome;

@@ -33,6 +33,18 @@ struct TimeAllowance {
   std::uint64_t check_below_ns = 0;
 };
 
+// Timed runs beyond a first launch that fit `allowance` seconds; `full`
+// when the whole timed launch (warmups + repeats runs) fits. The first
+// launch ran `first_runs` runs (its warm-ups and one timed run) in
+// `first_seconds` of wall time, a run taking `run_ns` by the launch's own
+// timer. What a launch costs beyond its runs is fixed (its set-up; on c:0
+// an isolated launch's fresh worker process, tens of ms against a 2048^2
+// row sum's 0.1 ms run): judged by the wall time alone, a 2 s budget gave
+// each such candidate one run, and one run a scheduler's time slice (8 ms)
+// decides. `more_warmups`: the warm-ups the next launch runs first.
+std::uint32_t runs_that_fit(const TimedLaunchOptions& options, double allowance, double first_seconds,
+                            std::uint32_t first_runs, std::uint64_t run_ns, std::uint32_t more_warmups, bool& full);
+
 struct BenchOutcome {
   CandidateStatus status = CandidateStatus::Measured;
   std::string error;

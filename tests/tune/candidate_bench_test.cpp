@@ -181,7 +181,9 @@ TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
   CandidateBench bench = bench_for(device, kernel);
   const Program program = device.compile(kernel, kFrozen).value();
   bench.record_reference(program).value();
-  // A clock on which every run (every timed_launch call) takes one second.
+  // A clock on which every timed_launch call takes one second, whatever
+  // its runs (the dummy's simulated runs take microseconds): the second is
+  // the launch's fixed cost.
   auto now = std::make_shared<double>(0);
   tune::detail::TimeAllowance allowance;
   allowance.clock = [now] { return *now += 1; };  // read before and after a call
@@ -192,7 +194,8 @@ TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
     return outcome.timing.runs;
   };
   EXPECT_EQ(runs_with(100), 5u) << "1 + 5 runs fit: the full timing";
-  EXPECT_EQ(runs_with(3.5), 2u) << "the first run, then two more";
+  EXPECT_EQ(runs_with(2.5), 5u) << "one more launch fits, and its runs cost next to nothing";
+  EXPECT_EQ(runs_with(1.5), 1u) << "another launch does not fit: the first run alone";
   EXPECT_EQ(runs_with(0.5), 1u) << "nothing fits: the first run alone";
   EXPECT_EQ(runs_with(-1), 5u) << "no allowance";
 
@@ -200,6 +203,30 @@ TEST(CandidateBench, SlowCandidatesGetAsManyRunsAsFitTheirAllowance) {
   const tune::detail::BenchOutcome slow = bench.measure(program, timed(1, 5, 1), allowance);
   EXPECT_EQ(slow.status, CandidateStatus::Aborted) << "a first run past the abort threshold ends it";
   EXPECT_EQ(slow.timing.runs, 1u);
+}
+
+// Plain numbers: a first launch's wall time splits into a fixed cost and
+// its runs, and only the runs repeat.
+TEST(CandidateBench, RunsThatFitSeparateALaunchsFixedCostFromItsRuns) {
+  using tune::detail::runs_that_fit;
+  const TimedLaunchOptions options = timed(1, 5);
+  bool full = false;
+  // A run of 1 s and nothing else: the first run, then as many as fit.
+  EXPECT_EQ(runs_that_fit(options, 3.5, 1, 1, 1'000'000'000, 0, full), 2u);
+  EXPECT_FALSE(full);
+  EXPECT_EQ(runs_that_fit(options, 7, 1, 1, 1'000'000'000, 0, full), 5u);
+  EXPECT_TRUE(full) << "the first run, then 1 warm-up + 5 runs";
+  EXPECT_EQ(runs_that_fit(options, 3.5, 1, 1, 1'000'000'000, 1, full), 1u) << "the next launch warms up first";
+  EXPECT_EQ(runs_that_fit(options, 0.5, 1, 1, 1'000'000'000, 0, full), 0u);
+  // c:0's isolated launch: 50 ms of worker start, 0.5 ms a run (a warm-up
+  // and a timed run in the first launch).
+  EXPECT_EQ(runs_that_fit(options, 0.11, 0.051, 2, 500'000, 1, full), 5u);
+  EXPECT_TRUE(full) << "before, judged by 25 ms a run, none fitted";
+  // Too little left for another launch's fixed cost: none.
+  EXPECT_EQ(runs_that_fit(options, 0.06, 0.051, 2, 500'000, 1, full), 0u);
+  EXPECT_FALSE(full);
+  // No run time known (0): the wall time is all per run, as before.
+  EXPECT_EQ(runs_that_fit(options, 3.5, 1, 1, 0, 0, full), 2u);
 }
 
 TEST(CandidateBench, TheTimedReferenceRunServesTheUntunedKernel) {
