@@ -20,8 +20,11 @@ double price(OpCost c, const DeviceInfo& device) {
     case OpCost::IntDiv: return 20;
     case OpCost::DoubleAlu: return gpu ? 2 : 1;
     case OpCost::FloatSpecial: return 4;
-    case OpCost::ExpLn: return device.native_exp2() ? 2 : 8;       // exp2 and a multiply, or a libm-style call
-    case OpCost::Exp2Log2: return device.native_exp2() ? 1 : 8;
+    // exp2 and a multiply, or a libm-style call: on a CPU a vector math
+    // library's, about 20 cycles a 16-lane call (libmvec's expf on c:0,
+    // BM_MvecExpf: 4.7 G exp/s over 2 cores), else 8.
+    case OpCost::ExpLn: return device.native_exp2() ? 2 : device.kind == DeviceKind::Cpu ? 20 : 8;
+    case OpCost::Exp2Log2: return device.native_exp2() ? 1 : device.kind == DeviceKind::Cpu ? 20 : 8;
     case OpCost::Move: return 0.5;
     default: return 1;
   }
@@ -96,9 +99,16 @@ CostEstimate price_work(const WorkCounts& w, const DeviceInfo& device) {
   e.compute_ns = thread_slots * issue * m.simd / (m.lanes_per_s * parallel) * 1e9;
 
   // Global memory: bytes moved after coalescing; registers beyond the
-  // device's budget spill there too.
+  // device's budget spill there too on a GPU (local memory is DRAM behind
+  // the caches). A CPU's REGISTER array past its vector registers is the
+  // thread's stack, in L1/L2 (row_cache keeps at most 256 KiB there): its
+  // loads and stores are instructions like any other, counted in `issue`
+  // above. Counted as DRAM traffic, softmax's cached exponentials (a 64 KiB
+  // row) looked dearer than computing each exp twice, and the heuristic
+  // took the kernel that does, 2x slower on c:0.
   double moved = w.global_bytes_moved;
-  if (device.register_bytes > 0 && w.register_bytes_per_thread > static_cast<double>(device.register_bytes))
+  if (device.kind != DeviceKind::Cpu && device.register_bytes > 0 &&
+      w.register_bytes_per_thread > static_cast<double>(device.register_bytes))
     moved += w.register_bytes;
   e.global_bytes = moved * w.groups * w.threads_per_group;
   e.global_memory_ns = e.global_bytes / (m.bandwidth * parallel) * 1e9;

@@ -150,12 +150,12 @@ SearchSpace make_default_space(Precision precision) {
            "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
            "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
            // The same with the sum loop's exp(x - max) kept in a stack array for the
-           // writing loop (one exp per element instead of two), or the row for the
-           // writing loop (layernorm, rmsnorm).
+           // writing loop (one exp per element instead of two): softmax 4096 x 16384 on
+           // c:0 48-56 ms against 92-106 ms. Not the row itself (layernorm, rmsnorm): the
+           // writing loop finds it in L1/L2 still, and a stack copy only adds a store and
+           // a load per element (44 against 48 ms in f32, 24 against 36 ms in f16).
            "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
-           "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); row_cache(loop=0); "
-           "vectorize(lanes=16)",
            // CPU, rows that are no multiple of 16: lane partials only (scalar loads).
            "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
            "lane_reduce(loop=0,lanes=16)",
