@@ -25,10 +25,8 @@ std::vector<double> search_features(const Device& device, const ir::Kernel& kern
   return space.features(current, device.info());
 }
 
-}  // namespace
-
-PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
-                                    SearchCandidate candidate, std::size_t max_kernel_ops) {
+PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
+                                  SearchCandidate candidate, std::size_t max_kernel_ops) {
   PreparedCandidate p;
   p.text = passes::to_string(candidate.sequence);
   p.search = std::move(candidate);
@@ -64,6 +62,17 @@ PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kern
   }
   return p;
 }
+
+}  // namespace
+
+PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
+                                    SearchCandidate candidate, std::size_t max_kernel_ops) {
+  const auto started = std::chrono::steady_clock::now();
+  PreparedCandidate p = prepare_untimed(device, kernel, space, std::move(candidate), max_kernel_ops);
+  p.prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return p;
+}
+
 
 CandidatePipeline::CandidatePipeline(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
                                      std::vector<SearchCandidate> queue, unsigned threads, bool overlap,

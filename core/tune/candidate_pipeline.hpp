@@ -28,6 +28,7 @@ struct PreparedCandidate {
   ir::Kernel kernel;                // lowered: what is measured and replayed
   std::string final_hash;
   Program program;
+  double prepare_seconds = 0;       // wall time of the lowering and the compile (steady clock)
 };
 
 // Lowers and compiles one candidate (on any thread).

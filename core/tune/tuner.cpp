@@ -256,6 +256,7 @@ class Tuning {
     const double waited = clock_() - before;
     times_.compile_s += waited;
     if (waits) budget_.compiled(waited);
+    if (next && !next->failure) budget_.compile_took(next->prepare_seconds);
     return next;
   }
 

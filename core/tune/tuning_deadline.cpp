@@ -12,15 +12,26 @@ void TuningDeadline::measured(double seconds, bool ran) {
   if (cheapest_measure_s_ < 0 || seconds < cheapest_measure_s_) cheapest_measure_s_ = seconds;
 }
 
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+}  // namespace
+
 double TuningDeadline::next_needs(bool needs_compile) const {
   double need = std::max(0.0, cheapest_measure_s_);
-  if (needs_compile && !compile_waits_.empty()) {
-    std::vector<double> waits = compile_waits_;
-    const auto middle = waits.begin() + static_cast<std::ptrdiff_t>(waits.size() / 2);
-    std::nth_element(waits.begin(), middle, waits.end());
-    need += *middle;
-  }
+  if (needs_compile) need += median(compile_waits_);
   return need;
+}
+
+bool TuningDeadline::compile_fits(double now) const {
+  return now + std::max(0.0, cheapest_measure_s_) + std::max(median(compile_waits_), median(compile_durations_)) <=
+         deadline();
 }
 
 double TuningDeadline::run_cap_s(double now) const {

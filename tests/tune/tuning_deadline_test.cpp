@@ -57,3 +57,19 @@ TEST(TuningDeadline, AnExpensiveOpeningReservesMoreForTheFinish) {
   EXPECT_DOUBLE_EQ(d.deadline(), 102 - 0.5 * TuningDeadline::kLeaveShareOfOpen);
   EXPECT_NEAR(d.left(101), 1 - 0.5 * TuningDeadline::kLeaveShareOfOpen, 1e-9);
 }
+
+// Compiles that overlap measurements are rarely waited for: whether one may
+// still start is judged by what compiles take, or one started just before
+// the deadline is joined after it.
+TEST(TuningDeadline, ACompileStartsOnlyWhenItsOwnDurationFits) {
+  TuningDeadline d(100, 10);  // deadline 109.5
+  d.measured(0.1, true);
+  d.compiled(0.01);  // the tuner barely waited
+  EXPECT_TRUE(d.compile_fits(109.0)) << "judged by the waits alone";
+  d.compile_took(1.0);
+  d.compile_took(2.0);
+  d.compile_took(1.5);
+  EXPECT_FALSE(d.compile_fits(108.0)) << "108 + 1.5 (median compile) + 0.1 > 109.5";
+  EXPECT_TRUE(d.compile_fits(107.8));
+  EXPECT_TRUE(d.next_fits(109.0, true)) << "a candidate already in flight still only waits what waits took";
+}
