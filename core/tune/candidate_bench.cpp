@@ -217,7 +217,9 @@ kernels::HostBuffer gather(const kernels::HostBuffer& from, const std::vector<st
 
 }  // namespace
 
-bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops) {
+bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops,
+                                                  std::uint64_t sample_ops) {
+  sample_ops = std::min(sample_ops, max_ops);
   // The host copy of the inputs is needed only here: released once a
   // reference is recorded (either way), after which there is none to take.
   const auto input_count = std::count_if(args_.begin(), args_.end(),
@@ -268,7 +270,8 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
     const sdk::ExecStats probe = program.run(wire_args, options);
     if (probe.executed_ops > max_ops) return false;  // straight-line code is not stopped by the budget
     const std::uint64_t per_group = std::max<std::uint64_t>(1, probe.executed_ops);
-    const std::uint64_t count = std::min({probe.groups, kSampledGroups, std::max<std::uint64_t>(1, max_ops / per_group)});
+    const std::uint64_t count =
+        std::min({probe.groups, kSampledGroups, std::max<std::uint64_t>(1, sample_ops / per_group)});
     std::vector<std::uint64_t> groups;
     sampled = count < probe.groups;
     if (sampled) groups = spread_groups(count, probe.groups);

@@ -82,7 +82,10 @@ class CandidateBench {
   // the kernel as lowered with the empty sequence. False when the kernel
   // does not suit it (one group past the budget, a fault, nothing
   // written): record_reference then.
-  bool record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops);
+  // `sample_ops`: the sample's own share of that (a short budget's: the
+  // groups it runs beyond the first), at most max_ops.
+  bool record_interpreted_reference(const ir::Kernel& untuned, std::uint64_t max_ops,
+                                    std::uint64_t sample_ops = UINT64_MAX);
   static constexpr std::uint64_t kSampledGroups = 64;
   // Outputs only written start as poison (make_poison_buffer); the bench
   // keeps one block of it, written as often as a buffer needs.
