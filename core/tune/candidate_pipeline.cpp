@@ -100,7 +100,13 @@ bool CandidatePipeline::would_wait() const {
 
 void CandidatePipeline::start() {
   const std::size_t window = overlap_ ? threads_ + 2 : threads_;
-  while (submitting_ && next_ < queue_.size() && in_flight_.size() < window) submit_one();
+  while (submitting_ && next_ < queue_.size() && in_flight_.size() < window) {
+    if (next_ > 0 && may_submit_ && !may_submit_()) {
+      submitting_ = false;
+      break;
+    }
+    submit_one();
+  }
 }
 
 std::optional<PreparedCandidate> CandidatePipeline::next() {

@@ -13,6 +13,7 @@
 #include "thread_pool.hpp"
 
 #include <deque>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -58,6 +59,12 @@ class CandidatePipeline {
   // No compile starts after this (those in progress finish and are handed
   // out): the tuner calls it when another compile cannot finish in time.
   void stop_submitting() { submitting_ = false; }
+  // Asked before each compile but the first (the heuristic choice, always
+  // measured): false stops submitting. The tuner's: whether a compile
+  // still finishes before the deadline (TuningDeadline::compile_fits), so
+  // that the first window of threads + 2 compiles, started late in a short
+  // budget, does not run (and is joined) past it.
+  void set_may_submit(std::function<bool()> may_submit) { may_submit_ = std::move(may_submit); }
 
  private:
   void submit_one();
@@ -70,6 +77,7 @@ class CandidatePipeline {
   unsigned threads_;
   bool overlap_;
   bool submitting_ = true;
+  std::function<bool()> may_submit_;
   std::size_t max_kernel_ops_;
   std::deque<std::future<PreparedCandidate>> in_flight_;
   ThreadPool pool_;  // last: destroyed (joined) first, while what its jobs use still exists

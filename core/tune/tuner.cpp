@@ -165,6 +165,12 @@ class Tuning {
     const bool overlap = overlap_compile();
     detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(), overlap,
                                        settings_.max_kernel_ops);
+    // The untuned kernel's compile, done by now as a rule, is the first
+    // estimate of what a compile takes.
+    if (untuned_job.valid() && untuned_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      KILN_TRY(join_untuned());
+    if (untuned) budget_.compile_took(untuned->prepare_seconds);
+    if (overlap) pipeline.set_may_submit([this] { return budget_.compile_fits(clock_()); });
     // The first candidates compile while the untuned kernel may still be.
     pipeline.start();
     {
