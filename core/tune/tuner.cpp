@@ -339,8 +339,19 @@ class Tuning {
     // device usable: a slow untuned kernel costs at most its cap.
     timing.timeout_ns = budget_.run_timeout_ns(detail::candidate_timeout_ns(settings_, best_ns_),
                                                device_.info().survives_timeout(), clock_());
-    if (best_ns_ > 0 && settings_.abort_factor > 0)
+    if (best_ns_ > 0 && settings_.abort_factor > 0) {
       timing.abort_ns = static_cast<std::uint64_t>(std::ceil(settings_.abort_factor * static_cast<double>(best_ns_)));
+      // Where a timeout keeps the device, a run twice past the abort
+      // threshold has lost already: it is cut there (never under the
+      // budget's smallest cap, which covers a worker's start), not at the
+      // budget's cap. A 10 s tuning of matmul 1024 on c:0 let the untuned
+      // kernel run 4 s of it (half of what was left) to its cap.
+      if (device_.info().survives_timeout() && timing.timeout_ns > 0)
+        timing.timeout_ns = std::min<std::uint64_t>(
+            timing.timeout_ns,
+            std::max<std::uint64_t>(2 * timing.abort_ns,
+                                    static_cast<std::uint64_t>(detail::TuningDeadline::kMinRunCapSeconds * 1e9)));
+    }
     // This candidate's share of what is left of the budget (none left: one
     // run, for the untuned kernel and the heuristic choice).
     detail::TimeAllowance allowance;

@@ -215,3 +215,41 @@ TEST(FaultyCandidates, AHangingCandidateIsCutShortByTheBudget) {
     EXPECT_EQ(result.error().code, ErrorCode::Timeout) << result.error().to_string();
   }
 }
+
+// Once a candidate is measured, a run twice past the abort threshold has
+// lost already: where a timeout keeps the device, it is cut there (at
+// least kMinRunCapSeconds, for the worker's start), not at the budget's
+// cap (half of what is left of 30 s) or timeout_floor_s.
+TEST(FaultyCandidates, AHangingCandidateAfterAMeasuredOneIsCutNearTheAbortThreshold) {
+  const fs::path built = fs::path(KILN_PLUGIN_DIR);
+  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
+  Scratch s;
+  fs::create_directories(s.dir / "plugins");
+  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
+  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
+  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang").value();
+  const Device device = runtime.device("faulty:0").value();
+  ASSERT_TRUE(device.info().survives_timeout());
+  const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
+  TuneOptions options = small_options(s, 6);
+  options.args = add.args;
+  options.settings.budget_s = 30;
+  options.settings.timeout_floor_s = 2;  // the first hang, with nothing measured yet: 2 s a run
+  bool measured = false;
+  std::vector<std::string> cut_after_a_best;
+  options.on_progress = [&](const TuneProgress& p) {
+    if (p.last == nullptr) return;
+    if (p.last->status == CandidateStatus::TimedOut && measured) cut_after_a_best.push_back(p.last->error);
+    measured = measured || p.last->status == CandidateStatus::Measured;
+  };
+  ASSERT_TRUE(tune_kernel(device, add.kernel, options));
+  ASSERT_FALSE(cut_after_a_best.empty()) << "every second program hangs";
+  for (const std::string& error : cut_after_a_best) {
+    const std::size_t at = error.find("no answer within ");
+    ASSERT_NE(at, std::string::npos) << error;
+    const double limit_s = std::stod(error.substr(at + std::string("no answer within ").size()));
+    // The launch's limit is its timeout times its runs (warm-ups included):
+    // 0.25 s each here, 2 s (the floor) each before.
+    EXPECT_LT(limit_s, 2) << error;
+  }
+}
