@@ -5,9 +5,11 @@
 #include "sqlite_connection.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <system_error>
+#include <thread>
 
 namespace kiln::tune {
 
@@ -173,6 +175,23 @@ Result<std::int64_t> checked_schema_version(const Connection& connection, const 
   return found;
 }
 
+// Switching a new database to WAL takes an exclusive lock, and SQLite
+// answers "database is locked" at once, without its busy handler, while
+// another process is creating the same file: two `kiln tune` started
+// together on a fresh database left one read-only (records lost). So the
+// switch is retried until the busy timeout.
+Result<void> enable_wal(const Connection& connection) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    Result<std::int64_t> switched = connection.query_integer("PRAGMA journal_mode=WAL");
+    if (switched) return {};
+    const bool locked = switched.error().message.find("locked") != std::string::npos ||
+                        switched.error().message.find("busy") != std::string::npos;
+    if (!locked || std::chrono::steady_clock::now() > give_up) return std::move(switched).error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 Result<Connection> open_writable(const fs::path& path) {
   if (path.has_parent_path()) {
     std::error_code ec;
@@ -184,7 +203,7 @@ Result<Connection> open_writable(const fs::path& path) {
   // WAL: readers never block the writer, and a killed writer leaves only an
   // uncommitted tail that the next opener discards. NORMAL sync is safe
   // against process death (only power loss can lose the last commits).
-  KILN_TRY(connection.query_integer("PRAGMA journal_mode=WAL"));
+  KILN_TRY(enable_wal(connection));
   KILN_TRY(connection.exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON"));
   KILN_TRY_ASSIGN(const std::int64_t found, checked_schema_version(connection, path));
   if (found < kSchemaVersion) {
