@@ -4,6 +4,7 @@
 // heuristic choice, always starts).
 #include <gtest/gtest.h>
 
+#include "kiln/kernels/library.hpp"
 #include "kiln/passes/optimization.hpp"
 #include "kiln/tune/search_space.hpp"
 #include "tune/candidate_pipeline.hpp"
@@ -15,17 +16,7 @@ using kiln::tune::detail::CandidatePipeline;
 
 namespace {
 
-constexpr const char* kAdd = R"(
-%a = param 0 global f32[4096]
-%b = param 1 global f32[4096]
-%c = param 2 global_mut f32[4096]
-%n = const i64 4096
-%i = index group 0 %n
-%x = load f32 %a[%i]
-%y = load f32 %b[%i]
-%s = add f32 %x, %y
-store f32 %c[%i], %s
-)";
+ir::Kernel add_kernel() { return kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value().kernel; }
 
 std::vector<SearchCandidate> splits() {
   std::vector<SearchCandidate> queue;
@@ -49,7 +40,7 @@ std::size_t prepared(CandidatePipeline& pipeline) {
 
 TEST(CandidatePipeline, HandsOutEveryCandidateInQueueOrder) {
   const Device device = test::dummy_device();
-  const ir::Kernel kernel = test::parse_ir(kAdd);
+  const ir::Kernel kernel = add_kernel();
   CandidatePipeline pipeline(device, kernel, tune::default_search_space(), splits(), 2, /*overlap=*/true, 0);
   pipeline.start();
   EXPECT_EQ(pipeline.next()->text, "split_local(axis=0,factor=256)");
@@ -58,7 +49,7 @@ TEST(CandidatePipeline, HandsOutEveryCandidateInQueueOrder) {
 
 TEST(CandidatePipeline, MaySubmitStopsEveryCompileButTheFirst) {
   const Device device = test::dummy_device();
-  const ir::Kernel kernel = test::parse_ir(kAdd);
+  const ir::Kernel kernel = add_kernel();
   CandidatePipeline pipeline(device, kernel, tune::default_search_space(), splits(), 2, /*overlap=*/true, 0);
   int asked = 0;
   pipeline.set_may_submit([&] {

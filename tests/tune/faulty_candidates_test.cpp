@@ -19,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace fs = std::filesystem;
 using namespace kiln;
@@ -52,6 +53,18 @@ Result<Runtime> c_runtime(const Scratch& s, const fs::path& library, const std::
                         << "\"" << more_options << "}}}}";
   KILN_TRY_ASSIGN(Config parsed, load_config_file(config));
   return Runtime::create(std::move(parsed));
+}
+
+// A private copy of the built C plugin (a library inits once per process,
+// with the options of the first Runtime), its worker beside it as in an
+// install: the path of the copy, or nullopt when the plugin was not built.
+std::optional<fs::path> private_c_plugin(const Scratch& s) {
+  const fs::path built = fs::path(KILN_PLUGIN_DIR);
+  if (!fs::exists(built / "libkiln-c.so")) return std::nullopt;
+  fs::create_directories(s.dir / "plugins");
+  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
+  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
+  return s.dir / "plugins" / "libkiln-c.so";
 }
 
 TuneOptions small_options(const Scratch& s, std::uint32_t launches) {
@@ -115,15 +128,10 @@ TEST(FaultyCandidates, ACrashingCandidateIsRecordedAndTheSearchAndDatabaseSurviv
 }
 
 TEST(FaultyCandidates, AHangingCandidateIsAbandonedAtTheLaunchTimeout) {
-  const fs::path built = fs::path(KILN_PLUGIN_DIR);
-  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
   Scratch s;
-  // A private copy (a library inits once per process, with the options of
-  // the first Runtime), with its worker beside it as in an install.
-  fs::create_directories(s.dir / "plugins");
-  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
-  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
-  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang", R"(, "launch_timeout": 0.5)").value();
+  const std::optional<fs::path> plugin = private_c_plugin(s);
+  if (!plugin) GTEST_SKIP() << "the C plugin was not built";
+  Runtime runtime = c_runtime(s, *plugin, "hang", R"(, "launch_timeout": 0.5)").value();
   const Device device = runtime.device("faulty:0").value();
   const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
   TuneOptions options = small_options(s, 4);
@@ -146,13 +154,10 @@ TEST(FaultyCandidates, AHangingCandidateIsAbandonedAtTheLaunchTimeout) {
 // the timed launch's timeout_ns) abandons a hanging candidate as timed out,
 // long before the plugin's launch_timeout (60 s by default) would.
 TEST(FaultyCandidates, AHangingCandidateIsTimedOutAtTheTunersLimit) {
-  const fs::path built = fs::path(KILN_PLUGIN_DIR);
-  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
   Scratch s;
-  fs::create_directories(s.dir / "plugins");
-  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
-  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
-  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang").value();
+  const std::optional<fs::path> plugin = private_c_plugin(s);
+  if (!plugin) GTEST_SKIP() << "the C plugin was not built";
+  Runtime runtime = c_runtime(s, *plugin, "hang").value();
   const Device device = runtime.device("faulty:0").value();
   const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
   TuneOptions options = small_options(s, 4);
@@ -181,13 +186,10 @@ TEST(FaultyCandidates, AHangingCandidateIsTimedOutAtTheTunersLimit) {
 // a run's time limit comes from the budget too: a hanging candidate is cut
 // short within the budget, not at timeout_floor_s (10 s by default).
 TEST(FaultyCandidates, AHangingCandidateIsCutShortByTheBudget) {
-  const fs::path built = fs::path(KILN_PLUGIN_DIR);
-  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
   Scratch s;
-  fs::create_directories(s.dir / "plugins");
-  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
-  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
-  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang").value();
+  const std::optional<fs::path> plugin = private_c_plugin(s);
+  if (!plugin) GTEST_SKIP() << "the C plugin was not built";
+  Runtime runtime = c_runtime(s, *plugin, "hang").value();
   const Device device = runtime.device("faulty:0").value();
   ASSERT_TRUE(device.info().survives_timeout());
   const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
@@ -221,13 +223,10 @@ TEST(FaultyCandidates, AHangingCandidateIsCutShortByTheBudget) {
 // least kMinRunCapSeconds, for the worker's start), not at the budget's
 // cap (half of what is left of 30 s) or timeout_floor_s.
 TEST(FaultyCandidates, AHangingCandidateAfterAMeasuredOneIsCutNearTheAbortThreshold) {
-  const fs::path built = fs::path(KILN_PLUGIN_DIR);
-  if (!fs::exists(built / "libkiln-c.so")) GTEST_SKIP() << "the C plugin was not built";
   Scratch s;
-  fs::create_directories(s.dir / "plugins");
-  fs::copy_file(built / "libkiln-c.so", s.dir / "plugins" / "libkiln-c.so");
-  fs::copy_file(built / "kiln-c-worker", s.dir / "plugins" / "kiln-c-worker");
-  Runtime runtime = c_runtime(s, s.dir / "plugins" / "libkiln-c.so", "hang").value();
+  const std::optional<fs::path> plugin = private_c_plugin(s);
+  if (!plugin) GTEST_SKIP() << "the C plugin was not built";
+  Runtime runtime = c_runtime(s, *plugin, "hang").value();
   const Device device = runtime.device("faulty:0").value();
   ASSERT_TRUE(device.info().survives_timeout());
   const kernels::StandardKernel add = kernels::make_standard_kernel("add", {.m = 1, .n = 4096}).value();
