@@ -17,9 +17,11 @@
 // `stages` stages of each, A's first. Per k step: wait for the step's tiles
 // (COPY_WAIT), one barrier, refill the stage the WGMMAs of an earlier step
 // have finished reading, fence, 4 WGMMAs (k 0, 16, 32, 48), commit, then
-// wait until at most `inflight` (0 or 1) WGMMA groups are pending: with 1,
-// a step's WGMMAs run while the next step's copies are issued and waited
-// for, and the refill goes `stages` - 2 steps ahead instead of `stages` - 1.
+// wait until at most `inflight` (0, 1 or 2) WGMMA groups are pending: with
+// 1, a step's WGMMAs run while the next step's copies are issued and waited
+// for, and the refill goes `stages` - 2 steps ahead instead of `stages` - 1
+// (the stage it refills was read by the step `inflight` + 1 back, whose
+// group every thread waited for before this step's barrier).
 //
 // Edges: rows, columns and k past the matrix copy zeros (the zero-filling
 // copy), C stores outside the matrix under an IF. Numerics: k ascending in
@@ -73,7 +75,7 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
     return "the device has no 2-, 4- and 8-lane vectors (tile indices, accumulators, copies)";
   if (s.bm < 64 || s.bm > 256 || s.bm % 64 != 0) return "bm must be 64, 128, 192 or 256 (warp groups of 64 rows)";
   if (s.bn < 64 || s.bn > 256 || s.bn % 64 != 0) return "bn must be 64, 128, 192 or 256 (64-column swizzle atoms)";
-  if (s.inflight != 0 && s.inflight != 1) return "inflight must be 0 or 1";
+  if (s.inflight < 0 || s.inflight > 2) return "inflight must be 0, 1 or 2";
   if (s.stages < 2 + s.inflight || s.stages > 6)
     return "stages must be " + std::to_string(2 + s.inflight) + " to 6 (with inflight=" + std::to_string(s.inflight) + ")";
   const std::int64_t k = p.mp.trip_count, n = p.mp.lengths[1];
@@ -324,7 +326,7 @@ class WgmmaStaged final : public Optimization {
   std::string_view description() const override {
     return "matrix products of f16/bf16 on the warp-group MMA (wgmma, sm_90a), a bm x bn block per group of bm / 64 "
            "warp groups, A and B tiles of 64 along k copied asynchronously into 128-byte-swizzled LOCAL memory in "
-           "2 to 6 stages, one WGMMA group kept in flight (inflight=1) or none";
+           "2 to 6 stages, up to 2 WGMMA groups kept in flight (inflight, default 1)";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {

@@ -201,7 +201,16 @@ TEST_F(CudaWgmmaDevice, OneWarpGroupMmaGivesTheInterpretersBits) {
       const std::vector<HostArg> want = kiln::conformance::interpreted(ops, args);
       try {
         const std::string source = kiln::conformance::run_kernel(*plugin, device, ops, args);
-        EXPECT_EQ(args.back().bytes, want.back().bytes) << source;
+        // A compact account of what differs (thread, element: got, want), so
+        // a layout mistake shows its pattern.
+        std::string diffs;
+        unsigned differing = 0;
+        for (std::size_t e = 0; e < 16384; ++e)
+          if (args.back().get(e) != want.back().get(e) && ++differing <= 24)
+            diffs += " (" + std::to_string(e / 128) + "," + std::to_string(e % 128) + ": " +
+                     std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(args.back().get(e)))) + " want " +
+                     std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(want.back().get(e)))) + ")";
+        EXPECT_EQ(differing, 0u) << "accumulator elements differ:" << diffs << "\n" << source;
       } catch (const AbiError& e) {
         ADD_FAILURE() << e.what();
       }

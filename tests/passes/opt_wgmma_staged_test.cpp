@@ -41,6 +41,7 @@ TEST(WgmmaStaged, MatchesTheUntunedKernelExactlyOnTheDummy) {
       {{.m = 128, .n = 128, .k = 256}, "wgmma_staged(bm=128,bn=128,stages=4,inflight=1)"},
       {{.m = 128, .n = 256, .k = 192}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=1)"},
       {{.m = 64, .n = 192, .k = 320}, "wgmma_staged(bm=64,bn=192,stages=3,inflight=0)"},
+      {{.m = 128, .n = 64, .k = 448}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2)"},
       // One k step (the prologue's empty groups), more stages than steps.
       {{.m = 64, .n = 128, .k = 64}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=1)"},
       // Every side guarded in whole 16-byte chunks (M any, N and K multiples of 8).
@@ -91,7 +92,8 @@ TEST(WgmmaStaged, RefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=32,bn=64)", d), HasSubstr("bm must be"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=96)", d), HasSubstr("bn must be"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,stages=2,inflight=1)", d), HasSubstr("stages must be 3 to 6"));
-  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,inflight=2)", d), HasSubstr("inflight must be 0 or 1"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,inflight=3)", d), HasSubstr("inflight must be 0, 1 or 2"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,stages=3,inflight=2)", d), HasSubstr("stages must be 4 to 6"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=256,bn=256,stages=6)", d), HasSubstr("LOCAL bytes"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64)", *mma_device_info(true)),
               HasSubstr("does not run wgmma on f16"));

@@ -85,7 +85,7 @@ std::uint64_t swizzled(std::uint64_t e) { return e ^ (((e >> 6) & 7u) << 3); }
 
 TEST(InterpreterWgmma, EveryNAndDtypeFollowsTheContract) {
   for (const bool bf16 : {false, true})
-    for (const unsigned n : {8u, 16u, 24u, 64u, 128u, 192u, 256u})
+    for (unsigned n = 8; n <= 256; n += 8)
       for (const std::uint64_t a : {0ull, 16ull, 48ull}) {
         const std::string dtype = bf16 ? "bf16" : "f16";
         SCOPED_TRACE(dtype + " n" + std::to_string(n) + " a=" + std::to_string(a));
