@@ -1,11 +1,12 @@
-// wgmma_staged(bm, bn, stages, inflight): the f16/bf16 matrix products
+// wgmma_staged(bm, bn, stages, inflight, split): the f16/bf16 matrix products
 // mma_staged takes (opt_mma_match.hpp) on the warp-group MMA (WGMMA,
 // kernel_ir.h; wgmma.mma_async on sm_90a). docs/passes.md, "wgmma_staged",
 // has the why.
 //
 // A group of bm / 64 warp groups (128 threads each) computes a bm x bn block
-// of C, warp group w the rows 64 w .. 64 w + 63 with one m64nBNk16 WGMMA per
-// 16 of k, its bn / 2 accumulators per thread in REGISTER storage. A and B
+// of C, warp group w the rows 64 w .. 64 w + 63 with `split` m64n(bn/split)k16
+// WGMMAs per 16 of k (default 1), its bn / 2 accumulators per thread in
+// `split` REGISTER storages. A and B
 // tiles of 64 along k are copied asynchronously (COPY_ASYNC, 16 bytes each)
 // into one LOCAL storage in the 128-byte swizzled layout WGMMA reads:
 //
@@ -55,7 +56,8 @@ constexpr std::int64_t kVec = 8;      // elements per 16-byte copy
 constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice
 
 struct Config {
-  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1;
+  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1;
+  std::int64_t wn() const { return bn / split; }  // n of one WGMMA
   std::int64_t groups() const { return bm / 64; }  // warp groups
   std::int64_t threads() const { return 128 * groups(); }
   std::int64_t a_size() const { return bm * kBk; }  // elements of one stage
@@ -76,6 +78,8 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   if (s.bm < 64 || s.bm > 256 || s.bm % 64 != 0) return "bm must be 64, 128, 192 or 256 (warp groups of 64 rows)";
   if (s.bn < 64 || s.bn > 256 || s.bn % 64 != 0) return "bn must be 64, 128, 192 or 256 (64-column swizzle atoms)";
   if (s.inflight < 0 || s.inflight > 2) return "inflight must be 0, 1 or 2";
+  if (s.split < 1 || s.bn % s.split != 0 || s.wn() % 64 != 0)
+    return "split must divide bn into WGMMAs of whole 64-column atoms (1, 2 or 4)";
   if (s.stages < 2 + s.inflight || s.stages > 6)
     return "stages must be " + std::to_string(2 + s.inflight) + " to 6 (with inflight=" + std::to_string(s.inflight) + ")";
   const std::int64_t k = p.mp.trip_count, n = p.mp.lengths[1];
@@ -123,9 +127,11 @@ class Emitter {
     zero_ = b_.constant(p_.input, 0.0);
 
     tiles_ = b_.storage(ir::Scope::Local, p_.input, static_cast<std::uint64_t>(s_.stages * (s_.a_size() + s_.b_size())));
-    acc_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.bn / 2));
+    for (std::int64_t q = 0; q < s_.split; ++q)
+      acc_.push_back(b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.wn() / 2)));
     const Value zero4 = b_.broadcast(b_.constant(DType::F32, 0.0), 4);
-    for (std::int64_t q = 0; q < s_.bn / 2; q += 4) b_.store(acc_, c(q), zero4);
+    for (const Value acc : acc_)
+      for (std::int64_t q = 0; q < s_.wn() / 2; q += 4) b_.store(acc, c(q), zero4);
     a_group_ = b_.mul(group_, c(64 * kBk));  // the warp group's rows in an A stage
 
     const std::int64_t steps = ceil_div(k_, kBk);
@@ -231,8 +237,11 @@ class Emitter {
     const Value a_stage = b_.add(b_.mul(stage, c(s_.a_size())), a_group_);
     const Value b_stage = b_.add(b_.mul(stage, c(s_.b_size())), c(s_.stages * s_.a_size()));
     for (std::int64_t j = 0; j < kBk / 16; ++j) {
-      const Value tiles = b_.insert(b_.broadcast(affine(a_stage, 1, 16 * j), 2), affine(b_stage, 1, j * kAtom * (s_.bn / 64)), 1);
-      b_.wgmma(tiles_, tiles, acc_, static_cast<std::uint32_t>(s_.bn));
+      for (std::int64_t q = 0; q < s_.split; ++q) {
+        const std::int64_t b_at = j * kAtom * (s_.bn / 64) + q * kAtom * (s_.wn() / 64);
+        const Value tiles = b_.insert(b_.broadcast(affine(a_stage, 1, 16 * j), 2), affine(b_stage, 1, b_at), 1);
+        b_.wgmma(tiles_, tiles, acc_[static_cast<std::size_t>(q)], static_cast<std::uint32_t>(s_.wn()));
+      }
     }
   }
 
@@ -254,7 +263,8 @@ class Emitter {
       const Value row_in = guard_m_ ? b_.cmplt(row, c(m_)) : Value{};
       const Value row_at = b_.add(scaled(row, p_.c.c0), c(p_.c.constant));
       for (std::int64_t j = 0; j < s_.bn / 8; ++j) {
-        const Value d = b_.load(acc_, c(4 * j), 4);
+        const std::int64_t per = s_.wn() / 8;  // 8-column blocks per WGMMA
+        const Value d = b_.load(acc_[static_cast<std::size_t>(j / per)], c(4 * (j % per)), 4);
         const Value col = affine(col0, 1, 8 * j);
         if (c_pairs_) {
           const Value pair = b_.insert(b_.broadcast(mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h))), 2),
@@ -304,19 +314,21 @@ class Emitter {
   std::map<std::int64_t, Value> constants_;
   std::int64_t m_ = 0, n_ = 0, k_ = 0;
   bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
-  Value a_mem_, b_mem_, tid_, m0_, n0_, group_, zero_, tiles_, acc_, a_group_;
+  Value a_mem_, b_mem_, tid_, m0_, n0_, group_, zero_, tiles_, a_group_;
+  std::vector<Value> acc_;  // one per WGMMA along n
   std::vector<CopyUnit> a_units_, b_units_;
 };
 
 Result<Config> config_of(const OptStep& step) {
   for (const auto& [key, value] : step.params)
-    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight")
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight)");
+    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split")
+      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split)");
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
   s.stages = step.param("stages", 4);
   s.inflight = step.param("inflight", 1);
+  s.split = step.param("split", 1);
   return s;
 }
 

@@ -32,7 +32,7 @@ inline constexpr int kSearchSpaceVersion = 9;  // 2: recipes; 3: the CPU element
                                               // (the row in LOCAL memory) and its row recipes, coarsened one-warp rows;
                                               // 8: mma_staged 128 x 256 in 3 stages of k 64, the CUDA dialect's 32-bit
                                               // shared addresses and occupancy launch bounds; 9: wgmma_staged (warp-group
-                                              // MMAs on sm_90a) and its recipes
+                                              // MMAs on sm_90a) and its 128 x 128 recipes
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
