@@ -87,6 +87,11 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
     return "the copies move 16-byte chunks: A must be contiguous along k, in whole chunks";
   if (p.b.c1 != 1 || p.b.c0 % kVec != 0 || p.b.constant % kVec != 0 || n % kVec != 0)
     return "the copies move 16-byte chunks: B must be contiguous along n, in whole chunks";
+  // Every thread copies as many 16-byte chunks of A and of B (192 x 128: B's
+  // 1024 chunks do not split over 384 threads).
+  if ((s.bm * (kBk / kVec)) % s.threads() != 0 || (kBk * (s.bn / kVec)) % s.threads() != 0)
+    return "the " + std::to_string(s.threads()) + " threads do not divide the tile copies (A " +
+           std::to_string(s.bm * (kBk / kVec)) + ", B " + std::to_string(kBk * (s.bn / kVec)) + ")";
   if (s.threads() > device.max_local_threads || s.threads() > device.max_local_dims[0])
     return std::to_string(s.threads()) + " threads per group exceed the device's " + std::to_string(device.max_local_threads);
   // The stages plus the kilobyte the device may need to align them.
