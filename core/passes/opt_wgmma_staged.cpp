@@ -1,4 +1,4 @@
-// wgmma_staged(bm, bn, stages, inflight, split): the f16/bf16 matrix products
+// wgmma_staged(bm, bn, stages, inflight, split, mma_first): the f16/bf16 matrix products
 // mma_staged takes (opt_mma_match.hpp) on the warp-group MMA (WGMMA,
 // kernel_ir.h; wgmma.mma_async on sm_90a). docs/passes.md, "wgmma_staged",
 // has the why.
@@ -56,7 +56,7 @@ constexpr std::int64_t kVec = 8;      // elements per 16-byte copy
 constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice
 
 struct Config {
-  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1;
+  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0;
   std::int64_t wn() const { return bn / split; }  // n of one WGMMA
   std::int64_t groups() const { return bm / 64; }  // warp groups
   std::int64_t threads() const { return 128 * groups(); }
@@ -78,6 +78,7 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   if (s.bm < 64 || s.bm > 256 || s.bm % 64 != 0) return "bm must be 64, 128, 192 or 256 (warp groups of 64 rows)";
   if (s.bn < 64 || s.bn > 256 || s.bn % 64 != 0) return "bn must be 64, 128, 192 or 256 (64-column swizzle atoms)";
   if (s.inflight < 0 || s.inflight > 2) return "inflight must be 0, 1 or 2";
+  if (s.mma_first != 0 && s.mma_first != 1) return "mma_first must be 0 or 1";
   if (s.split < 1 || s.bn % s.split != 0 || s.wn() % 64 != 0)
     return "split must divide bn into WGMMAs of whole 64-column atoms (1, 2 or 4)";
   if (s.stages < 2 + s.inflight || s.stages > 6)
@@ -155,12 +156,18 @@ class Emitter {
     // the WGMMAs in flight stay asynchronous (ptxas serializes them across a
     // branch: "wgmma.mma_async instructions are serialized", C7514). The
     // stage it writes is one no later step reads.
+    // mma_first=1 issues the step's WGMMAs before the refill's copies (the
+    // refilled stage is neither this step's nor an in-flight group's).
     const Value next = b_.add(kt, c(s_.ahead()));
-    copy_tile(next, b_.mod(next, c(s_.stages)), b_.cmplt(next, c(steps)));
-    b_.copy_commit();
+    const auto refill = [&] {
+      copy_tile(next, b_.mod(next, c(s_.stages)), b_.cmplt(next, c(steps)));
+      b_.copy_commit();
+    };
+    if (s_.mma_first == 0) refill();
     b_.wgmma_fence();
     compute(b_.mod(kt, c(s_.stages)));
     b_.wgmma_commit();
+    if (s_.mma_first == 1) refill();
     b_.wgmma_wait(static_cast<std::uint32_t>(s_.inflight));
     end_loop(kt);
     if (s_.inflight != 0) b_.wgmma_wait(0);
@@ -326,14 +333,15 @@ class Emitter {
 
 Result<Config> config_of(const OptStep& step) {
   for (const auto& [key, value] : step.params)
-    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split")
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split)");
+    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first")
+      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first)");
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
   s.stages = step.param("stages", 4);
   s.inflight = step.param("inflight", 1);
   s.split = step.param("split", 1);
+  s.mma_first = step.param("mma_first", 0);
   return s;
 }
 

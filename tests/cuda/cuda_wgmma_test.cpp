@@ -120,6 +120,7 @@ TEST(CudaWgmma, TheStagedKernelsCompileForSm90a) {
       {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1)"},
       {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0)"},
       {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2)"},
+      {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1)"},
       // Four and three warp groups (512 and 384 threads).
       {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1)"},
       {"f16", {.m = 576, .n = 576, .k = 1024}, "wgmma_staged(bm=192,bn=192,stages=3,inflight=1)"},

@@ -42,6 +42,9 @@ TEST(WgmmaStaged, MatchesTheUntunedKernelExactlyOnTheDummy) {
       {{.m = 128, .n = 256, .k = 192}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=1)"},
       {{.m = 64, .n = 192, .k = 320}, "wgmma_staged(bm=64,bn=192,stages=3,inflight=0)"},
       {{.m = 128, .n = 64, .k = 448}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2)"},
+      // The step's WGMMAs issued before the refill's copies.
+      {{.m = 128, .n = 128, .k = 320}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1)"},
+      {{.m = 72, .n = 88, .k = 136}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,mma_first=1)"},
       // Four and three warp groups.
       {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1)"},
       {{.m = 200, .n = 192, .k = 256}, "wgmma_staged(bm=192,bn=192,stages=3,inflight=1)"},
@@ -101,6 +104,7 @@ TEST(WgmmaStaged, RefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,inflight=3)", d), HasSubstr("inflight must be 0, 1 or 2"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=128,split=4)", d), HasSubstr("split must divide bn"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=192,bn=128)", d), HasSubstr("do not divide the tile copies"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,mma_first=2)", d), HasSubstr("mma_first must be 0 or 1"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,stages=3,inflight=2)", d), HasSubstr("stages must be 4 to 6"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=256,bn=256,stages=6)", d), HasSubstr("LOCAL bytes"));
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64)", *mma_device_info(true)),
