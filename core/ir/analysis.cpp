@@ -255,6 +255,7 @@ std::vector<bool> loop_invariant_values(const Kernel& kernel, const Blocks& bloc
     const Op& op = kernel[id];
     if ((op.kind == OpKind::Store || op.kind == OpKind::CopyAsync) && op.src[0] < n && blocks.encloses(loop, id))
       written_in_loop[op.src[0]] = true;
+    if (op.kind == OpKind::Wgmma && op.src[2] < n && blocks.encloses(loop, id)) written_in_loop[op.src[2]] = true;
   }
   std::vector<bool> invariant(n, false);
   for (ValueId id = 0; id < n; ++id) {
@@ -420,6 +421,11 @@ std::vector<bool> varying_values(const Kernel& kernel, const Blocks& blocks, boo
       } else if (op.kind == OpKind::Store || op.kind == OpKind::CopyAsync) {
         if (op.src[0] < n && !tainted[op.src[0]] && (any_operand || control_varies(id))) {
           tainted[op.src[0]] = true;
+          changed = true;
+        }
+      } else if (op.kind == OpKind::Wgmma) {
+        if (op.src[2] < n && !tainted[op.src[2]]) {  // each thread holds its own part of D
+          tainted[op.src[2]] = true;
           changed = true;
         }
       } else if (op.kind == OpKind::Mma || op.kind == OpKind::LoadMatrix) {

@@ -189,6 +189,20 @@ Value Builder::load_matrix(Value local, Value row_index, std::uint32_t matrices,
   return append_inferred(op);
 }
 void Builder::copy_commit() { append(make(OpKind::CopyCommit)); }
+void Builder::wgmma(Value local, Value tiles, Value accumulator, std::uint32_t n) {
+  Op op = make(OpKind::Wgmma, 0, {local.id, tiles.id, accumulator.id});
+  op.attr = n;
+  op.dtype = type_of(local).dtype;
+  op.lanes = 1;
+  append(op);
+}
+void Builder::wgmma_fence() { append(make(OpKind::WgmmaFence)); }
+void Builder::wgmma_commit() { append(make(OpKind::WgmmaCommit)); }
+void Builder::wgmma_wait(std::uint32_t pending_groups) {
+  Op op = make(OpKind::WgmmaWait);
+  op.attr = pending_groups;
+  append(op);
+}
 void Builder::copy_wait(std::uint32_t pending_groups) {
   Op op = make(OpKind::CopyWait);
   op.attr = pending_groups;

@@ -247,6 +247,33 @@ class Parser {
       op.dtype = written->dtype;
       return builder_.append(op).id;
     }
+    if (name == "wgmma_fence") return builder_.append(op_of(OpKind::WgmmaFence)).id;
+    if (name == "wgmma_commit") return builder_.append(op_of(OpKind::WgmmaCommit)).id;
+    if (name == "wgmma_wait") {
+      Op op = op_of(OpKind::WgmmaWait);
+      op.attr = static_cast<std::uint32_t>(unsigned_number("a count of wgmma groups left pending (0..7)", UINT32_MAX));
+      return builder_.append(op).id;
+    }
+    if (name == "wgmma") {
+      // wgmma n<N> <type> %mem[%tiles], %accumulator
+      const Token& at = peek();
+      const std::string_view n = word("a tile width (n8 .. n256)");
+      if (n.size() < 2 || n[0] != 'n' || n.find_first_not_of("0123456789", 1) != std::string_view::npos || n.size() > 4)
+        fail_at(at, "a tile width (n8 .. n256)");
+      Op op = op_of(OpKind::Wgmma);
+      op.attr = static_cast<std::uint32_t>(std::stoul(std::string(n.substr(1))));
+      const Token& type_at = peek();
+      const ValueType written = type();
+      if (written.lanes != 1) fail_at(type_at, "a scalar type", "wgmma's type is its storage's element type");
+      op.dtype = written.dtype;
+      op.src[0] = value();
+      expect('[');
+      op.src[1] = value();
+      expect(']');
+      expect(',');
+      op.src[2] = value();
+      return builder_.append(op).id;
+    }
     if (name == "copy_wait") {
       Op op = op_of(OpKind::CopyWait);
       op.attr = static_cast<std::uint32_t>(unsigned_number("a count of copy groups left pending (0..7)", UINT32_MAX));

@@ -118,6 +118,18 @@ class Printer {
       case OpKind::CopyCommit:
         if (!unshown_fields_default(op, false, false, false, false)) return {};
         return "copy_commit";
+      case OpKind::Wgmma:
+        if (!typed || op.lanes != 1 || !unshown_fields_default(op, true, false, true, false)) return {};
+        return "wgmma n" + std::to_string(op.attr) + " " + type + " " + names[0] + "[" + names[1] + "], " + names[2];
+      case OpKind::WgmmaFence:
+        if (!unshown_fields_default(op, false, false, false, false)) return {};
+        return "wgmma_fence";
+      case OpKind::WgmmaCommit:
+        if (!unshown_fields_default(op, false, false, false, false)) return {};
+        return "wgmma_commit";
+      case OpKind::WgmmaWait:
+        if (!unshown_fields_default(op, false, false, true, false)) return {};
+        return "wgmma_wait " + std::to_string(op.attr);
       case OpKind::CopyWait:
         if (!unshown_fields_default(op, false, false, true, false)) return {};
         return "copy_wait " + std::to_string(op.attr);

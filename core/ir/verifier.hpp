@@ -48,6 +48,8 @@ class Verifier {
   bool check_bf16_dot(ValueId id, const Op& op);  // verify_bf16_dot.cpp
   bool check_copy_async(ValueId id, const Op& op);       // verify_copy_async.cpp
   bool check_load_matrix(ValueId id, const Op& op);      // verify_mma.cpp
+  bool check_wgmma(ValueId id, const Op& op);            // verify_wgmma.cpp
+  bool check_wgmma_collective(ValueId id, const std::string& name);  // verify_wgmma.cpp
   bool check_warp_collective(ValueId id, const std::string& name);  // verify_mma.cpp
   bool check_alignment_and_range(ValueId id, const Op& op, const Op& memory);
 

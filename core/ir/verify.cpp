@@ -30,7 +30,9 @@ FieldUse field_use(OpKind kind) {
     case OpKind::Index: return {true, true, true, false};
     case OpKind::Barrier: return {false, true, false, false};
     case OpKind::CopyCommit: return {false, false, false, false};
-    case OpKind::CopyWait: return {false, false, true, false};
+    case OpKind::CopyWait: case OpKind::WgmmaWait: return {false, false, true, false};
+    case OpKind::WgmmaFence: case OpKind::WgmmaCommit: return {false, false, false, false};
+    case OpKind::Wgmma: return {true, false, true, false};
     case OpKind::Unary: case OpKind::Binary: return {true, true, false, false};
     case OpKind::Insert: case OpKind::Extract: return {true, false, true, false};
     case OpKind::Mma: case OpKind::SubgroupReduce: case OpKind::LoadMatrix: return {true, true, true, false};
@@ -110,8 +112,9 @@ bool Verifier::check_operands(ValueId id) {
       return fail(id, "operand-value", which + " names op " + std::to_string(v) + " (" +
                                            std::string(kind_name(def.kind)) + "), which has no value");
     const bool wants_memory =
-        i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::CopyAsync ||
-                   op.kind == OpKind::LoadMatrix);
+        (i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::CopyAsync ||
+                    op.kind == OpKind::LoadMatrix || op.kind == OpKind::Wgmma)) ||
+        (i == 2 && op.kind == OpKind::Wgmma);
     if (wants_memory && !def.is_memory())
       return fail(id, "operand-memory", "the memory operand %" + std::to_string(v) + " is not a buffer param or storage");
     if (!wants_memory && def.is_memory())

@@ -41,6 +41,14 @@ bool Verifier::check_op(ValueId id) {
     case OpKind::Load: case OpKind::Store: return check_memory_access(id, op);
     case OpKind::CopyAsync: return check_copy_async(id, op);
     case OpKind::LoadMatrix: return check_load_matrix(id, op);
+    case OpKind::Wgmma: return check_wgmma(id, op);
+    case OpKind::WgmmaFence: return check_wgmma_collective(id, "wgmma_fence");
+    case OpKind::WgmmaCommit: return check_wgmma_collective(id, "wgmma_commit");
+    case OpKind::WgmmaWait:
+      if (op.attr > sdk::kMaxWgmmaWaitGroups)
+        return fail(id, "wgmma-wait-groups", "wgmma_wait leaves at most " + std::to_string(sdk::kMaxWgmmaWaitGroups) +
+                                                 " groups pending, not " + std::to_string(op.attr));
+      return check_wgmma_collective(id, "wgmma_wait");
     case OpKind::CopyWait:
       if (op.attr > kMaxCopyWaitGroups)
         return fail(id, "copy-wait-groups", "copy_wait leaves at most " + std::to_string(kMaxCopyWaitGroups) +

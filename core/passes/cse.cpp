@@ -85,8 +85,10 @@ Kernel eliminate_common_subexpressions(const Kernel& kernel, const DeviceInfo&) 
       case OpKind::Loop:
         for (ValueId inner = id + 1; inner < n && blocks.encloses(id, inner); ++inner) {
           if (kernel[inner].kind == OpKind::Store || kernel[inner].kind == OpKind::CopyAsync) bump(kernel[inner].src[0]);
+          if (kernel[inner].kind == OpKind::Wgmma) bump(kernel[inner].src[2]);
           // A copy_wait writes whatever copies it covers.
-          if (kernel[inner].kind == OpKind::Barrier || kernel[inner].kind == OpKind::CopyWait)
+          if (kernel[inner].kind == OpKind::Barrier || kernel[inner].kind == OpKind::CopyWait ||
+              kernel[inner].kind == OpKind::WgmmaWait)
             for (ValueId memory : memories) bump(memory);
         }
         rw.copy(id);
@@ -102,7 +104,10 @@ Kernel eliminate_common_subexpressions(const Kernel& kernel, const DeviceInfo&) 
       case OpKind::Store: case OpKind::CopyAsync:
         bump(op.src[0]);
         return false;
-      case OpKind::Barrier: case OpKind::CopyWait:
+      case OpKind::Wgmma:
+        bump(op.src[2]);
+        return false;
+      case OpKind::Barrier: case OpKind::CopyWait: case OpKind::WgmmaWait:
         for (ValueId memory : memories) bump(memory);
         return false;
       default:

@@ -45,7 +45,8 @@ std::vector<bool> live_ops(const Kernel& kernel, const ir::Blocks& blocks, const
       case OpKind::Store: case OpKind::CopyAsync:
         root = !is_storage(kernel, op.src[0]) || storage_read[op.src[0]];
         break;
-      case OpKind::CopyCommit: case OpKind::CopyWait:
+      case OpKind::CopyCommit: case OpKind::CopyWait: case OpKind::Wgmma: case OpKind::WgmmaFence:
+      case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
         root = true;
         break;
       case OpKind::Barrier:
@@ -88,6 +89,13 @@ Kernel eliminate_dead_code(const Kernel& kernel, const DeviceInfo&) {
         storage_read[op.src[0]] = true;
         grew = true;
       }
+      // A WGMMA reads its LOCAL tiles and its accumulator.
+      if (live[id] && op.kind == OpKind::Wgmma)
+        for (ValueId m : {op.src[0], op.src[2]})
+          if (is_storage(kernel, m) && !storage_read[m]) {
+            storage_read[m] = true;
+            grew = true;
+          }
     }
   }
   return ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {

@@ -60,7 +60,9 @@ LoopFacts facts_of(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop)
   for (ValueId id = loop + 1; id < kernel.size() && id < blocks.end[loop]; ++id) {
     const ir::Op& op = kernel[id];
     // A copy_wait writes LOCAL storage as a barrier publishes it.
-    if (op.kind == OpKind::Barrier || op.kind == OpKind::CopyWait) facts.has_barrier = true;
+    // A wgmma_wait writes the accumulators of the WGMMAs it covers.
+    if (op.kind == OpKind::Barrier || op.kind == OpKind::CopyWait || op.kind == OpKind::WgmmaWait) facts.has_barrier = true;
+    if (op.kind == OpKind::Wgmma && op.src[2] < kernel.size()) facts.stored[op.src[2]] = true;  // its accumulator
     if ((op.kind != OpKind::Store && op.kind != OpKind::CopyAsync) || op.src[0] >= kernel.size()) continue;
     facts.stored[op.src[0]] = true;
     // Two GLOBAL_MUT params may be bound to one buffer: a store to one may

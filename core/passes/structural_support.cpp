@@ -156,7 +156,8 @@ bool has_local_index(const Kernel& kernel) {
 bool has_barrier(const Kernel& kernel, ValueId first, ValueId last) {
   for (ValueId id = first; id < last && id < kernel.size(); ++id)
     // Copy groups order a thread's asynchronous copies as barriers order a group.
-    if (kernel[id].kind == OpKind::Barrier || kernel[id].kind == OpKind::CopyCommit || kernel[id].kind == OpKind::CopyWait)
+    if (kernel[id].kind == OpKind::Barrier || kernel[id].kind == OpKind::CopyCommit || kernel[id].kind == OpKind::CopyWait ||
+        kernel[id].kind == OpKind::WgmmaFence || kernel[id].kind == OpKind::WgmmaCommit || kernel[id].kind == OpKind::WgmmaWait)
       return true;
   return false;
 }

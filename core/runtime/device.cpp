@@ -123,9 +123,12 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
     const unsigned kind = static_cast<unsigned>(kernel[id].kind);
     const unsigned dtype = static_cast<unsigned>(kernel[id].dtype);
     // COPY_COMMIT and COPY_WAIT have no dtype: they come with COPY_ASYNC.
+    // WGMMA_FENCE, _COMMIT and _WAIT likewise come with WGMMA.
     const bool typeless_copy = kind == KILN_OP_COPY_COMMIT || kind == KILN_OP_COPY_WAIT;
-    const bool claimed = typeless_copy ? state_->info().op_kind_dtypes[KILN_OP_COPY_ASYNC] != 0
-                                       : state_->info().supports_op_kind(kind, dtype);
+    const bool typeless_wgmma = kind == KILN_OP_WGMMA_FENCE || kind == KILN_OP_WGMMA_COMMIT || kind == KILN_OP_WGMMA_WAIT;
+    const bool claimed = typeless_copy    ? state_->info().op_kind_dtypes[KILN_OP_COPY_ASYNC] != 0
+                         : typeless_wgmma ? state_->info().op_kind_dtypes[KILN_OP_WGMMA] != 0
+                                          : state_->info().supports_op_kind(kind, dtype);
     if (kind >= sdk::kOpKinds1_0 && !claimed) {
       Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" +
                                                        std::string(sdk::op_kind_name(kind)) + " " +

@@ -8,6 +8,7 @@
 
 #include <kiln/sdk/plugin_support.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace kiln::cuda {
@@ -57,7 +58,8 @@ kiln_error* compile(kiln_compile_args* raw) {
     p->params = sdk::collect_params(ops);
     CudaSource source = emit_cuda(ops);
     p->source = std::move(source.text);
-    const DeviceCode code = compile_cuda(state().nvrtc, p->source, d.cc_major, d.cc_minor, state().settings.nvrtc);
+    const bool wgmma = std::any_of(ops.begin(), ops.end(), [](const kiln_op& op) { return op.kind == KILN_OP_WGMMA; });
+    const DeviceCode code = compile_cuda(state().nvrtc, p->source, d.cc_major, d.cc_minor, state().settings.nvrtc, wgmma);
     p->target = code.target;
     ContextScope scope(d.context);
     p->module = load_module(code);

@@ -83,6 +83,9 @@ void describe(Device& d, int driver_version) {
     // LOAD_MATRIX is ldmatrix.sync.aligned.m8n8 (sm_75+).
     sdk::set_load_matrix(info);
   }
+  // WGMMA is wgmma.mma_async, which exists on sm_90a only (not on sm_100:
+  // its tensor cores take tcgen05); compile() targets sm_90a for it.
+  if (d.cc_major == 9 && d.cc_minor == 0) sdk::set_wgmma(info);
   // SUBGROUP_REDUCE is __shfl_xor_sync (every arch kiln runs on): a block's
   // warps are 32 consecutive linear thread ids.
   if (info.warp_size == 32) sdk::set_subgroup_reduce(info);

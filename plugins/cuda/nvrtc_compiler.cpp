@@ -59,9 +59,10 @@ std::string nvrtc_target(const NvrtcApi& nvrtc, int major, int minor, bool force
 }
 
 DeviceCode compile_cuda(const NvrtcApi& nvrtc, std::string_view source, int major, int minor,
-                        const NvrtcOptions& options) {
+                        const NvrtcOptions& options, bool arch_specific) {
   DeviceCode code;
   code.target = nvrtc_target(nvrtc, major, minor, options.force_ptx);
+  if (arch_specific) code.target += "a";
   code.is_cubin = code.target.starts_with("sm_");
   const std::vector<std::string> flags = nvrtc_flags(code.target, options);
   std::vector<const char*> argv;

@@ -37,7 +37,9 @@ std::string nvrtc_target(const NvrtcApi& nvrtc, int major, int minor, bool force
 
 // Compiles `source` (one extern "C" __global__ kernel, or more). Throws
 // PluginError(COMPILE_FAILED) with NVRTC's log and the flags on failure.
+// `arch_specific`: the source uses instructions of the architecture's "a"
+// variant (wgmma: sm_90a), so the target is that variant's.
 DeviceCode compile_cuda(const NvrtcApi& nvrtc, std::string_view source, int major, int minor,
-                        const NvrtcOptions& options);
+                        const NvrtcOptions& options, bool arch_specific = false);
 
 }  // namespace kiln::cuda

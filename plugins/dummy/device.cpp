@@ -163,6 +163,9 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
   if (o.get_bool("copy_async", false)) sdk::set_copy_async(info);
   // LOAD_MATRIX likewise (the warp's 8 x 8 matrix loads).
   if (o.get_bool("load_matrix", false)) sdk::set_load_matrix(info);
+  // WGMMA (with its fence, commit and wait) likewise: the interpreter does a
+  // warp group's MMA at the wait that covers it.
+  if (o.get_bool("wgmma", false)) sdk::set_wgmma(info);
 
   // SUBGROUP_REDUCE likewise, when asked (the tests that exercise it and
   // its tiled_reduce form), in subgroups of warp_size (2..64).

@@ -113,6 +113,35 @@ barrier
 store f16x8 %1[%6], %10
 )";
 
+// WGMMA and its fence, commit and wait (appended in ABI 1.1): one warp
+// group fills a LOCAL f16 tile, zeroes its accumulators and multiplies A (at
+// 0) by B (at 4096), n = 8.
+inline constexpr std::string_view kWgmma = R"(%0 = param 0 global f16[8192]
+%1 = param 1 global_mut f32[8192]
+%2 = storage local f16[8192]
+%3 = storage register f32[4]
+%4 = const i64 128
+%5 = index local 0 %4
+%6 = const i64 64
+%7 = mul i64 %5, %6
+%8 = load f16x8 %0[%7]
+store f16x8 %2[%7], %8
+%10 = const f32 0
+%11 = broadcast f32x4 %10
+%12 = const i64 0
+store f32x4 %3[%12], %11
+barrier
+wgmma_fence
+%16 = const i64 4096
+%17 = broadcast i64x2 %12
+%18 = insert i64x2 %17[1], %16
+wgmma n8 f16 %2[%18], %3
+wgmma_commit
+wgmma_wait 0
+%22 = load f32x4 %3[%12]
+store f32x4 %1[%7], %22
+)";
+
 // SUBGROUP_REDUCE (appended in ABI 1.1), each reduction, over a 16 x 4
 // group (subgroups follow the linear local id).
 inline constexpr std::string_view kSubgroupReduce = R"(%0 = param 0 global_mut f32[64]

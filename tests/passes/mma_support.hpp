@@ -11,15 +11,16 @@
 
 namespace kiln::passes::test {
 
-// The dummy plugin alone, with two devices: dummy:0 claims the MMA op and
+// The dummy plugin alone, with three devices: dummy:0 claims the MMA op and
 // features; dummy:1 also the asynchronous copies, the warp's matrix loads
 // and an sm_90's 227 KiB of LOCAL memory per group (as the CUDA plugin on an
-// H200). One runtime: a process loads the plugin once, with one set of options.
+// H200); dummy:2 also the warp-group MMA (WGMMA, as on an H200). One runtime: a process loads the plugin once, with one set of options.
 inline const Runtime* mma_runtime() {
   static const std::unique_ptr<Runtime> runtime = []() -> std::unique_ptr<Runtime> {
     Result<Config> config = parse_config(
         R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"mma": true},
-              {"mma": true, "copy_async": true, "load_matrix": true, "local_memory_bytes": 232448}]}},
+              {"mma": true, "copy_async": true, "load_matrix": true, "local_memory_bytes": 232448},
+              {"mma": true, "copy_async": true, "load_matrix": true, "wgmma": true, "local_memory_bytes": 232448}]}},
                         "c": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
                         "cuda": {"enabled": false}}})",
         "mma-tile-test-config.json");
@@ -33,11 +34,11 @@ inline const Runtime* mma_runtime() {
 
 // The dummy's MMA device (with `async`, the one with copies and matrix
 // loads), or nullptr (the test then fails: the dummy is always built with the tests).
-inline const DeviceInfo* mma_device_info(bool async = false) {
+inline const DeviceInfo* mma_device_info(bool async = false, bool wgmma = false) {
   const Runtime* runtime = mma_runtime();
   if (runtime == nullptr) return nullptr;
   const PluginRecord* record = runtime->plugin("dummy");
-  const std::size_t index = async ? 1 : 0;
+  const std::size_t index = wgmma ? 2 : async ? 1 : 0;
   if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.size() <= index) return nullptr;
   return &record->devices[index];
 }
@@ -56,8 +57,8 @@ inline DeviceInfo mma_preset() {
 // untuned kernel on the interpreter (same random inputs); "" when equal
 // within `tolerance`.
 inline std::string differs_on_dummy(const kernels::StandardKernel& k, std::string_view step, double tolerance = 0,
-                             std::uint64_t seed = 5, bool async = false) {
-  const DeviceInfo* info = mma_device_info(async);
+                             std::uint64_t seed = 5, bool async = false, bool wgmma = false) {
+  const DeviceInfo* info = mma_device_info(async, wgmma);
   if (info == nullptr) return "the dummy's MMA device is not there";
   const ir::Kernel after = applied(k.kernel, step, *info);
   const Device device = mma_runtime()->device(info->id).value();

@@ -307,7 +307,69 @@ typedef enum kiln_op_kind {
    * the dtype. */
   KILN_OP_LOAD_MATRIX = 27,
 
-  KILN_OP_KIND_COUNT = 28
+  /* WGMMA: a warp-group matrix multiply-accumulate with A and B in LOCAL
+   * storage (PTX wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16},
+   * sm_90a), asynchronous like COPY_ASYNC. A warp group is 128 consecutive
+   * threads of LOCAL axis 0 (4 warps; axis 0 a multiple of 128 threads).
+   * src[0] = LOCAL STORAGE of dtype F16 or BF16 holding A and B (the op's
+   * dtype, lanes 1); src[1] = an I64 x 2 vector (a, b): the element indices
+   * of A's and B's tiles in it, the same in every thread of the warp group;
+   * src[2] = the accumulator, REGISTER STORAGE of F32 with at least N / 2
+   * elements (each thread's fragment of D, elements 0 .. N/2 - 1).
+   * attr = N, a multiple of 8 in 8..256. No result.
+   *
+   * Layout (the 128-byte swizzle of the PTX "matrix descriptor", here fixed;
+   * the device's LOCAL storage starts at a 1024-byte boundary). Element e of
+   * the storage is kept at element swz(e) = e ^ (((e >> 6) & 7) << 3): in
+   * each 8 x 64-element (8 x 128-byte) atom the 16-byte chunk index of row r
+   * is XORed with r. A is 64 x 16 (M x K, K-major), B 16 x N (K x N,
+   * N-major):
+   *   A[m][k] = storage[swz(a + 64 m + k)]                (m < 64, k < 16)
+   *   B[k][n] = storage[swz(b + 1024 (n / 64) + 64 k + n % 64)]  (n < N)
+   * with a % 512 in {0, 16, 32, 48} and b % 512 == 0 (a device builds the
+   * descriptors: A K-major, stride 1024 bytes between 8-row groups; B
+   * N-major, 2048 bytes between 64-column atoms, 1024 between 8-k groups).
+   *
+   * Fragment: with w = (thread id on axis 0 / 32) % 4, lane = thread id %
+   * 32, g = lane / 4, t = lane % 4, accumulator element i (i < N / 2) is
+   *   D[16 w + g + 8 ((i / 2) % 2)][8 (i / 4) + 2 t + i % 2].
+   * Numerics as MMA: D[m][n] = (...((C[m][n] + A[m][0] B[0][n]) + A[m][1]
+   * B[1][n]) ...), k ascending, each product and sum rounded to f32, where C
+   * is the accumulator's value before the op (ops on one accumulator apply
+   * in issue order).
+   *
+   * Asynchrony: the op joins the thread's open WGMMA group (closed by
+   * WGMMA_COMMIT); it reads A and B and writes the accumulator at some
+   * moment between the op and the WGMMA_WAIT of the same thread that covers
+   * its group; until then no thread may write those LOCAL elements and the
+   * thread may not access the accumulator (the reference interpreter does
+   * the whole op at that wait and reports accumulator accesses before it).
+   * A WGMMA_FENCE must come after the last BARRIER (and after the thread's
+   * last write of the accumulator) before the op. Collective over the warp
+   * group (never under an IF or LOOP whose condition or trip count may
+   * differ between its threads). Sent to a device that claims
+   * op_kind_dtypes[KILN_OP_WGMMA] for the dtype; such a device runs the
+   * three ops below. */
+  KILN_OP_WGMMA = 28,
+
+  /* WGMMA_FENCE: no operands, no result, no dtype. Orders the thread's
+   * earlier accesses of accumulators and the LOCAL writes made visible to it
+   * (BARRIER, COPY_WAIT) before the WGMMAs that follow (PTX
+   * fence.proxy.async.shared::cta; wgmma.fence.sync.aligned). Collective
+   * over the warp group. */
+  KILN_OP_WGMMA_FENCE = 29,
+
+  /* WGMMA_COMMIT: no operands, no result, no dtype. Closes the thread's open
+   * group of WGMMA ops (wgmma.commit_group). Collective over the warp group. */
+  KILN_OP_WGMMA_COMMIT = 30,
+
+  /* WGMMA_WAIT: no operands, no result, no dtype; attr = N (0..7). The
+   * thread waits until at most N of its committed WGMMA groups, the most
+   * recent, are pending (wgmma.wait_group N). Collective over the warp
+   * group. */
+  KILN_OP_WGMMA_WAIT = 31,
+
+  KILN_OP_KIND_COUNT = 32
 } kiln_op_kind;
 
 /* MMA shapes (KILN_OP_MMA code). */

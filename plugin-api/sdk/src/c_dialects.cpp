@@ -408,6 +408,9 @@ std::string cuda_prelude(const Dialect&, const KernelShape&) {
 static __device__ __forceinline__ float kiln_bits_f32(unsigned int u) { return __uint_as_float(u); }
 static __device__ __forceinline__ unsigned long long kiln_f64_bits(double x) { return (unsigned long long)__double_as_longlong(x); }
 static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { return __longlong_as_double((long long)u); }
+static __device__ __forceinline__ unsigned long long kiln_wgmma_desc(unsigned int address, unsigned int leading) {
+  return (unsigned long long)((address & 0x3FFFFu) >> 4) | ((unsigned long long)leading << 16) | (64ull << 32) | (1ull << 62);
+}
 )";
 }
 
@@ -553,6 +556,48 @@ std::string cuda_load_matrix(std::string_view registers, unsigned count, bool tr
   return "asm volatile(\"ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (transposed ? ".trans" : "") +
          ".shared.b16 {" + names + "}, [%" + std::to_string(count) + "];\" : " + outputs + " : " + shared_address(address) +
          " : \"memory\");";
+}
+
+// WGMMA as wgmma.mma_async (sm_90a) on two shared-memory descriptors
+// (kiln_wgmma_desc, the prelude's: start address / 16, the leading byte
+// offset / 16, the stride byte offset 1024 / 16 between 8-row (A) or 8-k
+// (B) groups, 128-byte swizzle in bits 62..63): A K-major (leading offset
+// unused by the swizzled layouts: 1, as CUTLASS writes it), B N-major
+// (imm-trans-b 1) with its 64-column atoms 2048 bytes apart (kernel_ir.h's
+// layout). The accumulator's registers are "+f" operands; scale-d is a
+// predicate set from 1 (D = A B + D always).
+std::string cuda_wgmma(const WgmmaStatement& w) {
+  const unsigned registers = w.n / 2;
+  const std::string input = w.dtype == KILN_DTYPE_BF16 ? "bf16" : "f16";
+  std::string list, outputs;
+  for (unsigned i = 0; i < registers; ++i) {
+    list += (i ? ", %" : "%") + std::to_string(i);
+    outputs += (i ? ", \"+f\"(" : "\"+f\"(") + std::string(w.accumulator) + "[" + std::to_string(i) + "])";
+  }
+  const std::string shared = "(unsigned int)__cvta_generic_to_shared(" + std::string(w.local) + ")";
+  std::string out = "{ const unsigned int kiln_s = " + shared + ";\n";
+  out += "  const unsigned long long kiln_da = kiln_wgmma_desc(kiln_s + 2u * (unsigned int)(" + std::string(w.a) + "), 1u);\n";
+  out += "  const unsigned long long kiln_db = kiln_wgmma_desc(kiln_s + 2u * (unsigned int)(" + std::string(w.b) + "), 128u);\n";
+  const std::string r = std::to_string(registers);
+  out += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(registers + 2) +
+         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(w.n) + "k16.f32." + input + "." + input + " {" + list +
+         "}, %" + r + ", %" + std::to_string(registers + 1) + ", p, 1, 1, 0, 1;\\n}\\n\"\n";
+  out += "      : " + outputs + "\n      : \"l\"(kiln_da), \"l\"(kiln_db), \"r\"(1)); }";
+  return out;
+}
+std::string cuda_wgmma_fence() {
+  return "asm volatile(\"fence.proxy.async.shared::cta;\\n\\twgmma.fence.sync.aligned;\" ::: \"memory\");";
+}
+std::string cuda_wgmma_commit() { return "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");"; }
+std::string cuda_wgmma_wait(unsigned pending_groups) {
+  return "asm volatile(\"wgmma.wait_group.sync.aligned " + std::to_string(pending_groups) + ";\" ::: \"memory\");";
+}
+std::string cuda_wgmma_hold(std::string_view accumulator, unsigned count) {
+  std::string out;
+  for (unsigned i = 0; i < count; ++i)
+    out += (i ? " " : "") + std::string("asm volatile(\"\" : \"+f\"(") + std::string(accumulator) + "[" + std::to_string(i) +
+           "]) :: \"memory\");";
+  return out;
 }
 
 constexpr std::uint32_t lanes_mask(std::initializer_list<unsigned> lanes) {
@@ -723,6 +768,11 @@ const Dialect& cuda_dialect() {
       .copy_commit = cuda_copy_commit,
       .copy_wait = cuda_copy_wait,
       .load_matrix = cuda_load_matrix,
+      .wgmma = cuda_wgmma,
+      .wgmma_fence = cuda_wgmma_fence,
+      .wgmma_commit = cuda_wgmma_commit,
+      .wgmma_wait = cuda_wgmma_wait,
+      .wgmma_hold = cuda_wgmma_hold,
   };
   return d;
 }

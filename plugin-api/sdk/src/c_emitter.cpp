@@ -10,6 +10,7 @@
 #include "kiln/sdk/plugin_support.hpp"
 #include "kiln/sdk/wire.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -44,6 +45,7 @@ class Emitter {
 
   EmittedKernel run() {
     collect_shape();
+    collect_wgmma();
     plan_dynamic_local();
     if (d_.raw_halves) find_raw_halves();
     for (std::uint32_t id = 0; id < ops_.size(); ++id) emit(id);
@@ -81,6 +83,32 @@ class Emitter {
   std::vector<bool> raw_;  // Dialect::raw_halves: the op's f16/bf16 value is held as its bits (U16)
   std::uint64_t dynamic_local_bytes_ = 0;  // > 0: LOCAL storage lives in one dynamic buffer
   std::uint64_t next_local_offset_ = 0;
+  // WGMMA: the LOCAL storages it reads (1024-byte aligned: the swizzle
+  // follows address bits 7..9) and the accumulators it writes (elements).
+  std::set<std::uint32_t> wgmma_locals_;
+  std::map<std::uint32_t, unsigned> accumulators_;
+  bool declared_dynamic_ = false;
+  bool aligned_base_ = false;  // the dynamic buffer is used from a 1024-byte aligned base
+
+  void collect_wgmma() {
+    // Only well-formed ones (emit_wgmma rejects the rest in order).
+    for (std::uint32_t id = 0; id < ops_.size(); ++id) {
+      const kiln_op& op = ops_[id];
+      if (op.kind != KILN_OP_WGMMA || op.src[0] >= id || op.src[2] >= id || !wgmma_n_allowed(op.attr)) continue;
+      const kiln_op& local = ops_[op.src[0]];
+      const kiln_op& acc = ops_[op.src[2]];
+      if (local.kind != KILN_OP_STORAGE || local.code != KILN_SCOPE_LOCAL || acc.kind != KILN_OP_STORAGE ||
+          acc.code != KILN_SCOPE_REGISTER || acc.imm < op.attr / 2)
+        continue;
+      wgmma_locals_.insert(op.src[0]);
+      unsigned& count = accumulators_[op.src[2]];
+      count = std::max(count, op.attr / 2);
+    }
+  }
+  std::uint64_t local_alignment(std::uint32_t id) const { return wgmma_locals_.contains(id) ? 1024 : 16; }
+  static std::uint64_t aligned_to(std::uint64_t offset, std::uint64_t alignment) {
+    return (offset + alignment - 1) / alignment * alignment;
+  }
 
   // LOCAL storage past the dialect's static limit goes into one dynamic
   // buffer, each piece 16-byte aligned (vector accesses of 16 bytes).
@@ -88,10 +116,17 @@ class Emitter {
   void plan_dynamic_local() {
     if (d_.dynamic_local_above == 0) return;
     std::uint64_t total = 0;
-    for (const kiln_op& op : ops_)
+    for (std::uint32_t id = 0; id < ops_.size(); ++id) {
+      const kiln_op& op = ops_[id];
       if (op.kind == KILN_OP_STORAGE && op.code == KILN_SCOPE_LOCAL && dtype_valid(op.dtype) && op.imm <= (1u << 30))
-        total += aligned16(op.imm * dtype_bytes(op.dtype));
+        total = aligned_to(total, local_alignment(id)) + aligned16(op.imm * dtype_bytes(op.dtype));
+    }
+    // The buffer's start is only known 16-byte aligned: 1024 bytes more let
+    // the storages start from a 1024-byte boundary found at run time.
+    aligned_base_ = !wgmma_locals_.empty();
+    if (aligned_base_) total += 1024;
     if (total > d_.dynamic_local_above) dynamic_local_bytes_ = total;
+    else aligned_base_ = false;
     shape_.dynamic_local_bytes = dynamic_local_bytes_;
   }
 
@@ -358,6 +393,21 @@ class Emitter {
       case KILN_OP_COPY_COMMIT:
         line(d_.copy_commit != nullptr ? d_.copy_commit() : "/* copy_commit: copies are plain stores */");
         return;
+      case KILN_OP_WGMMA: return emit_wgmma(id, op);
+      case KILN_OP_WGMMA_FENCE:
+        if (d_.wgmma_fence == nullptr) unsupported(id, "wgmma (warp-group matrix multiply-accumulate) is not available");
+        hold_accumulators();
+        line(d_.wgmma_fence());
+        return;
+      case KILN_OP_WGMMA_COMMIT:
+        if (d_.wgmma_commit == nullptr) unsupported(id, "wgmma (warp-group matrix multiply-accumulate) is not available");
+        line(d_.wgmma_commit());
+        return;
+      case KILN_OP_WGMMA_WAIT:
+        if (d_.wgmma_wait == nullptr) unsupported(id, "wgmma (warp-group matrix multiply-accumulate) is not available");
+        line(d_.wgmma_wait(op.attr));
+        hold_accumulators();
+        return;
       case KILN_OP_COPY_WAIT:
         line(d_.copy_wait != nullptr ? d_.copy_wait(op.attr) : "/* copy_wait: copies are plain stores */");
         return;
@@ -504,14 +554,26 @@ class Emitter {
     const std::string array = std::string(d_.storage_types[op.dtype]) + " " + var(id) + "[" + std::to_string(op.imm) + "];";
     if (op.code == KILN_SCOPE_REGISTER) return line(array);
     if (dynamic_local_bytes_ > 0) {
-      if (next_local_offset_ == 0) line("extern __shared__ __align__(16) unsigned char kiln_dynamic_local[];");
+      if (!declared_dynamic_) {
+        declared_dynamic_ = true;
+        line("extern __shared__ __align__(16) unsigned char kiln_dynamic_local[];");
+        if (aligned_base_)
+          line("unsigned char* const kiln_local_base = kiln_dynamic_local + ((1024u - ((unsigned int)__cvta_generic_to_shared("
+               "kiln_dynamic_local) & 1023u)) & 1023u);");
+      }
       const std::string type(d_.storage_types[op.dtype]);
-      line(type + "* const " + var(id) + " = (" + type + "*)(kiln_dynamic_local + " + std::to_string(next_local_offset_) + ");");
+      next_local_offset_ = aligned_to(next_local_offset_, local_alignment(id));
+      line(type + "* const " + var(id) + " = (" + type + "*)(" + (aligned_base_ ? "kiln_local_base + " : "kiln_dynamic_local + ") +
+           std::to_string(next_local_offset_) + ");");
       next_local_offset_ += aligned16(op.imm * dtype_bytes(op.dtype));
       return;
     }
-    if (d_.local_storage_global) globals_ += std::string(d_.local_storage_prefix) + array + "\n";
-    else line(std::string(d_.local_storage_prefix) + array);
+    std::string prefix(d_.local_storage_prefix);
+    if (wgmma_locals_.contains(id)) {  // the dialect's 16-byte alignment raised to the swizzle's 1024
+      if (const auto at = prefix.find("__align__(16)"); at != std::string::npos) prefix.replace(at, 13, "__align__(1024)");
+    }
+    if (d_.local_storage_global) globals_ += prefix + array + "\n";
+    else line(prefix + array);
   }
 
   void emit_index(std::uint32_t id, const kiln_op& op) {
@@ -578,6 +640,28 @@ class Emitter {
       }
     }
     emit_store(id, op);
+  }
+
+  // WGMMA: the dialect's statement on the storage, the tile indices (lanes
+  // of the i64 x 2 operand) and the accumulator array.
+  void emit_wgmma(std::uint32_t id, const kiln_op& op) {
+    if (d_.wgmma == nullptr) unsupported(id, "wgmma (warp-group matrix multiply-accumulate) is not available");
+    const kiln_op& mem = operand(id, 0);
+    const kiln_op& acc = operand(id, 2);
+    const kiln_op& tiles = value_operand(id, 1);
+    if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL || mem.dtype != op.dtype ||
+        (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16) || acc.kind != KILN_OP_STORAGE ||
+        acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 || acc.imm < op.attr / 2 ||
+        tiles.dtype != KILN_DTYPE_I64 || tiles.lanes != 2 || !wgmma_n_allowed(op.attr))
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "wgmma multiplies f16/bf16 LOCAL tiles into REGISTER f32 storage");
+    const std::string tiles_var = var(op.src[1]);
+    const std::string a = d_.lane(tiles_var, 0), b = d_.lane(tiles_var, 1);
+    line(d_.wgmma({var(op.src[0]), a, b, var(op.src[2]), op.attr, op.dtype}));
+  }
+
+  void hold_accumulators() {
+    if (d_.wgmma_hold == nullptr) return;
+    for (const auto& [storage, count] : accumulators_) line(d_.wgmma_hold(var(storage), count));
   }
 
   // LOAD_MATRIX: the dialect's statement into registers, then the vector

@@ -190,6 +190,24 @@ class Decoder {
         case KILN_OP_COPY_COMMIT:
           in.exec = Exec::CopyCommit;
           break;
+        case KILN_OP_WGMMA:
+          in.exec = Exec::Wgmma;
+          in.op_class = OpClass::Count;  // done (and counted) at its wait
+          in.a = memory_of_[op.src[0]];
+          in.b = slot_of(1);
+          in.c = memory_of_[op.src[2]];
+          in.aux = op.attr;
+          break;
+        case KILN_OP_WGMMA_FENCE:
+          in.exec = Exec::WgmmaFence;
+          break;
+        case KILN_OP_WGMMA_COMMIT:
+          in.exec = Exec::WgmmaCommit;
+          break;
+        case KILN_OP_WGMMA_WAIT:
+          in.exec = Exec::WgmmaWait;
+          in.aux = op.attr;
+          break;
         case KILN_OP_COPY_WAIT:
           in.exec = Exec::CopyWait;
           in.aux = op.attr;

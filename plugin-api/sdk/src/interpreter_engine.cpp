@@ -46,6 +46,15 @@ struct PendingCopy {
   unsigned char bytes[kCopyAsyncBytes];  // the value, encoded as in memory
 };
 
+// A WGMMA of one thread, done when a WGMMA_WAIT of that thread covers its
+// group (kernel_ir.h: as late as a device may read and write).
+struct PendingWgmma {
+  const Instr* in;
+  std::uint32_t lane;
+  std::uint32_t group;  // the thread's count of wgmma commits when it was issued
+  u64 a, b;             // the tiles' element indices
+};
+
 struct BoundMemory {
   unsigned char* base = nullptr;
   std::uint64_t elements = 0;
@@ -194,6 +203,10 @@ class Engine {
       }
     }
 
+    accumulator_.assign(mem_.size(), 0);
+    for (const Instr& i : p_.code)
+      if (i.exec == Exec::Wgmma) accumulator_[i.c] = 1;
+
     stats_.groups = total_groups_;
     stats_.threads_per_group = threads_;
     stats_.threads = total_groups_ * threads_;
@@ -244,6 +257,10 @@ class Engine {
     // are when the thread exits.
     pending_copies_.clear();
     copy_groups_.assign(n_lanes_, 0);
+    pending_wgmmas_.clear();
+    wgmma_groups_.assign(n_lanes_, 0);
+    wgmma_fenced_.assign(n_lanes_, 0);
+    accumulator_pending_.assign(n_lanes_ * mem_.size(), 0);
     if (o_.check_storage) {
       std::fill(shadow_.begin(), shadow_.end(), Shadow{});
       std::fill(written_.begin(), written_.end(), 0);
@@ -284,6 +301,10 @@ class Engine {
         case Exec::CopyCommit: copy_commit(); ++pc; break;
         case Exec::CopyWait: copy_wait(in); ++pc; break;
         case Exec::LoadMatrix: (this->*kMatrixLoads[in.dtype])(in); ++pc; break;
+        case Exec::Wgmma: wgmma(in); ++pc; break;
+        case Exec::WgmmaFence: wgmma_fence(); ++pc; break;
+        case Exec::WgmmaCommit: wgmma_commit(); ++pc; break;
+        case Exec::WgmmaWait: wgmma_wait(in); ++pc; break;
       }
     }
   }
@@ -436,6 +457,7 @@ class Engine {
       }
     }
     stats_.barriers += groups;
+    std::fill(wgmma_fenced_.begin(), wgmma_fenced_.end(), 0);  // kernel_ir.h: a fence after the last barrier
     if (o_.check_storage && ++phase_ == UINT32_MAX) {
       // Phases are only compared for equality (and 0 means "never written"):
       // renumber every past phase as 1 and go on from 2.
@@ -690,6 +712,111 @@ class Engine {
     std::memcpy(p, copy.bytes, kCopyAsyncBytes);
   }
 
+  // ------------------------------------------------ warp-group MMA --
+
+  // WGMMA: a warp-group collective with one tile pair per warp group; each
+  // thread's share is done at the wait that covers it.
+  void wgmma(const Instr& in) {
+    const std::uint8_t* active = mask(level_);
+    const u64* a_tile = slot(in.b);
+    const u64* b_tile = slot(in.b + 1);
+    const BoundMemory& m = mem_[in.a];
+    const unsigned n = in.aux;
+    for (std::size_t first = 0; first < n_lanes_; first += kWgmmaGroup) {
+      unsigned arrived = 0;
+      for (unsigned t = 0; t < kWgmmaGroup; ++t) arrived += active[first + t];
+      if (arrived == 0) continue;
+      if (arrived != kWgmmaGroup) {
+        std::size_t in_lane = first, out_lane = first;
+        while (!active[in_lane]) ++in_lane;
+        while (active[out_lane]) ++out_lane;
+        fault(in, in_lane,
+              "divergent wgmma at op " + str(in.op) + ": thread " + thread_name(out_lane) +
+                  " of the same warp group does not reach it (inside an IF or LOOP that not all its threads take)");
+      }
+      const u64 a = a_tile[first], b = b_tile[first];
+      for (unsigned t = 0; t < kWgmmaGroup; ++t) {
+        const std::size_t l = first + t;
+        if (a_tile[l] != a || b_tile[l] != b)
+          fault(in, l, "the wgmma tile indices differ between the threads of a warp group");
+        if (!wgmma_fenced_[l]) fault(in, l, "no wgmma_fence since the last barrier or write of the accumulator");
+      }
+      if (!wgmma_a_aligned(a)) fault(in, first, "A's tile index " + str(a) + " is not a row start (+0, 16, 32 or 48) of an 8 x 64 atom");
+      if (!wgmma_b_aligned(b)) fault(in, first, "B's tile index " + str(b) + " is not the start of an 8 x 64 atom");
+      const u64 a_end = wgmma_a_element(a, kWgmmaM - 1, kWgmmaK - 1) + 1;
+      const u64 b_end = std::max(wgmma_b_element(b, kWgmmaK - 1, n - 1), wgmma_b_element(b, kWgmmaK - 1, std::min(n, 64u) - 1)) + 1;
+      if (a_end > m.elements) out_of_range(in, m, first, a);
+      if (b_end > m.elements) out_of_range(in, m, first, b);
+      for (unsigned t = 0; t < kWgmmaGroup; ++t) {
+        const auto l = static_cast<std::uint32_t>(first + t);
+        pending_wgmmas_.push_back({&in, l, wgmma_groups_[l], a, b});
+        ++accumulator_pending_[l * mem_.size() + in.c];
+      }
+    }
+  }
+
+  void wgmma_fence() {
+    const std::uint8_t* active = mask(level_);
+    for (std::size_t l = 0; l < n_lanes_; ++l) wgmma_fenced_[l] |= active[l];
+  }
+
+  void wgmma_commit() {
+    const std::uint8_t* active = mask(level_);
+    for (std::size_t l = 0; l < n_lanes_; ++l) wgmma_groups_[l] += active[l];
+  }
+
+  // WGMMA_WAIT N: each active thread does, in issue order, its WGMMAs of
+  // every committed group but the N most recent.
+  void wgmma_wait(const Instr& in) {
+    const std::uint8_t* active = mask(level_);
+    std::size_t kept = 0;
+    for (std::size_t c = 0; c < pending_wgmmas_.size(); ++c) {
+      const PendingWgmma& p = pending_wgmmas_[c];
+      const std::uint32_t groups = wgmma_groups_[p.lane];
+      if (active[p.lane] && groups > in.aux && p.group < groups - in.aux) {
+        if (p.in->dtype == KILN_DTYPE_F16) run_wgmma<KILN_DTYPE_F16>(p);
+        else run_wgmma<KILN_DTYPE_BF16>(p);
+      } else {
+        pending_wgmmas_[kept++] = p;
+      }
+    }
+    pending_wgmmas_.resize(kept);
+  }
+
+  // One thread's share of a WGMMA: its N / 2 accumulator elements, each
+  // summed k ascending, every product and sum rounded to f32 (kernel_ir.h);
+  // the tile reads checked as this thread's loads.
+  template <unsigned DT>
+  void run_wgmma(const PendingWgmma& p) {
+    const Instr& in = *p.in;
+    const BoundMemory& m = mem_[in.a];
+    const BoundMemory& acc = mem_[in.c];
+    --accumulator_pending_[p.lane * mem_.size() + in.c];
+    const unsigned thread = static_cast<unsigned>((p.lane % threads_) % kWgmmaGroup);
+    const std::uint64_t group_offset = lane_group_[p.lane] * m.group_stride;
+    auto element = [&](u64 e) {
+      const unsigned char* at = m.base + e * 2 + group_offset;
+      if (o_.check_storage) track<DT, Space::Local, false>(in, m, p.lane, e, at, 0);
+      return as_f32(read_element<DT>(at));
+    };
+    for (unsigned i = 0; i < in.aux / 2; ++i) {
+      const WgmmaCoord d = wgmma_d_coord(thread, i);
+      unsigned char* at = acc.base + i * 4 + p.lane * acc.lane_stride;
+      // Later ops on this accumulator may still be pending: only the
+      // initialisation is checked here (not track()'s pending rule).
+      if (o_.check_storage && !written_[p.lane * p_.register_elements + acc.decl->first_element + i])
+        storage_fault(in, acc, p.lane, i, "(the wgmma's accumulator, at its wait) before this thread wrote it");
+      float sum = as_f32(read_element<KILN_DTYPE_F32>(at));
+      for (unsigned k = 0; k < kWgmmaK; ++k) {
+        const float product = element(wgmma_swizzle(wgmma_a_element(p.a, d.row, k))) *
+                              element(wgmma_swizzle(wgmma_b_element(p.b, k, d.col)));
+        sum = sum + product;
+      }
+      write_element<KILN_DTYPE_F32>(at, from_f32(sum));
+    }
+    stats_.thread_ops[static_cast<std::size_t>(OpClass::FloatAlu)] += std::uint64_t{in.aux} / 2 * kWgmmaK;
+  }
+
   // Initialisation and race checks of one LOCAL/REGISTER element, before the
   // access.
   template <unsigned DT, Space S, bool kStore>
@@ -697,6 +824,11 @@ class Engine {
              u64 value) {
     const auto me = static_cast<std::uint32_t>(lane);
     if constexpr (S == Space::Register) {
+      const std::size_t memory = static_cast<std::size_t>(&m - mem_.data());
+      if (accumulator_pending_[lane * mem_.size() + memory] != 0)
+        storage_fault(in, m, lane, element, "while a wgmma into it is pending (no wgmma_wait covered it)");
+      if (kStore && accumulator_[memory] && p_.ops[in.op].kind == KILN_OP_STORE)
+        wgmma_fenced_[lane] = 0;  // a write the next wgmma must be fenced from
       std::uint8_t& written = written_[lane * p_.register_elements + m.decl->first_element + element];
       if (kStore) written = 1;
       else if (!written) storage_fault(in, m, lane, element, "before this thread wrote it");
@@ -847,6 +979,11 @@ class Engine {
   std::vector<BoundMemory> mem_;
   std::vector<PendingCopy> pending_copies_;  // issue order
   std::vector<std::uint32_t> copy_groups_;   // per lane: COPY_COMMITs so far
+  std::vector<PendingWgmma> pending_wgmmas_;  // issue order
+  std::vector<std::uint8_t> accumulator_;     // per memory: some WGMMA accumulates into it
+  std::vector<std::uint32_t> wgmma_groups_;   // per lane: WGMMA_COMMITs so far
+  std::vector<std::uint8_t> wgmma_fenced_;    // per lane: a WGMMA_FENCE since the last barrier
+  std::vector<std::uint32_t> accumulator_pending_;  // [lane][memory]: WGMMAs into it not yet done
   ExecStats stats_;
 };
 

@@ -46,7 +46,7 @@ RowFn dot_bf16_row();
 
 enum class Exec : std::uint8_t {
   Load, Store, Loop, EndLoop, If, EndIf, Barrier, Elementwise, Select, Broadcast, Insert, Extract, Mma,
-  SubgroupReduce, CopyAsync, CopyCommit, CopyWait, LoadMatrix
+  SubgroupReduce, CopyAsync, CopyCommit, CopyWait, LoadMatrix, Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait
 };
 
 // SUBGROUP_REDUCE over n lanes (interpreter_subgroup.cpp): out[l] = the
@@ -95,7 +95,8 @@ struct Instr {
   std::uint32_t aux = 0;       // LOOP/END_LOOP: trip-count slot; INSERT/EXTRACT: lane;
                                // SELECT: 1 when the condition is a vector; MMA: the shape;
                                // SUBGROUP_REDUCE: the width; COPY_WAIT: the groups left pending;
-                               // LOAD_MATRIX: 1 when transposed
+                               // LOAD_MATRIX: 1 when transposed; WGMMA: N (a, c: the
+                               // memories of the tiles and the accumulator); WGMMA_WAIT: groups left
   RowFn fn = nullptr;          // Elementwise
 };
 

@@ -176,6 +176,29 @@ class Validator {
           if (first_mma_ == kNone) first_mma_ = id;
           break;
         }
+        case KILN_OP_WGMMA: {
+          const kiln_op& mem = memory(id);
+          if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL)
+            op_error(id, "wgmma reads A and B from LOCAL storage, not the memory at op " + str(op.src[0]));
+          if (op.dtype != mem.dtype || (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16) || op.lanes != 1)
+            op_error(id, "wgmma multiplies f16 or bf16 storage and is typed as its storage");
+          if (!wgmma_n_allowed(op.attr)) op_error(id, "wgmma's n is a multiple of 8 from 8 to 256, not " + str(op.attr));
+          value(id, 1, KILN_DTYPE_I64, 2);
+          const kiln_op& acc = operand(id, 2);
+          if (acc.kind != KILN_OP_STORAGE || acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 ||
+              acc.imm < op.attr / 2)
+            op_error(id, "wgmma accumulates into REGISTER f32 storage of at least " + str(op.attr / 2) + " elements");
+          if (first_wgmma_ == kNone) first_wgmma_ = id;
+          break;
+        }
+        case KILN_OP_WGMMA_FENCE:
+        case KILN_OP_WGMMA_COMMIT:
+          if (first_wgmma_ == kNone) first_wgmma_ = id;
+          break;
+        case KILN_OP_WGMMA_WAIT:
+          if (op.attr > kMaxWgmmaWaitGroups) op_error(id, "wgmma_wait leaves at most 7 groups pending, not " + str(op.attr));
+          if (first_wgmma_ == kNone) first_wgmma_ = id;
+          break;
         case KILN_OP_COPY_COMMIT:
           break;
         case KILN_OP_COPY_WAIT:
@@ -292,6 +315,10 @@ class Validator {
     if (first_mma_ != kNone && s_.local[0] % kMmaWarp != 0)
       op_error(first_mma_, "mma runs in warps of 32 threads, but LOCAL axis 0 has " + str(s_.local[0]) +
                                " threads (not a multiple of 32)");
+    // ... and a warp group from 128.
+    if (first_wgmma_ != kNone && s_.local[0] % kWgmmaGroup != 0)
+      op_error(first_wgmma_, "wgmma runs in warp groups of 128 threads, but LOCAL axis 0 has " + str(s_.local[0]) +
+                                 " threads (not a multiple of 128)");
     if (!open_.empty())
       kernel_error("ends inside the " + std::string(op_kind_name(ops_[open_.back()].kind)) + " at op " +
                    str(open_.back()) + " (no matching end)");
@@ -435,6 +462,7 @@ class Validator {
   std::array<std::uint32_t, 3> group_index_op_ = {kNone, kNone, kNone};
   std::array<std::uint32_t, 3> local_index_op_ = {kNone, kNone, kNone};
   std::uint32_t first_mma_ = kNone;
+  std::uint32_t first_wgmma_ = kNone;
   std::uint32_t widest_subgroup_ = kNone;  // the SUBGROUP_REDUCE of the largest width
 };
 

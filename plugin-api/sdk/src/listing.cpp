@@ -65,6 +65,10 @@ std::string line(const kiln_op& op) {
     case KILN_OP_LOAD_MATRIX:
       return "load_matrix x" + std::to_string(op.attr) + (op.code == 1 ? " trans " : " ") + type(op) + " " + a + "[" + b + "]";
     case KILN_OP_COPY_WAIT: return "copy_wait " + std::to_string(op.attr);
+    case KILN_OP_WGMMA: return "wgmma n" + std::to_string(op.attr) + " " + type(op) + " " + a + "[" + b + "], " + c;
+    case KILN_OP_WGMMA_FENCE: return "wgmma_fence";
+    case KILN_OP_WGMMA_COMMIT: return "wgmma_commit";
+    case KILN_OP_WGMMA_WAIT: return "wgmma_wait " + std::to_string(op.attr);
     case KILN_OP_SUBGROUP_REDUCE:
       return "subgroup_reduce " + std::string(binary_name(op.code)) + " " + std::to_string(op.attr) + " " + type(op) +
              " " + a;

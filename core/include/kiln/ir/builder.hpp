@@ -120,6 +120,14 @@ class Builder {
   // from LOCAL storage, rows at the warp's `row_index` values.
   Value load_matrix(Value local, Value row_index, std::uint32_t matrices, bool transposed);
   void copy_wait(std::uint32_t pending_groups);
+  // kernel_ir.h, WGMMA: the warp group's 64 x n tile of A (at element
+  // tiles[0] of the swizzled LOCAL storage `local`) times B (at tiles[1]),
+  // added into the REGISTER storage `accumulator` by the time a wgmma_wait
+  // covers its group; `tiles` is an i64 x 2 vector.
+  void wgmma(Value local, Value tiles, Value accumulator, std::uint32_t n);
+  void wgmma_fence();
+  void wgmma_commit();
+  void wgmma_wait(std::uint32_t pending_groups);
 
   // --- arithmetic ----------------------------------------------------------
   Value unary(UnaryOp op, Value x);

@@ -68,6 +68,10 @@ enum class OpKind : std::uint8_t {
   CopyCommit = KILN_OP_COPY_COMMIT,
   CopyWait = KILN_OP_COPY_WAIT,
   LoadMatrix = KILN_OP_LOAD_MATRIX,
+  Wgmma = KILN_OP_WGMMA,
+  WgmmaFence = KILN_OP_WGMMA_FENCE,
+  WgmmaCommit = KILN_OP_WGMMA_COMMIT,
+  WgmmaWait = KILN_OP_WGMMA_WAIT,
 };
 
 enum class MmaShape : std::uint8_t {

@@ -62,6 +62,15 @@ struct KernelShape {
 
 struct Dialect;
 
+// One WGMMA for Dialect::wgmma.
+struct WgmmaStatement {
+  std::string_view local;        // pointer expression to the LOCAL storage (A and B)
+  std::string_view a, b;         // element index expressions of the tiles
+  std::string_view accumulator;  // the REGISTER array (f32)
+  unsigned n = 0;                // tile width
+  unsigned dtype = 0;            // KILN_DTYPE_F16 or _BF16
+};
+
 // A vector memory access the dialect may write as one statement.
 struct VectorAccess {
   std::string_view value;        // LOAD: the variable to define; STORE: the value stored
@@ -245,6 +254,19 @@ struct Dialect {
   // array of unsigned int: element 2j in the low half of register j.
   // nullptr: the dialect has none (the emitter refuses the op as UNSUPPORTED).
   std::string (*load_matrix)(std::string_view registers, unsigned count, bool transposed, std::string_view address) = nullptr;
+  // WGMMA (kernel_ir.h): the statement issuing one warp-group MMA; `local`
+  // is the LOCAL storage's pointer (its start 1024-byte aligned), `a` and `b`
+  // i64 element indices of the tiles, `accumulator` the REGISTER array.
+  // nullptr: the dialect has none (the emitter refuses the WGMMA ops as
+  // UNSUPPORTED).
+  std::string (*wgmma)(const WgmmaStatement&) = nullptr;
+  std::string (*wgmma_fence)() = nullptr;
+  std::string (*wgmma_commit)() = nullptr;
+  std::string (*wgmma_wait)(unsigned pending_groups) = nullptr;
+  // The statements that pin `count` elements of an accumulator array in
+  // place around the asynchronous ops (the compiler may not move its reads
+  // and writes across them).
+  std::string (*wgmma_hold)(std::string_view accumulator, unsigned count) = nullptr;
 };
 
 // The dialects shipped with the SDK.

@@ -128,6 +128,14 @@ inline void set_load_matrix(kiln_device_info& info) {
     if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_LOAD_MATRIX);
 }
 
+// Claims WGMMA (and with it WGMMA_FENCE, _COMMIT and _WAIT, kernel_ir.h) on
+// f16 and bf16 where the device loads them: for a device with warp-group
+// MMAs reading swizzled shared memory (CUDA's wgmma.mma_async, sm_90a).
+inline void set_wgmma(kiln_device_info& info) {
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16})
+    if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_WGMMA);
+}
+
 // The 1.0 word of `dt` that the arrays imply.
 inline std::uint32_t legacy_dtype_caps(const kiln_device_info& info, unsigned dt) {
   std::uint32_t bits = 0;

@@ -58,7 +58,7 @@ inline constexpr std::array<std::string_view, KILN_OP_KIND_COUNT> kOpKindNames =
     "invalid", "const", "param", "storage", "load", "store", "index", "loop", "endloop", "if",
     "endif", "barrier", "unary", "binary", "cast", "mad", "select", "broadcast", "insert",
     "extract", "mma", "subgroup_reduce", "bf16_pair", "dot_bf16", "copy_async", "copy_commit", "copy_wait",
-    "load_matrix",
+    "load_matrix", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait",
 }};
 
 inline constexpr std::array<std::string_view, KILN_MMA_SHAPE_COUNT> kMmaShapeNames = {{"invalid", "m16n8k16", "m16n8k8"}};
@@ -175,7 +175,8 @@ constexpr bool binary_is_commutative(unsigned b) {
 constexpr unsigned operand_count(unsigned kind) {
   switch (kind) {
     case KILN_OP_CONST: case KILN_OP_PARAM: case KILN_OP_STORAGE: case KILN_OP_BARRIER:
-    case KILN_OP_COPY_COMMIT: case KILN_OP_COPY_WAIT:
+    case KILN_OP_COPY_COMMIT: case KILN_OP_COPY_WAIT: case KILN_OP_WGMMA_FENCE: case KILN_OP_WGMMA_COMMIT:
+    case KILN_OP_WGMMA_WAIT:
       return 0;
     case KILN_OP_INDEX: case KILN_OP_LOOP: case KILN_OP_END_LOOP: case KILN_OP_IF:
     case KILN_OP_END_IF: case KILN_OP_UNARY: case KILN_OP_CAST: case KILN_OP_VEC_BROADCAST:
@@ -184,7 +185,7 @@ constexpr unsigned operand_count(unsigned kind) {
     case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT: case KILN_OP_BF16_PAIR: case KILN_OP_LOAD_MATRIX:
       return 2;
     case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT: case KILN_OP_MMA: case KILN_OP_DOT_BF16:
-    case KILN_OP_COPY_ASYNC:
+    case KILN_OP_COPY_ASYNC: case KILN_OP_WGMMA:
       return 3;
     default:
       return 0;
@@ -207,12 +208,44 @@ constexpr MatrixElementSource load_matrix_source(bool transposed, unsigned lane,
   return transposed ? MatrixElementSource{8 * j + 2 * t + e, g} : MatrixElementSource{8 * j + g, 2 * t + e};
 }
 
+// WGMMA (kernel_ir.h): a warp group of 128 threads computes a 64 x N tile,
+// N a multiple of 8 in 8..256, k 16 per op, A and B in one 128-byte-swizzled
+// LOCAL storage.
+inline constexpr unsigned kWgmmaGroup = 128;
+inline constexpr unsigned kWgmmaM = 64, kWgmmaK = 16, kWgmmaMaxN = 256;
+// WGMMA_WAIT's attr: at most this many groups left pending.
+inline constexpr unsigned kMaxWgmmaWaitGroups = 7;
+constexpr bool wgmma_n_allowed(unsigned n) { return n >= 8 && n <= kWgmmaMaxN && n % 8 == 0; }
+// Where element e of a swizzled storage is kept: the 16-byte chunk index
+// (bits 3..5 of a 16-bit element's index) XOR the row within its 8 x 128-byte
+// atom (bits 6..8).
+constexpr std::uint64_t wgmma_swizzle(std::uint64_t e) { return e ^ (((e >> 6) & 7u) << 3); }
+// The unswizzled element index of A[m][k] (tile at a) and B[k][n] (tile at b).
+constexpr std::uint64_t wgmma_a_element(std::uint64_t a, unsigned m, unsigned k) { return a + 64u * m + k; }
+constexpr std::uint64_t wgmma_b_element(std::uint64_t b, unsigned k, unsigned n) {
+  return b + 1024u * (n / 64) + 64u * k + n % 64;
+}
+// Where the tile indices are allowed: A at a row start or 16, 32, 48
+// elements into it of an atom, B at an atom.
+constexpr bool wgmma_a_aligned(std::uint64_t a) { return a % 512 < 64 && a % 16 == 0; }
+constexpr bool wgmma_b_aligned(std::uint64_t b) { return b % 512 == 0; }
+// Element i of the accumulator fragment of thread `thread` (its index in the
+// warp group, 0..127): D[row][col].
+struct WgmmaCoord {
+  unsigned row, col;
+};
+constexpr WgmmaCoord wgmma_d_coord(unsigned thread, unsigned i) {
+  const unsigned w = thread / 32, lane = thread % 32, g = lane / 4, t = lane % 4;
+  return {16 * w + g + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * t + i % 2};
+}
+
 // Whether the op defines a value other ops may use as an operand.
 constexpr bool has_result(unsigned kind) {
   switch (kind) {
     case KILN_OP_STORE: case KILN_OP_END_LOOP: case KILN_OP_END_IF: case KILN_OP_BARRIER:
     case KILN_OP_IF: case KILN_OP_INVALID: case KILN_OP_COPY_ASYNC: case KILN_OP_COPY_COMMIT:
-    case KILN_OP_COPY_WAIT:
+    case KILN_OP_COPY_WAIT: case KILN_OP_WGMMA: case KILN_OP_WGMMA_FENCE: case KILN_OP_WGMMA_COMMIT:
+    case KILN_OP_WGMMA_WAIT:
       return false;
     default:
       return kind < KILN_OP_KIND_COUNT;

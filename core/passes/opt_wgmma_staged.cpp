@@ -1,0 +1,394 @@
+// wgmma_staged(bm, bn, stages, inflight, split, mma_first): the f16/bf16 matrix products
+// mma_staged takes (opt_mma_match.hpp) on the warp-group MMA (WGMMA,
+// kernel_ir.h; wgmma.mma_async on sm_90a). docs/passes.md, "wgmma_staged",
+// has the why.
+//
+// A group of bm / 64 warp groups (128 threads each) computes a bm x bn block
+// of C, warp group w the rows 64 w .. 64 w + 63 with `split` m64n(bn/split)k16
+// WGMMAs per 16 of k (default 1), its bn / 2 accumulators per thread in
+// `split` REGISTER storages. A and B
+// tiles of 64 along k are copied asynchronously (COPY_ASYNC, 16 bytes each)
+// into one LOCAL storage in the 128-byte swizzled layout WGMMA reads:
+//
+//   A stage: [bm rows][64 k], element (r, k) at swz(64 r + k);
+//   B stage: [k / 16][bn / 64 atoms][16 k][64 n], (k, n) at
+//            swz(1024 (bn / 64) (k / 16) + 1024 (n / 64) + 64 (k % 16) + n % 64),
+//
+// swz flipping the 16-byte chunk index by the row within its 8-row atom;
+// `stages` stages of each, A's first. Per k step: wait for the step's tiles
+// (COPY_WAIT), one barrier, refill the stage the WGMMAs of an earlier step
+// have finished reading, fence, 4 WGMMAs (k 0, 16, 32, 48), commit, then
+// wait until at most `inflight` (0, 1 or 2) WGMMA groups are pending: with
+// 1, a step's WGMMAs run while the next step's copies are issued and waited
+// for, and the refill goes `stages` - 2 steps ahead instead of `stages` - 1
+// (the stage it refills was read by the step `inflight` + 1 back, whose
+// group every thread waited for before this step's barrier).
+//
+// Edges: rows, columns and k past the matrix copy zeros (the zero-filling
+// copy), C stores outside the matrix under an IF. Numerics: k ascending in
+// steps of 16, as mma_tile's: bit for bit the untuned kernel on the
+// interpreter.
+#include "kiln/ir/builder.hpp"
+#include "kiln/ir/dtype.hpp"
+#include "kiln/ir/verify.hpp"
+#include "opt_mma_match.hpp"
+#include "opt_support.hpp"
+#include "optimizations.hpp"
+
+#include <kiln/sdk/wire.hpp>
+
+#include <algorithm>
+#include <map>
+
+namespace kiln::passes::opts {
+
+namespace {
+
+using ir::DType;
+using ir::Kernel;
+using ir::Value;
+using ir::ValueId;
+using mma::Product;
+
+constexpr std::string_view kName = "wgmma_staged";
+constexpr std::int64_t kBk = 64;      // k per step: one 128-byte swizzle row of f16/bf16
+constexpr std::int64_t kVec = 8;      // elements per 16-byte copy
+constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice
+
+struct Config {
+  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0;
+  std::int64_t wn() const { return bn / split; }  // n of one WGMMA
+  std::int64_t groups() const { return bm / 64; }  // warp groups
+  std::int64_t threads() const { return 128 * groups(); }
+  std::int64_t a_size() const { return bm * kBk; }  // elements of one stage
+  std::int64_t b_size() const { return kBk * bn; }
+  std::int64_t ahead() const { return stages - 1 - inflight; }  // tiles in flight before a step
+};
+
+std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
+
+// Why the config does not fit the product or the device, or "".
+std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) {
+  if (p.input != DType::F16 && p.input != DType::BF16) return "wgmma multiplies f16 or bf16, not " + std::string(ir::dtype_name(p.input));
+  const auto input = static_cast<unsigned>(p.input);
+  if (!device.supports_op_kind(KILN_OP_WGMMA, input)) return "the device does not run wgmma on " + std::string(ir::dtype_name(p.input));
+  if (!device.supports_op_kind(KILN_OP_COPY_ASYNC, input)) return "the device has no asynchronous copies (copy_async)";
+  if ((device.vector_width_mask & ((1u << 2) | (1u << 4) | (1u << 8))) != ((1u << 2) | (1u << 4) | (1u << 8)))
+    return "the device has no 2-, 4- and 8-lane vectors (tile indices, accumulators, copies)";
+  if (s.bm < 64 || s.bm > 256 || s.bm % 64 != 0) return "bm must be 64, 128, 192 or 256 (warp groups of 64 rows)";
+  if (s.bn < 64 || s.bn > 256 || s.bn % 64 != 0) return "bn must be 64, 128, 192 or 256 (64-column swizzle atoms)";
+  if (s.inflight < 0 || s.inflight > 2) return "inflight must be 0, 1 or 2";
+  if (s.mma_first != 0 && s.mma_first != 1) return "mma_first must be 0 or 1";
+  if (s.split < 1 || s.bn % s.split != 0 || s.wn() % 64 != 0)
+    return "split must divide bn into WGMMAs of whole 64-column atoms (1, 2 or 4)";
+  if (s.stages < 2 + s.inflight || s.stages > 6)
+    return "stages must be " + std::to_string(2 + s.inflight) + " to 6 (with inflight=" + std::to_string(s.inflight) + ")";
+  const std::int64_t k = p.mp.trip_count, n = p.mp.lengths[1];
+  if (p.a.c1 != 1 || p.a.c0 % kVec != 0 || p.a.constant % kVec != 0 || k % kVec != 0)
+    return "the copies move 16-byte chunks: A must be contiguous along k, in whole chunks";
+  if (p.b.c1 != 1 || p.b.c0 % kVec != 0 || p.b.constant % kVec != 0 || n % kVec != 0)
+    return "the copies move 16-byte chunks: B must be contiguous along n, in whole chunks";
+  // Every thread copies as many 16-byte chunks of A and of B (192 x 128: B's
+  // 1024 chunks do not split over 384 threads).
+  if ((s.bm * (kBk / kVec)) % s.threads() != 0 || (kBk * (s.bn / kVec)) % s.threads() != 0)
+    return "the " + std::to_string(s.threads()) + " threads do not divide the tile copies (A " +
+           std::to_string(s.bm * (kBk / kVec)) + ", B " + std::to_string(kBk * (s.bn / kVec)) + ")";
+  if (s.threads() > device.max_local_threads || s.threads() > device.max_local_dims[0])
+    return std::to_string(s.threads()) + " threads per group exceed the device's " + std::to_string(device.max_local_threads);
+  // The stages plus the kilobyte the device may need to align them.
+  const auto local = static_cast<std::uint64_t>(s.stages * (s.a_size() + s.b_size()) * 2 + 1024);
+  if (local > device.local_memory_bytes)
+    return "the tiles need " + std::to_string(local) + " LOCAL bytes; the device has " + std::to_string(device.local_memory_bytes);
+  // bn / 2 accumulators per thread, at most half of what the group's
+  // registers allow per thread (and at most 128: 255 registers a thread).
+  const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2);
+  const std::uint64_t budget = device.register_bytes *
+                               static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
+                               static_cast<std::uint64_t>(s.threads()) / 2;
+  if (device.register_bytes > 0 && acc > budget)
+    return "the accumulators need " + std::to_string(acc) + " REGISTER bytes per thread (at most " + std::to_string(budget) + ")";
+  return "";
+}
+
+// Emits the staged WGMMA kernel.
+class Emitter {
+ public:
+  Emitter(const Kernel& old, const Product& p, const Config& s, const DeviceInfo& device)
+      : old_(old), p_(p), s_(s), c_pairs_(p.c.c1 == 1 && p.c.c0 % 2 == 0 && p.c.constant % 2 == 0 &&
+                                          p.mp.lengths[1] % 2 == 0 && (device.vector_width_mask & (1u << 2)) != 0) {}
+
+  Kernel run() {
+    const tile::MatrixProduct& mp = p_.mp;
+    m_ = mp.lengths[0], n_ = mp.lengths[1], k_ = mp.trip_count;
+    guard_m_ = m_ % s_.bm != 0, guard_n_ = n_ % s_.bn != 0, guard_k_ = k_ % kBk != 0;
+    for (ValueId id = 0; id < old_.size(); ++id)
+      if (old_[id].kind == ir::OpKind::Param) params_[id] = b_.append(old_[id]);
+    a_mem_ = params_.at(p_.a_param), b_mem_ = params_.at(p_.b_param);
+
+    const Value gn = b_.group_index(mp.axes[1], c(ceil_div(n_, s_.bn)));
+    const Value gm = b_.group_index(mp.axes[0], c(ceil_div(m_, s_.bm)));
+    tid_ = b_.local_index(0, static_cast<std::uint32_t>(s_.threads()));
+    m0_ = b_.mul(gm, c(s_.bm)), n0_ = b_.mul(gn, c(s_.bn));
+    group_ = s_.groups() == 1 ? c(0) : b_.div(tid_, c(128));
+    zero_ = b_.constant(p_.input, 0.0);
+
+    tiles_ = b_.storage(ir::Scope::Local, p_.input, static_cast<std::uint64_t>(s_.stages * (s_.a_size() + s_.b_size())));
+    for (std::int64_t q = 0; q < s_.split; ++q)
+      acc_.push_back(b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.wn() / 2)));
+    const Value zero4 = b_.broadcast(b_.constant(DType::F32, 0.0), 4);
+    for (const Value acc : acc_)
+      for (std::int64_t q = 0; q < s_.wn() / 2; q += 4) b_.store(acc, c(q), zero4);
+    a_group_ = b_.mul(group_, c(64 * kBk));  // the warp group's rows in an A stage
+
+    const std::int64_t steps = ceil_div(k_, kBk);
+    plan_copy_units();
+    for (std::int64_t t = 0; t < s_.ahead(); ++t) {
+      if (t < steps) copy_tile(c(t), c(t));
+      b_.copy_commit();
+    }
+    const Value kt = loop(steps);
+    // Tile kt has landed once at most ahead - 1 copy groups are pending; the
+    // barrier shows it to every thread and comes after every thread's
+    // wgmma_wait that finished the reads of the stage refilled below.
+    b_.copy_wait(static_cast<std::uint32_t>(s_.ahead() - 1));
+    b_.barrier();
+    // Past the last tile the refill copies zeros (nothing read): no IF, so
+    // the WGMMAs in flight stay asynchronous (ptxas serializes them across a
+    // branch: "wgmma.mma_async instructions are serialized", C7514). The
+    // stage it writes is one no later step reads.
+    // mma_first=1 issues the step's WGMMAs before the refill's copies (the
+    // refilled stage is neither this step's nor an in-flight group's).
+    const Value next = b_.add(kt, c(s_.ahead()));
+    const auto refill = [&] {
+      copy_tile(next, b_.mod(next, c(s_.stages)), b_.cmplt(next, c(steps)));
+      b_.copy_commit();
+    };
+    if (s_.mma_first == 0) refill();
+    b_.wgmma_fence();
+    compute(b_.mod(kt, c(s_.stages)));
+    b_.wgmma_commit();
+    if (s_.mma_first == 1) refill();
+    b_.wgmma_wait(static_cast<std::uint32_t>(s_.inflight));
+    end_loop(kt);
+    if (s_.inflight != 0) b_.wgmma_wait(0);
+    store_c();
+    return b_.finish();
+  }
+
+ private:
+  // What a thread's copy unit needs that does not change with the k step,
+  // computed once before the loop.
+  struct CopyUnit {
+    Value source;  // element index of the chunk at k step 0
+    Value local;   // swizzled element index in stage 0
+    Value k;       // the chunk's k within the tile (A: column, B: row)
+    Value inside;  // row (A) or column (B) inside the matrix; invalid when unguarded
+  };
+
+  // The 16-byte chunk `chunk` (0..7) of row `row` of a swizzle atom, XORed
+  // with the row within its atom.
+  Value swizzled_chunk(Value row, Value chunk) { return b_.mul(b_.bit_xor(chunk, b_.mod(row, c(8))), c(kVec)); }
+
+  void plan_copy_units() {
+    const std::int64_t t = s_.threads();
+    // A: bm rows of 8 chunks, 4 per thread.
+    for (std::int64_t q = 0; q < s_.bm * (kBk / kVec) / t; ++q) {
+      const Value e = b_.add(tid_, c(q * t));
+      const Value r = b_.div(e, c(kBk / kVec)), chunk = b_.mod(e, c(kBk / kVec));
+      const Value kc = b_.mul(chunk, c(kVec));
+      const Value row = b_.add(m0_, r);
+      const Value source = b_.add(b_.add(scaled(row, p_.a.c0), kc), c(p_.a.constant));
+      const Value local = b_.add(b_.mul(r, c(kBk)), swizzled_chunk(r, chunk));
+      a_units_.push_back({source, local, kc, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}});
+    }
+    // B: 64 k rows of bn / 8 chunks, 4 bn / bm per thread.
+    const std::int64_t per_row = s_.bn / kVec;
+    for (std::int64_t q = 0; q < kBk * per_row / t; ++q) {
+      const Value e = b_.add(tid_, c(q * t));
+      const Value r = b_.div(e, c(per_row)), nc = b_.mod(e, c(per_row));
+      const Value col = b_.add(n0_, b_.mul(nc, c(kVec)));
+      const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
+      // (r / 16) slices of bn / 64 atoms, atom nc / 8, row r % 16 of it.
+      const Value slice = b_.mul(b_.div(r, c(16)), c(kAtom * (s_.bn / 64)));
+      const Value atom = b_.mul(b_.div(nc, c(8)), c(kAtom));
+      const Value in_atom = b_.add(b_.mul(b_.mod(r, c(16)), c(64)), swizzled_chunk(r, b_.mod(nc, c(8))));
+      const Value local = b_.add(b_.add(slice, atom), b_.add(c(s_.stages * s_.a_size()), in_atom));
+      b_units_.push_back({source, local, r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
+    }
+  }
+
+  // The copies of tile kt into stage `stage`; zeros where `live` (when
+  // given) is false.
+  void copy_tile(Value kt, Value stage, Value live = {}) {
+    const Value k0 = b_.mul(kt, c(kBk));
+    const Value a_base = b_.mul(stage, c(s_.a_size())), b_base = b_.mul(stage, c(s_.b_size()));
+    const Value b_step = scaled(k0, p_.b.c0);
+    for (const CopyUnit& u : a_units_) {
+      const Value v = guarded_load(a_mem_, b_.add(u.source, k0), {u.inside, guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, live});
+      b_.copy_async(tiles_, b_.add(a_base, u.local), v);
+    }
+    for (const CopyUnit& u : b_units_) {
+      const Value v = guarded_load(b_mem_, b_.add(u.source, b_step), {guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, u.inside, live});
+      b_.copy_async(tiles_, b_.add(b_base, u.local), v);
+    }
+  }
+
+  // memory[index .. index + 8) where every given condition holds, else zeros.
+  Value guarded_load(Value memory, Value index, std::initializer_list<Value> conditions) {
+    Value inside;
+    for (Value cond : conditions)
+      if (cond.valid()) inside = inside.valid() ? b_.and_(inside, cond) : cond;
+    if (!inside.valid()) return b_.load(memory, index, kVec);
+    const Value v = b_.load(memory, b_.select(inside, index, c(0)), kVec);
+    return b_.select(inside, v, b_.broadcast(zero_, kVec));
+  }
+
+  // The 4 WGMMAs of one step from stage `stage`: k 16 j of the warp group's
+  // A rows and of B's slice j.
+  void compute(Value stage) {
+    const Value a_stage = b_.add(b_.mul(stage, c(s_.a_size())), a_group_);
+    const Value b_stage = b_.add(b_.mul(stage, c(s_.b_size())), c(s_.stages * s_.a_size()));
+    for (std::int64_t j = 0; j < kBk / 16; ++j) {
+      for (std::int64_t q = 0; q < s_.split; ++q) {
+        const std::int64_t b_at = j * kAtom * (s_.bn / 64) + q * kAtom * (s_.wn() / 64);
+        const Value tiles = b_.insert(b_.broadcast(affine(a_stage, 1, 16 * j), 2), affine(b_stage, 1, b_at), 1);
+        b_.wgmma(tiles_, tiles, acc_[static_cast<std::size_t>(q)], static_cast<std::uint32_t>(s_.wn()));
+      }
+    }
+  }
+
+  // C: accumulator element i of thread (w, g, t) of warp group `group` at
+  // row 64 group + 16 w + g + 8 ((i / 2) % 2), column 8 (i / 4) + 2t + i % 2
+  // (sdk::wgmma_d_coord); the two columns of a row as one store where C is
+  // column-contiguous with even rows.
+  void store_c() {
+    const Value c_mem = params_.at(p_.c_param);
+    const DType c_dtype = old_[p_.c_param].dtype;
+    const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
+    const Value lane = b_.mod(in_group, c(32));
+    const Value g = b_.div(lane, c(4)), t = b_.mod(lane, c(4));
+    const Value warp_row = b_.mul(b_.div(in_group, c(32)), c(16));
+    const Value row0 = b_.add(b_.add(m0_, b_.mul(group_, c(64))), b_.add(warp_row, g));
+    const Value col0 = b_.add(n0_, b_.mul(t, c(2)));
+    for (int h = 0; h < 2; ++h) {
+      const Value row = affine(row0, 1, 8 * h);
+      const Value row_in = guard_m_ ? b_.cmplt(row, c(m_)) : Value{};
+      const Value row_at = b_.add(scaled(row, p_.c.c0), c(p_.c.constant));
+      for (std::int64_t j = 0; j < s_.bn / 8; ++j) {
+        const std::int64_t per = s_.wn() / 8;  // 8-column blocks per WGMMA
+        const Value d = b_.load(acc_[static_cast<std::size_t>(j / per)], c(4 * (j % per)), 4);
+        const Value col = affine(col0, 1, 8 * j);
+        if (c_pairs_) {
+          const Value pair = b_.insert(b_.broadcast(mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h))), 2),
+                                       mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h + 1))), 1);
+          mma::store_c_element(b_, c_mem, b_.add(row_at, col), pair, row_in, guard_n_ ? b_.cmplt(col, c(n_)) : Value{});
+          continue;
+        }
+        for (int e = 0; e < 2; ++e) {
+          const Value jc = affine(col, 1, e);
+          const Value v = mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h + e)));
+          mma::store_c_element(b_, c_mem, b_.add(row_at, scaled(jc, p_.c.c1)), v, row_in,
+                               guard_n_ ? b_.cmplt(jc, c(n_)) : Value{});
+        }
+      }
+    }
+  }
+
+  // The k loop. Constants made inside it stay inside (SSA scope).
+  Value loop(std::int64_t count) {
+    const Value kt = b_.loop(c(count));
+    constants_.clear();
+    return kt;
+  }
+  void end_loop(Value kt) {
+    b_.end_loop(kt);
+    constants_.clear();
+  }
+  Value c(std::int64_t v) {
+    auto [it, fresh] = constants_.try_emplace(v);
+    if (fresh) it->second = b_.constant_i64(v);
+    return it->second;
+  }
+  Value scaled(Value x, std::int64_t scale) { return affine(x, scale, 0); }
+  // x * scale + offset, without the identity ops.
+  Value affine(Value x, std::int64_t scale, std::int64_t offset) {
+    if (scale == 0) return c(offset);
+    Value v = scale == 1 ? x : b_.mul(x, c(scale));
+    return offset == 0 ? v : b_.add(v, c(offset));
+  }
+
+  const Kernel& old_;
+  const Product& p_;
+  Config s_;
+  bool c_pairs_;
+  ir::Builder b_;
+  std::map<ValueId, Value> params_;
+  std::map<std::int64_t, Value> constants_;
+  std::int64_t m_ = 0, n_ = 0, k_ = 0;
+  bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
+  Value a_mem_, b_mem_, tid_, m0_, n0_, group_, zero_, tiles_, a_group_;
+  std::vector<Value> acc_;  // one per WGMMA along n
+  std::vector<CopyUnit> a_units_, b_units_;
+};
+
+Result<Config> config_of(const OptStep& step) {
+  for (const auto& [key, value] : step.params)
+    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first")
+      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first)");
+  Config s;
+  KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
+  KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
+  s.stages = step.param("stages", 4);
+  s.inflight = step.param("inflight", 1);
+  s.split = step.param("split", 1);
+  s.mma_first = step.param("mma_first", 0);
+  return s;
+}
+
+class WgmmaStaged final : public Optimization {
+ public:
+  std::string_view name() const override { return kName; }
+  std::string_view description() const override {
+    return "matrix products of f16/bf16 on the warp-group MMA (wgmma, sm_90a), a bm x bn block per group of bm / 64 "
+           "warp groups, A and B tiles of 64 along k copied asynchronously into 128-byte-swizzled LOCAL memory in "
+           "2 to 6 stages, up to 2 WGMMA groups kept in flight (inflight, default 1)";
+  }
+
+  std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    std::vector<OptStep> steps;
+    if (!ir::verify(kernel).ok()) return steps;
+    auto matched = mma::match(kernel);
+    if (!std::holds_alternative<Product>(matched)) return steps;
+    const Product& p = std::get<Product>(matched);
+    // A short list: 128 x 128 and 128 x 256 blocks of two warp groups, then
+    // 64-row ones for small m, in 3 stages with no WGMMA group kept in
+    // flight. The forms with one in flight are the recipes'
+    // (core/tune/default_space.cpp): as configs too, the tuner would meet
+    // each first as a config and drop the recipe as a duplicate.
+    const std::int64_t m64 = ceil_div(p.mp.lengths[0], 64) * 64, n64 = ceil_div(p.mp.lengths[1], 64) * 64;
+    constexpr std::pair<std::int64_t, std::int64_t> kBlocks[] = {{128, 128}, {128, 256}, {64, 128}, {64, 64}};
+    for (const auto& [bm, bn] : kBlocks) {
+      if (bm > std::max<std::int64_t>(m64, 64) || bn > std::max<std::int64_t>(n64, 64)) continue;
+      const Config s{bm, bn, 3, 0};
+      if (!misfit(p, s, device).empty()) continue;
+      steps.push_back(make_step(kName, {{"bm", bm}, {"bn", bn}, {"stages", 3}, {"inflight", 0}}));
+    }
+    return steps;
+  }
+
+  Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    KILN_TRY_ASSIGN(const Config s, config_of(step));
+    return mma::rewrite_product(
+        kernel, step, "the staged WGMMA kernel", [&](const Product& p) { return misfit(p, s, device); },
+        [&](const Product& p) { return Emitter(kernel, p, s, device).run(); });
+  }
+};
+
+}  // namespace
+
+const Optimization& wgmma_staged() {
+  static const WgmmaStaged instance;
+  return instance;
+}
+
+}  // namespace kiln::passes::opts

@@ -1,0 +1,224 @@
+// WGMMA in the CUDA dialect: wgmma_staged's kernels emit wgmma.mma_async on
+// two shared-memory descriptors, the fence, commit and wait, 1024-byte
+// aligned tiles, and compile with NVRTC for sm_90a (no GPU needed). On an
+// sm_90 device (CudaWgmmaDevice, skipped elsewhere) one warp group's WGMMA
+// gives the interpreter's bits: the inputs are small integers, so every
+// product and sum is exact in any order the tensor cores take.
+#include <gtest/gtest.h>
+
+#include "cuda_plugin_fixture.hpp"
+#include "cuda_source.hpp"
+#include "nvrtc_compiler.hpp"
+#include "support/kernel_runner.hpp"
+
+#include <kiln/ir/dtype.hpp>
+#include <kiln/ir/text.hpp>
+#include <kiln/kernels/library.hpp>
+#include <kiln/passes/device_presets.hpp>
+#include <kiln/passes/optimization.hpp>
+#include <kiln/sdk/capabilities.hpp>
+#include <kiln/sdk/half.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+
+#include <bit>
+#include <random>
+
+using namespace kiln::cuda;
+using kiln::test::AbiError;
+using kiln::test::HostArg;
+
+namespace {
+
+// The GPU preset claiming what the CUDA plugin claims on an sm_90.
+kiln::DeviceInfo sm90_device() {
+  kiln::DeviceInfo d = kiln::passes::gpu_preset();
+  d.op_kind_dtypes[KILN_OP_MMA] |= 1u << KILN_DTYPE_F32;
+  for (unsigned f : {KILN_FEATURE_MMA_M16N8K16_F16, KILN_FEATURE_MMA_M16N8K16_BF16, KILN_FEATURE_MMA_M16N8K8_TF32})
+    d.features[KILN_FEATURE_WORD(f)] |= KILN_FEATURE_MASK(f);
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32}) d.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << dt;
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) d.op_kind_dtypes[KILN_OP_WGMMA] |= 1u << dt;
+  d.vector_width_mask |= (1u << 2) | (1u << 4) | (1u << 8);
+  d.local_memory_bytes = 227 * 1024;
+  return d;
+}
+
+// One warp group: thread l copies x[64l ..) into LOCAL as it is and its
+// accumulators from c[128l ..]; A at LOCAL 16 (k 16.. of the rows), B at
+// 4096; one m64nNk16 WGMMA; out[128l ..] = the accumulators.
+std::string one_wgmma(const std::string& dtype, unsigned n) {
+  return "%0 = param 0 global " + dtype + "[8192]\n" + R"(%1 = param 1 global f32[16384]
+%2 = param 2 global_mut f32[16384]
+%3 = storage local )" + dtype + R"([8192]
+%4 = storage register f32[128]
+%5 = const i64 128
+%6 = index local 0 %5
+%7 = const i64 64
+%8 = mul i64 %6, %7
+%9 = const i64 8
+%10 = loop %9
+%11 = mul i64 %10, %9
+%12 = add i64 %8, %11
+%13 = load )" + dtype + R"(x8 %0[%12]
+store %3[%12], %13
+endloop %10
+%16 = const i64 32
+%17 = loop %16
+%18 = const i64 4
+%19 = mul i64 %17, %18
+%21 = mul i64 %6, %5
+%22 = add i64 %21, %19
+%23 = load f32x4 %1[%22]
+store %4[%19], %23
+endloop %17
+barrier
+wgmma_fence
+%27 = const i64 16
+%28 = const i64 4096
+%29 = broadcast i64x2 %27
+%20 = insert i64x2 %29[1], %28
+wgmma n)" + std::to_string(n) + " " + dtype + R"( %3[%20], %4
+wgmma_commit
+wgmma_wait 0
+%40 = loop %16
+%41 = const i64 4
+%42 = mul i64 %40, %41
+%43 = mul i64 %6, %5
+%44 = add i64 %43, %42
+%45 = load f32x4 %4[%42]
+store %2[%44], %45
+endloop %40
+)";
+}
+
+std::vector<kiln_op> wire(const std::string& text) {
+  auto kernel = kiln::ir::parse(text);
+  EXPECT_TRUE(kernel.ok()) << (kernel.ok() ? "" : kernel.error().message);
+  return kernel.ok() ? kernel->to_wire() : std::vector<kiln_op>{};
+}
+
+NvrtcOptions nvrtc_options() {
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  return options;
+}
+
+}  // namespace
+
+TEST(CudaWgmma, TheStagedKernelsCompileForSm90a) {
+  struct Case {
+    const char* dtype;
+    kiln::kernels::KernelSize size;
+    const char* step;
+  };
+  const Case cases[] = {
+      {"f16", {.m = 256, .n = 512, .k = 256}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1)"},
+      {"bf16", {.m = 256, .n = 256, .k = 256}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0)"},
+      {"f16", {.m = 1000, .n = 1000, .k = 1000}, "wgmma_staged(bm=128,bn=128,stages=4,inflight=1)"},  // zero fill, guards
+      {"f16", {.m = 64, .n = 64, .k = 64}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0)"},  // 32 KiB: static shared
+      // Loops of 16 steps with one WGMMA group in flight across the back edge, and none.
+      {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=128,stages=4,inflight=1)"},
+      {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1)"},
+      {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0)"},
+      {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2)"},
+      {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1)"},
+      // Four and three warp groups (512 and 384 threads).
+      {"f16", {.m = 512, .n = 512, .k = 1024}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1)"},
+      {"f16", {.m = 576, .n = 576, .k = 1024}, "wgmma_staged(bm=192,bn=192,stages=3,inflight=1)"},
+  };
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.dtype) + " " + c.step);
+    const auto dtype = kiln::ir::dtype_from_name(c.dtype);
+    ASSERT_TRUE(dtype);
+    auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, *dtype);
+    ASSERT_TRUE(kernel.ok());
+    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), sm90_device());
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    try {
+      const CudaSource source = emit_cuda(optimized->to_wire());
+      const std::string input = std::string(c.dtype) + "." + c.dtype;
+      EXPECT_NE(source.text.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("k16.f32." + input + " {"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("wgmma.fence.sync.aligned"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("fence.proxy.async.shared::cta"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("wgmma.commit_group.sync.aligned"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("wgmma.wait_group.sync.aligned"), std::string::npos) << source.text;
+      EXPECT_NE(source.text.find("cp.async.cg.shared.global"), std::string::npos) << source.text;
+      // The tiles start at a 1024-byte boundary: found at run time in the
+      // dynamic buffer, declared so for a static array.
+      if (source.dynamic_shared_bytes > 0) EXPECT_NE(source.text.find("kiln_local_base + "), std::string::npos) << source.text;
+      else EXPECT_NE(source.text.find("__shared__ __align__(1024)"), std::string::npos) << source.text;
+      const DeviceCode code = compile_cuda(nvrtc, source.text, 9, 0, nvrtc_options(), true);
+      EXPECT_EQ(code.target, "sm_90a");
+      EXPECT_TRUE(code.is_cubin);
+      // ptxas keeps the WGMMAs asynchronous (it serializes them, with a
+      // warning in the log, where it finds the accumulators touched in
+      // flight). Not yet for bn = 256 with a group in flight through a
+      // loop, whole or split in two: ptxas serializes those (C7514) because
+      // of the epilogue's reads (the kernel without them is not serialized);
+      // docs/passes.md.
+      const bool known_serialized = std::string(c.step).find("bn=256") != std::string::npos && c.size.k > 256 &&
+                                    std::string(c.step).find("inflight=1") != std::string::npos;
+      EXPECT_EQ(code.log.find("serialized") != std::string::npos, known_serialized) << code.log;
+
+    } catch (const kiln::sdk::PluginError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+TEST(CudaWgmma, OneWarpGroupMmaCompilesForSm90aOnly) {
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  for (unsigned n : {8u, 64u, 128u, 256u})
+    for (const char* dtype : {"f16", "bf16"}) {
+      SCOPED_TRACE(std::string(dtype) + " n" + std::to_string(n));
+      const std::string source = generate_cuda_source(wire(one_wgmma(dtype, n)));
+      EXPECT_NO_THROW(compile_cuda(nvrtc, source, 9, 0, nvrtc_options(), true));
+    }
+  // wgmma does not exist on plain sm_90: ptxas refuses it.
+  EXPECT_THROW(compile_cuda(nvrtc, generate_cuda_source(wire(one_wgmma("f16", 64))), 9, 0, nvrtc_options()),
+               kiln::sdk::PluginError);
+}
+
+namespace {
+
+class CudaWgmmaDevice : public kiln::test::CudaPluginTest {};
+
+}  // namespace
+
+TEST_F(CudaWgmmaDevice, OneWarpGroupMmaGivesTheInterpretersBits) {
+  const kiln_device_info info = plugin->info(0);
+  if (!kiln::sdk::has_op_kind(info, KILN_DTYPE_F16, KILN_OP_WGMMA))
+    GTEST_SKIP() << info.name << " does not claim wgmma (an sm_90 does)";
+  std::mt19937_64 rng(11);
+  for (const bool bf16 : {false, true})
+    for (unsigned n : {8u, 64u, 128u, 256u}) {
+      SCOPED_TRACE(std::string(bf16 ? "bf16" : "f16") + " n" + std::to_string(n));
+      // Integers in [-4, 4] (products and sums of 16 exact in f32 in any order).
+      HostArg x = HostArg::buffer(bf16 ? KILN_DTYPE_BF16 : KILN_DTYPE_F16, 8192);
+      for (std::size_t e = 0; e < 8192; ++e) {
+        const float v = static_cast<float>(static_cast<int>(rng() % 9) - 4);
+        x.set(e, bf16 ? kiln::sdk::f32_to_bf16_bits(v) : kiln::sdk::f32_to_f16_bits(v));
+      }
+      HostArg c = HostArg::buffer(KILN_DTYPE_F32, 16384);
+      for (std::size_t e = 0; e < 16384; ++e) c.set(e, std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(rng() % 201) - 100)));
+      const std::vector<kiln_op> ops = wire(one_wgmma(bf16 ? "bf16" : "f16", n));
+      std::vector<HostArg> args = {x, c, HostArg::poisoned(KILN_DTYPE_F32, 16384)};
+      const std::vector<HostArg> want = kiln::conformance::interpreted(ops, args);
+      try {
+        const std::string source = kiln::conformance::run_kernel(*plugin, device, ops, args);
+        // A compact account of what differs (thread, element: got, want), so
+        // a layout mistake shows its pattern.
+        std::string diffs;
+        unsigned differing = 0;
+        for (std::size_t e = 0; e < 16384; ++e)
+          if (args.back().get(e) != want.back().get(e) && ++differing <= 24)
+            diffs += " (" + std::to_string(e / 128) + "," + std::to_string(e % 128) + ": " +
+                     std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(args.back().get(e)))) + " want " +
+                     std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(want.back().get(e)))) + ")";
+        EXPECT_EQ(differing, 0u) << "accumulator elements differ:" << diffs << "\n" << source;
+      } catch (const AbiError& e) {
+        ADD_FAILURE() << e.what();
+      }
+    }
+}

@@ -1,0 +1,121 @@
+// wgmma_staged: matrix products on the warp-group MMA (WGMMA) with A and B
+// tiles copied asynchronously into swizzled LOCAL memory. The rewritten
+// kernels run on the dummy device with "wgmma": true (the reference
+// interpreter behind the plugin ABI) and must give the untuned kernel's
+// outputs exactly: odd shapes (every side guarded), every block and stage
+// count, both in-flight forms, f16 and bf16.
+#include "passes/mma_support.hpp"
+
+#include "kiln/ir/dtype.hpp"
+
+#include <gmock/gmock.h>
+
+using namespace kiln;
+using namespace kiln::passes;
+using namespace kiln::passes::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+const Optimization& wgmma_staged() { return *find_optimization("wgmma_staged"); }
+
+std::string case_name(const kernels::KernelSize& size, ir::DType dtype, std::string_view step) {
+  return std::to_string(size.m) + "x" + std::to_string(size.n) + "x" + std::to_string(size.k) + " " +
+         std::string(ir::dtype_name(dtype)) + " " + std::string(step);
+}
+
+// The dummy's WGMMA device.
+const DeviceInfo& wgmma_device() { return *mma_device_info(true, true); }
+
+}  // namespace
+
+TEST(WgmmaStaged, MatchesTheUntunedKernelExactlyOnTheDummy) {
+  ASSERT_NE(mma_device_info(true, true), nullptr);
+  struct Case {
+    kernels::KernelSize size;
+    std::string_view step;
+  };
+  const Case cases[] = {
+      // Whole blocks: one warp group, two; 64 to 256 columns; 2 to 4 stages, in flight or not.
+      {{.m = 64, .n = 64, .k = 128}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0)"},
+      {{.m = 128, .n = 128, .k = 256}, "wgmma_staged(bm=128,bn=128,stages=4,inflight=1)"},
+      {{.m = 128, .n = 256, .k = 192}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=1)"},
+      {{.m = 64, .n = 192, .k = 320}, "wgmma_staged(bm=64,bn=192,stages=3,inflight=0)"},
+      {{.m = 128, .n = 64, .k = 448}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2)"},
+      // The step's WGMMAs issued before the refill's copies.
+      {{.m = 128, .n = 128, .k = 320}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1)"},
+      {{.m = 72, .n = 88, .k = 136}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,mma_first=1)"},
+      // Four and three warp groups.
+      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1)"},
+      {{.m = 200, .n = 192, .k = 256}, "wgmma_staged(bm=192,bn=192,stages=3,inflight=1)"},
+      // Two and four WGMMAs along n, each into its own accumulator.
+      {{.m = 128, .n = 256, .k = 192}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2)"},
+      {{.m = 64, .n = 256, .k = 128}, "wgmma_staged(bm=64,bn=256,stages=3,inflight=0,split=4)"},
+      // One k step (the prologue's empty groups), more stages than steps.
+      {{.m = 64, .n = 128, .k = 64}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=1)"},
+      // Every side guarded in whole 16-byte chunks (M any, N and K multiples of 8).
+      {{.m = 72, .n = 88, .k = 136}, "wgmma_staged(bm=64,bn=64,stages=3,inflight=1)"},
+      {{.m = 33, .n = 40, .k = 24}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0)"},
+  };
+  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16})
+    for (const Case& c : cases) {
+      SCOPED_TRACE(case_name(c.size, dtype, c.step));
+      EXPECT_EQ(differs_on_dummy(standard("matmul", c.size, dtype), c.step, 0, 5, true, true), "");
+    }
+}
+
+TEST(WgmmaStaged, TheKernelIsWarpGroupMmasOnSwizzledTiles) {
+  const kernels::StandardKernel k = standard("matmul", {.m = 128, .n = 256, .k = 128}, ir::DType::BF16);
+  const std::string text = ir::print(applied(k.kernel, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1)", wgmma_device()));
+  EXPECT_THAT(text, HasSubstr("wgmma n256 bf16"));
+  EXPECT_THAT(text, HasSubstr("wgmma_fence"));
+  EXPECT_THAT(text, HasSubstr("wgmma_wait 1"));
+  EXPECT_THAT(text, HasSubstr("wgmma_wait 0"));
+  EXPECT_THAT(text, HasSubstr("bitxor"));      // the swizzle
+  EXPECT_THAT(text, HasSubstr("copy_wait 1"));  // 4 stages, one step's WGMMAs in flight: 2 tiles ahead
+  EXPECT_THAT(text, HasSubstr("index local 0 %"));
+}
+
+TEST(WgmmaStaged, ConfigsFitTheDevice) {
+  const kernels::StandardKernel big = standard("matmul", {.m = 512, .n = 512, .k = 256}, ir::DType::F16);
+  const std::vector<std::string> configs = config_texts(wgmma_staged(), big.kernel, wgmma_device());
+  ASSERT_FALSE(configs.empty());
+  EXPECT_EQ(configs.front(), "wgmma_staged(bm=128,bn=128,stages=3,inflight=0)");
+  EXPECT_TRUE(wgmma_staged().configs(big.kernel, *mma_device_info(true)).empty());  // no WGMMA claimed
+  EXPECT_TRUE(wgmma_staged().configs(standard("matmul", {.m = 64, .n = 64, .k = 64}).kernel, wgmma_device()).empty());  // f32
+  // Every config of an odd shape matches on the dummy.
+  const kernels::StandardKernel odd = standard("matmul", {.m = 65, .n = 72, .k = 40}, ir::DType::BF16);
+  const std::vector<std::string> small = config_texts(wgmma_staged(), odd.kernel, wgmma_device());
+  ASSERT_FALSE(small.empty());
+  for (const std::string& step : small) {
+    SCOPED_TRACE(step);
+    EXPECT_EQ(differs_on_dummy(odd, step, 0, 9, true, true), "");
+  }
+}
+
+TEST(WgmmaStaged, RefusesWhatDoesNotFit) {
+  const DeviceInfo& d = wgmma_device();
+  const kernels::StandardKernel k = standard("matmul", {.m = 64, .n = 64, .k = 64}, ir::DType::F16);
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,bk=64)", d), HasSubstr("unknown parameter 'bk'"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64)", d), HasSubstr("missing parameter 'bn'"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=32,bn=64)", d), HasSubstr("bm must be"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=96)", d), HasSubstr("bn must be"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,stages=2,inflight=1)", d), HasSubstr("stages must be 3 to 6"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,inflight=3)", d), HasSubstr("inflight must be 0, 1 or 2"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=128,split=4)", d), HasSubstr("split must divide bn"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=192,bn=128)", d), HasSubstr("do not divide the tile copies"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,mma_first=2)", d), HasSubstr("mma_first must be 0 or 1"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64,stages=3,inflight=2)", d), HasSubstr("stages must be 4 to 6"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=256,bn=256,stages=6)", d), HasSubstr("LOCAL bytes"));
+  EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64)", *mma_device_info(true)),
+              HasSubstr("does not run wgmma on f16"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}).kernel, "wgmma_staged(bm=64,bn=64)", d),
+              HasSubstr("wgmma multiplies f16 or bf16"));
+  // B k-fastest (matmul-bt): no 16-byte chunks along n.
+  EXPECT_THAT(step_error_message(standard("matmul-bt", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,
+                                 "wgmma_staged(bm=64,bn=64)", d),
+              HasSubstr("B must be contiguous along n"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 60, .k = 64}, ir::DType::F16).kernel,
+                                 "wgmma_staged(bm=64,bn=64)", d),
+              HasSubstr("B must be contiguous along n"));
+}
