@@ -71,6 +71,44 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
   return passes::parse_sequence(text).value();
 }
 
+// Rows no block divides (n = 50257 is odd: the rows start at every
+// alignment, so split_loop's blocks would not be aligned and the loads stay
+// scalar, 2 bytes a thread for f16): each loop split_aligned into a scalar
+// head, whole aligned blocks of `lanes` and a scalar tail (the head and
+// tail together under 2 * lanes elements). Original loop L becomes loops
+// 3L (head), 3L + 1 (blocks), 3L + 2 (tail). The blocks are split across
+// `threads` threads and vectorized: 16-byte accesses at any n. The writing
+// loop's head and tail are split across the threads too (each thread at most
+// one element); the reductions' head and tail run in every thread, folded
+// into its accumulator before and after the block loop's tree, so a
+// reduction keeps one tree. `local_row`: the row's blocks kept in LOCAL
+// memory (row_cache local=1, 16-bit as 16-bit) between the loops; without
+// it the later loops read the row again (from L2). Loops stay rolled
+// (unrolled by `unroll` when it is above 1): few registers, several groups
+// per SM.
+passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bool local_row, int unroll = 1) {
+  std::string text;
+  const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
+  const auto str = [](int v) { return std::to_string(v); };
+  if (loops == 3) add("reciprocal_divide()");
+  for (int loop = loops - 1; loop >= 0; --loop) {
+    add("split_aligned(loop=" + str(loop) + ",factor=" + str(lanes) + ")");
+    add("unroll(loop=" + str(loop + 2) + ",factor=0)");
+  }
+  for (int loop = 0; loop < loops; ++loop) {
+    const bool reduction = loop < loops - 1;
+    const std::string split = ",local=" + str(threads) + ",branch=4" + (reduction ? ",subgroup=32" : "") + ")";
+    if (!reduction) add("tiled_reduce(loop=" + str(3 * loop) + split);
+    add("tiled_reduce(loop=" + str(3 * loop + 1) + split);
+    if (!reduction) add("tiled_reduce(loop=" + str(3 * loop + 2) + split);
+  }
+  if (local_row) add("row_cache(loop=1,local=1)");
+  if (unroll > 1)
+    for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=" + str(unroll) + ")");
+  add("vectorize(lanes=" + str(lanes) + ")");
+  return passes::parse_sequence(text).value();
+}
+
 SearchSpace make_default_space(Precision precision) {
   SearchSpace s;
   s.optimizations = passes::optimizations();
@@ -266,6 +304,16 @@ SearchSpace make_default_space(Precision precision) {
            "unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
        })
     s.recipes.push_back(passes::parse_sequence(recipe).value());
+  // Rows that start anywhere (n = 50257): aligned blocks of 8 or 4 with a
+  // scalar head and tail (split_aligned), at 1024 or 512 threads, the row in
+  // LOCAL memory or read again from L2 (see gpu_row_aligned_recipe). Where
+  // the rows are aligned already (n a multiple of the block) they fail to
+  // apply: the block recipes above are those.
+  for (int lanes : {8, 4})
+    for (int loops : {3, 2})
+      for (int threads : {1024, 512})
+        for (bool local_row : {true, false})
+          s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row));
   s.version = search_space_version(s.optimizations);
   if (precision == Precision::AllowTf32) {
     // f32 matrix products on the tf32 MMA (m16n8k8): mma_staged never

@@ -24,14 +24,16 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 8;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
+inline constexpr int kSearchSpaceVersion = 9;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
                                               // and its row recipes (devices that claim SUBGROUP_REDUCE); 5: pack_tile's
                                               // bf16 form (dot=1) and its recipes (devices that claim DOT_BF16); 6: GPU row
                                               // recipes in vectorized blocks (tiled_reduce splits block-storing loops),
                                               // mma_staged's asynchronous multi-stage recipes; 7: row_cache local=1
                                               // (the row in LOCAL memory) and its row recipes, coarsened one-warp rows;
                                               // 8: mma_staged 128 x 256 in 3 stages of k 64, the CUDA dialect's 32-bit
-                                              // shared addresses and occupancy launch bounds
+                                              // shared addresses and occupancy launch bounds; 9: split_aligned and
+                                              // its row recipes (rows that start anywhere, n = 50257), the cost
+                                              // model's back-to-back phases at one group per unit
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
