@@ -5,23 +5,26 @@
 // anchor, the first such access in the body). It becomes
 //
 //   a0 = (base + factor - 1) / factor * factor     first aligned element
-//   h  = a0 - base                                 in [0, factor - 1]
-//   LOOP j < h:                 body(j)            the head (count (factor - base % factor) % factor)
-//   LOOP i < nb: LOOP k < factor: body(h + i * factor + k)
-//   LOOP t < n - nb * factor - h: if h + t < n - nb * factor: body(h + t + nb * factor)   the tail
+//   h  = (factor - base % factor) % factor         = a0 - base, in [0, factor - 1]
+//   LOOP j < h:                 body(j)            the head
+//   LOOP i < nb: LOOP k < factor: body(h + i * factor + k), base + counter = a0 + i * factor + k
+//   LOOP t < e - h: if h + t < e: body(h + t + nb * factor)   the tail, e = n - nb * factor
 //
 // with nb = (n - factor + 1) / factor, a constant (every h leaves at least
 // nb whole blocks), so the block loop's count is constant whatever the
 // row's alignment: row_cache (equal constant counts) and tiled_reduce treat
 // it as split_loop's outer loop. The anchor's index in the blocks is
-// `factor * q + factor * i + k` (q = (base + factor - 1) / factor, an atom
-// of its affine form), a provable multiple of `factor` at k = 0, so
+// written `factor * q + factor * i + k` (q = (base + factor - 1) / factor,
+// an atom of its affine form), a provable multiple of `factor` at k = 0, so
 // `vectorize` makes each block one aligned vector access. The head and tail
-// (each under `factor` iterations, dynamic counts) stay scalar. Iterations
+// (dynamic counts, together e < 2 * factor) stay scalar; the tail's IF is
+// always true and tells the bounds analysis (which narrows by IF conditions,
+// not by loop counts) that the tail stays in the row. Iterations
 // run in the original order, so the results are unchanged. `base` must not
 // be negative (an element index is not). Refused where `base` is provably a
 // multiple of `factor` (rows of a length it divides): split_loop's blocks
-// are aligned there without a head or tail.
+// are aligned there without a head or tail. configs() proposes top-level
+// loops only (see there).
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
@@ -86,8 +89,14 @@ class SplitAligned final : public Optimization {
     std::vector<OptStep> steps;
     if (!is_valid(kernel)) return steps;
     const std::vector<LoopSite> sites = loop_sites(kernel);
+    const ir::Blocks blocks = ir::analyze_blocks(kernel);
     for (std::size_t position = 0; position < sites.size(); ++position) {
       const std::optional<std::int64_t> n = sites[position].count;
+      // Top-level loops only (a row kernel's): under a pad's IF the bounds
+      // analysis narrows the row index, but not the aligned start, which
+      // simplify_algebra rewrites around it; such a step would compile with
+      // run-time guards.
+      if (blocks.parent[sites[position].loop] != ir::kNoValue) continue;
       const ValueId base = n ? anchor_base(kernel, sites[position]) : ir::kNoValue;
       if (base == ir::kNoValue) continue;
       for (std::int64_t factor : kFactors)
@@ -147,11 +156,11 @@ class SplitAligned final : public Optimization {
       const ir::Value f = b.constant_i64(factor);
       const ir::Value base = rw.map(base_id);
       const ir::Value aligned = b.mul(b.div(b.add(base, b.constant_i64(factor - 1)), f), f);
-      const ir::Value head = b.sub(aligned, base);
-      // The same count written as (factor - base % factor) % factor: both
-      // lie in [0, factor - 1] (value_range proves it of either form).
-      const ir::Value head_count = b.mod(b.sub(f, b.mod(base, f)), f);
-      const ir::Value j = b.loop(head_count);
+      // h = aligned - base, written (factor - base % factor) % factor: its
+      // range [0, factor - 1] is then plain to value_range (the bounds
+      // analysis and the cost model bound the loops and indices by it).
+      const ir::Value head = b.mod(b.sub(f, b.mod(base, f)), f);
+      const ir::Value j = b.loop(head);
       copy_body(j, {});
       b.end_loop(j);
       const ir::Value outer = b.loop(blocks);
@@ -167,7 +176,7 @@ class SplitAligned final : public Optimization {
       // the index stays affine in t (tiled_reduce splits the writing loop's
       // tail across threads).
       const std::int64_t edge = n - blocks * factor;
-      const ir::Value t = b.loop(b.sub(b.constant_i64(edge), head_count));
+      const ir::Value t = b.loop(b.sub(b.constant_i64(edge), head));
       const ir::Value u = b.add(head, t);
       const ValueId inside = b.if_(b.cmplt(u, b.constant_i64(edge)));
       copy_body(b.add(u, b.constant_i64(blocks * factor)), {});

@@ -54,46 +54,6 @@ Maybe dtype_range(DType dtype) {
   }
 }
 
-// c * ((b + k) / c) - b for b >= 0 and 0 <= k < c: how far b lies below the
-// next multiple of c when k = c - 1 (split_aligned's head). With b = c m + r
-// it is -r or c - r, so it lies in [k - c + 1, k]; the interval rule for a
-// difference of two ranges cannot see that the operands move together. The
-// product and quotient may be written as MUL/DIV or as SHL/SHR by log2 c
-// (simplify_algebra's forms).
-Maybe rounded_up_distance(const ir::Kernel& kernel, ValueId id, const RangeOf& of) {
-  const ir::Op& op = kernel[id];
-  const ValueId b = op.src[1];
-  auto constant = [&](ValueId v) -> std::optional<std::int64_t> {
-    const Maybe r = v < id ? of(v) : std::nullopt;
-    return r && r->lo == r->hi ? std::optional(r->lo) : std::nullopt;
-  };
-  // `v` as `operand * factor` (MUL by a constant, SHL by one), `operand / factor` (DIV, SHR).
-  auto scaled = [&](ValueId v, BinaryOp mul, BinaryOp shl) -> std::optional<std::pair<ValueId, std::int64_t>> {
-    const ir::Op& o = kernel[v];
-    if (o.kind != OpKind::Binary || o.dtype != DType::I64 || o.lanes != 1) return std::nullopt;
-    const auto c = constant(o.src[1]);
-    if (o.binary() == mul && c) return std::pair(o.src[0], *c);
-    if (o.binary() == mul && mul == BinaryOp::Mul)
-      if (const auto c0 = constant(o.src[0])) return std::pair(o.src[1], *c0);
-    if (o.binary() == shl && c && *c >= 0 && *c < 62) return std::pair(o.src[0], std::int64_t{1} << *c);
-    return std::nullopt;
-  };
-  const auto product = scaled(op.src[0], BinaryOp::Mul, BinaryOp::Shl);
-  if (!product || product->second < 2) return std::nullopt;
-  const auto quotient = scaled(product->first, BinaryOp::Div, BinaryOp::Shr);
-  if (!quotient || quotient->second != product->second) return std::nullopt;
-  const std::int64_t c = product->second;
-  const ir::Op& sum = kernel[quotient->first];
-  if (sum.kind != OpKind::Binary || sum.binary() != BinaryOp::Add) return std::nullopt;
-  const ValueId other = sum.src[0] == b ? sum.src[1] : sum.src[1] == b ? sum.src[0] : ir::kNoValue;
-  if (other == ir::kNoValue) return std::nullopt;
-  const auto k = constant(other);
-  const Maybe b_range = b < id ? of(b) : std::nullopt;
-  const Maybe sum_range = quotient->first < id ? of(quotient->first) : std::nullopt;  // b + k does not overflow
-  if (!k || *k < 0 || *k >= c || !b_range || b_range->lo < 0 || !sum_range) return std::nullopt;
-  return Range{*k - c + 1, *k};
-}
-
 }  // namespace
 
 Maybe op_range(const ir::Kernel& kernel, ValueId id, const RangeOf& of_operand) {
@@ -152,7 +112,6 @@ Maybe op_range(const ir::Kernel& kernel, ValueId id, const RangeOf& of_operand) 
         case BinaryOp::Sub:
           if (x && y)
             if (const Maybe minus = negate(*y)) r = add(*x, *minus);
-          if (const Maybe distance = rounded_up_distance(kernel, id, of_operand)) r = distance;
           break;
         case BinaryOp::Mul:
           if (x && y) r = multiply(*x, *y);

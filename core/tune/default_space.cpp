@@ -86,7 +86,14 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
 // it the later loops read the row again (from L2). Loops stay rolled
 // (unrolled by `unroll` when it is above 1): few registers, several groups
 // per SM.
-passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bool local_row, int unroll = 1) {
+// `cached_blocks` > 0 (with local_row): only each thread's first
+// `cached_blocks` blocks are kept (peel_loop splits every block loop there;
+// row_cache keeps the first part), the rest read again from L2: at 1024
+// threads 6 blocks of 16 bytes are 96 KB a group, two groups per SM on the
+// H200 (an f32 row of 50257 elements, 201 KB, allows one cached whole; the
+// L2 then holds only the uncached rest of the rows in flight).
+passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bool local_row, int unroll = 1,
+                                           int cached_blocks = 0) {
   std::string text;
   const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
   const auto str = [](int v) { return std::to_string(v); };
@@ -102,6 +109,9 @@ passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bo
     add("tiled_reduce(loop=" + str(3 * loop + 1) + split);
     if (!reduction) add("tiled_reduce(loop=" + str(3 * loop + 2) + split);
   }
+  if (cached_blocks > 0)
+    for (int loop = loops - 1; loop >= 0; --loop)
+      add("peel_loop(loop=" + str(3 * loop + 1) + ",count=" + str(cached_blocks) + ")");
   if (local_row) add("row_cache(loop=1,local=1)");
   if (unroll > 1)
     for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=" + str(unroll) + ")");
@@ -312,8 +322,13 @@ SearchSpace make_default_space(Precision precision) {
   for (int lanes : {8, 4})
     for (int loops : {3, 2})
       for (int threads : {1024, 512})
-        for (bool local_row : {true, false})
+        for (bool local_row : {true, false}) {
           s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row));
+          // 96 KB of the row cached a group (16-byte blocks: 6 a thread at 1024
+          // threads, 12 at 512), the rest read again from L2.
+          if (local_row)
+            s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads));
+        }
   s.version = search_space_version(s.optimizations);
   if (precision == Precision::AllowTf32) {
     // f32 matrix products on the tf32 MMA (m16n8k8): mma_staged never
