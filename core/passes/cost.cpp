@@ -44,7 +44,16 @@ Machine machine_of(const DeviceInfo& d) {
   m.lanes_per_s = peak * 1e9 / 2;
   m.bandwidth = (d.memory_bandwidth_gbps > 0 ? d.memory_bandwidth_gbps : 20) * 1e9;
   m.max_threads_per_unit = m.warp > 1 ? 2.0 * std::max<double>(d.max_local_threads, m.warp) : 1;
-  m.local_per_unit = d.local_memory_bytes > 0 ? 2.0 * static_cast<double>(d.local_memory_bytes) : 1e300;
+  // local_memory_bytes is the most one group may have. Where that is a
+  // small share of a unit (48 KB: older GPUs, the presets) a unit holds
+  // about two such groups; where a group may opt in to nearly all of it
+  // (GPUs of sm_80 and later: 163-227 KB of a 164-228 KB unit) the unit
+  // holds one such group, plus the 1 KB per group the driver reserves (as
+  // the CUDA dialect's launch bounds count it): a 201 KB row one group per
+  // H200 SM, a 110 KB one two.
+  const double local_limit = static_cast<double>(d.local_memory_bytes);
+  const bool unit_sized = m.warp > 1 && local_limit >= 64 * 1024;
+  m.local_per_unit = d.local_memory_bytes == 0 ? 1e300 : unit_sized ? local_limit + 1024 : 2.0 * local_limit;
   m.register_file = d.register_bytes > 0 ? static_cast<double>(d.register_bytes) * std::max<double>(d.max_local_threads, 1) : 1e300;
   m.latency_warps = m.warp > 1 ? 8 : 1;
   return m;

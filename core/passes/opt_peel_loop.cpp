@@ -1,14 +1,20 @@
 // peel_loop(loop, count): the loop-th LOOP (program order), of constant
 // count n > count >= 1, becomes a LOOP of its first `count` iterations and
 // a LOOP of the other n - count (counter count + j). Same iterations, same
-// order, so the results are unchanged.
+// order, so the results are unchanged. A negative count counts from the
+// end: count=-1 keeps all but the last iteration in the first LOOP (the
+// second, of count 1, becomes straight code).
 //
 // Why: row_cache keeps what a producer LOOP loads for the later LOOPs of
 // the same count. Peeling each of a row kernel's per-thread loops (after
 // tiled_reduce) at the same `count` lets it keep part of a thread's share of
 // the row on chip and read the rest again (from L2): an f32 row of 50257
 // elements (201 KB) cached whole allows one group per SM on the H200, half
-// of it two.
+// of it two. And count=-1 after tiled_reduce: a thread's loop over its
+// share, `ceil(blocks / threads)` iterations, needs its `j < count` guard
+// only in the last one; without it the first part's loads are no longer
+// under an IF, so unrolling it lets each thread have several loads in
+// flight (ptxas does not move a load above an IF).
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
@@ -46,12 +52,14 @@ class PeelLoop final : public Optimization {
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo&) const override {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "count"}));
-    const std::int64_t count = params[1];
     const auto site = loop_at(kernel, params[0]);
     if (!site) return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
     if (!site->count) return step_error(step, "the loop's count is not a constant");
     const std::int64_t n = *site->count;
-    if (count < 1 || count >= n) return step_error(step, "count must be in 1.." + std::to_string(n - 1));
+    // count < 0 counts from the end: -1 peels all but the last iteration.
+    const std::int64_t count = params[1] < 0 ? n + params[1] : params[1];
+    if (count < 1 || count >= n)
+      return step_error(step, "count must be in 1.." + std::to_string(n - 1) + " or -" + std::to_string(n - 1) + "..-1");
 
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
       if (id != site->loop) return false;

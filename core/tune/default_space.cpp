@@ -39,8 +39,13 @@ namespace {
 // left rolled: few registers, so the groups per SM are bounded by their rows'
 // bytes (H200: 227 KB a group, 228 KB an SM; a 16384-element f16 row is 32
 // KB, six groups of 256 threads per SM), and DRAM sees each element once.
+// `local_exps` (softmax, with local_row): its exponentials kept in LOCAL
+// memory too (f32, 4 bytes an element), so the writing loop neither reads
+// the row nor computes exp again: at n = 16384, 96 KB a group, two groups of
+// 1024 threads per SM at 26 registers (the row alone: 40 registers at 256
+// threads, and every exp twice; the H200's MUFU does 16 a cycle per SM).
 passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, bool cache = true, bool subgroup = false,
-                                          int rows = 1, bool local_row = false) {
+                                          int rows = 1, bool local_row = false, bool local_exps = false) {
   std::string text;
   const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
   // Softmax divides each element by the row's sum: a multiplication by its
@@ -57,6 +62,7 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
         (threads == 32 ? ",branch=2" : ",branch=4") + (reduction && (threads == 32 || subgroup) ? ",subgroup=32" : "") + ")");
   }
   if (local_row) {
+    if (local_exps && loops == 3) add("row_cache(loop=1,local=1)");
     add("row_cache(loop=0,local=1)");
   } else {
     if (cache && loops == 3) add("row_cache(loop=1)");
@@ -112,6 +118,12 @@ passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bo
   if (cached_blocks > 0)
     for (int loop = loops - 1; loop >= 0; --loop)
       add("peel_loop(loop=" + str(3 * loop + 1) + ",count=" + str(cached_blocks) + ")");
+  // Unrolled: each thread's last block (the only one under tiled_reduce's
+  // guard) peeled off first (it becomes straight code, so the loops keep
+  // their numbers), so the unrolled copies' loads are not under an IF and
+  // go out together.
+  if (unroll > 1 && cached_blocks == 0)
+    for (int loop = loops - 1; loop >= 0; --loop) add("peel_loop(loop=" + str(3 * loop + 1) + ",count=-1)");
   if (local_row) add("row_cache(loop=1,local=1)");
   if (unroll > 1)
     for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=" + str(unroll) + ")");
@@ -283,6 +295,9 @@ SearchSpace make_default_space(Precision precision) {
     for (int loops : {3, 2})
       for (int threads : {256, 512, 1024})
         s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, false, true, 1, /*local_row=*/true));
+  // Softmax with its exponentials in LOCAL memory as well (gpu_row_blocks_recipe).
+  for (int threads : {1024, 512})
+    s.recipes.push_back(gpu_row_blocks_recipe(3, 8, threads, false, true, 1, /*local_row=*/true, /*local_exps=*/true));
   for (const char* recipe : {
            "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); "
            "tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); tiled_reduce(loop=2,local=1024,branch=4); "
@@ -319,15 +334,26 @@ SearchSpace make_default_space(Precision precision) {
   // LOCAL memory or read again from L2 (see gpu_row_aligned_recipe). Where
   // the rows are aligned already (n a multiple of the block) they fail to
   // apply: the block recipes above are those.
+  // On the H200 (2026-12-03, n = 50257, rolled loops) blocks of 8 halves
+  // (16-byte accesses) ran 1.5-2.8x slower than blocks of 4 (8-byte) in
+  // every f16/bf16 kernel, and f32's blocks of 4 (16 bytes) trailed the
+  // scalar register-cached rows. The likely cause (not profiled): a rolled
+  // loop whose body sits under tiled_reduce's guard has one load a thread
+  // in flight, unless ptxas predicates the body (which it can for the short
+  // body of 4 halves, not for 8): two groups of 1024 threads then keep
+  // 16 KB an SM in flight, under the ~33 KB an H200 SM needs for its share
+  // of the bandwidth (~33 GB/s x ~1 us). So the unrolled forms come first
+  // (the cost model ranks them alike): each thread's guarded last block
+  // peeled, the rest unrolled by 4, four loads a thread in flight; then the
+  // rolled ones in blocks of 4, then 96 KB of the row cached a group (16-byte
+  // blocks: 6 a thread at 1024 threads, 12 at 512), the rest read again.
   for (int lanes : {8, 4})
     for (int loops : {3, 2})
       for (int threads : {1024, 512})
         for (bool local_row : {true, false}) {
-          s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row));
-          // 96 KB of the row cached a group (16-byte blocks: 6 a thread at 1024
-          // threads, 12 at 512), the rest read again from L2.
-          if (local_row)
-            s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads));
+          s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row, 4));
+          if (lanes == 4) s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row));
+          if (local_row) s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads));
         }
   s.version = search_space_version(s.optimizations);
   if (precision == Precision::AllowTf32) {
