@@ -462,11 +462,11 @@ PY
     ROWS_DTYPES=${KILN_GPU_ROWS_DTYPES:-f32 f16 bf16}
     rows_m() { echo $((ROWS_ELEMENTS / $1 + (ROWS_ELEMENTS % $1 > 0))); }
     # A sequence in short for the table (the whole one goes to rows-sequences.txt):
-    # tr = tiled_reduce, sl = split_loop, u = unroll, rc = row_cache, vec = vectorize,
+    # tr = tiled_reduce, sl = split_loop, sa = split_aligned, u = unroll, rc = row_cache, vec = vectorize,
     # rd = reciprocal_divide; l = loop, f = factor, b = branch, sg = subgroup;
     # rc(l=0,1) = row_cache(loop=0,local=1), the row in LOCAL memory.
     rows_short() {
-      sed -e 's/tiled_reduce(/tr(/g; s/split_loop(/sl(/g; s/unroll(/u(/g; s/row_cache(/rc(/g' \
+      sed -e 's/tiled_reduce(/tr(/g; s/split_loop(/sl(/g; s/split_aligned(/sa(/g; s/unroll(/u(/g; s/row_cache(/rc(/g' \
           -e 's/vectorize(lanes=/vec(/g; s/reciprocal_divide()/rd()/g; s/loop=/l=/g; s/factor=/f=/g' \
           -e 's/local=//g; s/branch=/b=/g; s/subgroup=/sg=/g; s/; /;/g' <<<"$1"
     }

@@ -46,6 +46,7 @@ class Counter {
     WorkCounts w;
     grid(w);
     const ir::Blocks blocks = ir::analyze_blocks(k_);
+    thread_varying_ = ir::thread_varying(k_, blocks);
     std::vector<double> multiplicity(k_.size() + 1, 1.0);  // per thread, of ops in each block
     for (ValueId id = 0; id < k_.size(); ++id) {
       const ir::Op& op = k_[id];
@@ -213,6 +214,10 @@ class Counter {
       const ir::Op& op = k_[atom];
       if (op.kind == OpKind::Index || op.kind == OpKind::Loop || op.kind == OpKind::Const) continue;
       if (op.kind == OpKind::Param) continue;  // a VARIABLE value: the same for all threads
+      // Any expression the same in every thread of the group (a row's first
+      // aligned element, (base + 7) / 8 * 8: split_aligned) shifts the warp's
+      // addresses without spreading them.
+      if (atom < thread_varying_.size() && !thread_varying_[atom]) continue;
       return true;  // a load or a non-affine expression: may differ per thread
     }
     return false;
@@ -263,6 +268,7 @@ class Counter {
   std::vector<kiln_op> wire_;
   std::vector<std::optional<Range>> ranges_;
   std::vector<kiln_arg> args_;
+  std::vector<bool> thread_varying_;  // per op: may differ between a group's threads
   std::uint32_t warp_ = 1;
   std::uint32_t vector_width_ = 1;
   std::array<ValueId, 3> local_index_ = {ir::kNoValue, ir::kNoValue, ir::kNoValue};

@@ -40,6 +40,7 @@
 #include "structural_support.hpp"
 
 #include <map>
+#include <set>
 
 namespace kiln::passes::opts {
 
@@ -181,8 +182,24 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     // Only the largest matched expressions are read from the cache: those
     // with a user in the consumer that is not matched itself (their operands
     // then go with DCE).
+    // In the LOCAL form a conversion is not cached: a CAST whose every user
+    // is matched goes with them (softmax's writing loop reads the sum loop's
+    // exponentials, not the 16-bit row they were computed from).
+    std::set<ValueId> dropped_casts;
+    if (local)
+      for (ValueId user = blocks.end[consumer] - 1; user > consumer; --user) {
+        if (kernel[user].kind != OpKind::Cast || matched.count(user)) continue;
+        bool all_matched = true, any = false;
+        for (ValueId later = user + 1; all_matched && later < blocks.end[consumer]; ++later)
+          for (ValueId operand : kernel[later].operands())
+            if (operand == user) {
+              any = true;
+              all_matched = all_matched && (matched.count(later) || dropped_casts.count(later));
+            }
+        if (any && all_matched) dropped_casts.insert(user);
+      }
     for (ValueId user = consumer + 1; user < blocks.end[consumer]; ++user) {
-      if (matched.count(user)) continue;
+      if (matched.count(user) || dropped_casts.count(user)) continue;
       for (ValueId operand : kernel[user].operands()) {
         auto m = matched.find(operand);
         if (m == matched.end() || p.replaced.count(operand)) continue;

@@ -8,11 +8,13 @@
 
 namespace kiln::passes::opts {
 
-// structural (split_local, coarsen, split_loop, unroll, merge_loops, reorder, pad, reassociate),
+// structural (split_local, coarsen, split_loop, split_aligned, peel_loop, unroll, merge_loops, reorder, pad, reassociate),
 // e.g. `const Optimization& split_local();`
 const Optimization& split_local();
 const Optimization& coarsen();
 const Optimization& split_loop();
+const Optimization& split_aligned();
+const Optimization& peel_loop();
 const Optimization& unroll();
 const Optimization& merge_loops();
 const Optimization& swap_loops();

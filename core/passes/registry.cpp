@@ -15,6 +15,8 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::split_local());
     all.push_back(&opts::coarsen());
     all.push_back(&opts::split_loop());
+    all.push_back(&opts::split_aligned());
+    all.push_back(&opts::peel_loop());
     all.push_back(&opts::unroll());
     all.push_back(&opts::merge_loops());
     all.push_back(&opts::swap_loops());

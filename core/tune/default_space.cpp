@@ -39,8 +39,13 @@ namespace {
 // left rolled: few registers, so the groups per SM are bounded by their rows'
 // bytes (H200: 227 KB a group, 228 KB an SM; a 16384-element f16 row is 32
 // KB, six groups of 256 threads per SM), and DRAM sees each element once.
+// `local_exps` (softmax, with local_row): its exponentials kept in LOCAL
+// memory too (f32, 4 bytes an element), so the writing loop neither reads
+// the row nor computes exp again: at n = 16384, 96 KB a group, two groups of
+// 1024 threads per SM at 26 registers (the row alone: 40 registers at 256
+// threads, and every exp twice; the H200's MUFU does 16 a cycle per SM).
 passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, bool cache = true, bool subgroup = false,
-                                          int rows = 1, bool local_row = false) {
+                                          int rows = 1, bool local_row = false, bool local_exps = false) {
   std::string text;
   const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
   // Softmax divides each element by the row's sum: a multiplication by its
@@ -57,6 +62,7 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
         (threads == 32 ? ",branch=2" : ",branch=4") + (reduction && (threads == 32 || subgroup) ? ",subgroup=32" : "") + ")");
   }
   if (local_row) {
+    if (local_exps && loops == 3) add("row_cache(loop=1,local=1)");
     add("row_cache(loop=0,local=1)");
   } else {
     if (cache && loops == 3) add("row_cache(loop=1)");
@@ -68,6 +74,60 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
     add("coarsen(axis=0,factor=" + std::to_string(rows) + ",mode=0)");
     add("unroll(loop=0,factor=0)");
   }
+  return passes::parse_sequence(text).value();
+}
+
+// Rows no block divides (n = 50257 is odd: the rows start at every
+// alignment, so split_loop's blocks would not be aligned and the loads stay
+// scalar, 2 bytes a thread for f16): each loop split_aligned into a scalar
+// head, whole aligned blocks of `lanes` and a scalar tail (the head and
+// tail together under 2 * lanes elements). Original loop L becomes loops
+// 3L (head), 3L + 1 (blocks), 3L + 2 (tail). The blocks are split across
+// `threads` threads and vectorized: 16-byte accesses at any n. The writing
+// loop's head and tail are split across the threads too (each thread at most
+// one element); the reductions' head and tail run in every thread, folded
+// into its accumulator before and after the block loop's tree, so a
+// reduction keeps one tree. `local_row`: the row's blocks kept in LOCAL
+// memory (row_cache local=1, 16-bit as 16-bit) between the loops; without
+// it the later loops read the row again (from L2). Loops stay rolled
+// (unrolled by `unroll` when it is above 1): few registers, several groups
+// per SM.
+// `cached_blocks` > 0 (with local_row): only each thread's first
+// `cached_blocks` blocks are kept (peel_loop splits every block loop there;
+// row_cache keeps the first part), the rest read again from L2: at 1024
+// threads 6 blocks of 16 bytes are 96 KB a group, two groups per SM on the
+// H200 (an f32 row of 50257 elements, 201 KB, allows one cached whole; the
+// L2 then holds only the uncached rest of the rows in flight).
+passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bool local_row, int unroll = 1,
+                                           int cached_blocks = 0) {
+  std::string text;
+  const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
+  const auto str = [](int v) { return std::to_string(v); };
+  if (loops == 3) add("reciprocal_divide()");
+  for (int loop = loops - 1; loop >= 0; --loop) {
+    add("split_aligned(loop=" + str(loop) + ",factor=" + str(lanes) + ")");
+    add("unroll(loop=" + str(loop + 2) + ",factor=0)");
+  }
+  for (int loop = 0; loop < loops; ++loop) {
+    const bool reduction = loop < loops - 1;
+    const std::string split = ",local=" + str(threads) + ",branch=4" + (reduction ? ",subgroup=32" : "") + ")";
+    if (!reduction) add("tiled_reduce(loop=" + str(3 * loop) + split);
+    add("tiled_reduce(loop=" + str(3 * loop + 1) + split);
+    if (!reduction) add("tiled_reduce(loop=" + str(3 * loop + 2) + split);
+  }
+  if (cached_blocks > 0)
+    for (int loop = loops - 1; loop >= 0; --loop)
+      add("peel_loop(loop=" + str(3 * loop + 1) + ",count=" + str(cached_blocks) + ")");
+  // Unrolled: each thread's last block (the only one under tiled_reduce's
+  // guard) peeled off first (it becomes straight code, so the loops keep
+  // their numbers), so the unrolled copies' loads are not under an IF and
+  // go out together.
+  if (unroll > 1 && cached_blocks == 0)
+    for (int loop = loops - 1; loop >= 0; --loop) add("peel_loop(loop=" + str(3 * loop + 1) + ",count=-1)");
+  if (local_row) add("row_cache(loop=1,local=1)");
+  if (unroll > 1)
+    for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=" + str(unroll) + ")");
+  add("vectorize(lanes=" + str(lanes) + ")");
   return passes::parse_sequence(text).value();
 }
 
@@ -249,6 +309,9 @@ SearchSpace make_default_space(Precision precision) {
     for (int loops : {3, 2})
       for (int threads : {256, 512, 1024})
         s.recipes.push_back(gpu_row_blocks_recipe(loops, lanes, threads, false, true, 1, /*local_row=*/true));
+  // Softmax with its exponentials in LOCAL memory as well (gpu_row_blocks_recipe).
+  for (int threads : {1024, 512})
+    s.recipes.push_back(gpu_row_blocks_recipe(3, 8, threads, false, true, 1, /*local_row=*/true, /*local_exps=*/true));
   for (const char* recipe : {
            "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); "
            "tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); tiled_reduce(loop=2,local=1024,branch=4); "
@@ -280,6 +343,32 @@ SearchSpace make_default_space(Precision precision) {
            "unroll(loop=1,factor=4); unroll(loop=0,factor=4)",
        })
     s.recipes.push_back(passes::parse_sequence(recipe).value());
+  // Rows that start anywhere (n = 50257): aligned blocks of 8 or 4 with a
+  // scalar head and tail (split_aligned), at 1024 or 512 threads, the row in
+  // LOCAL memory or read again from L2 (see gpu_row_aligned_recipe). Where
+  // the rows are aligned already (n a multiple of the block) they fail to
+  // apply: the block recipes above are those.
+  // On the H200 (2026-12-03, n = 50257, rolled loops) blocks of 8 halves
+  // (16-byte accesses) ran 1.5-2.8x slower than blocks of 4 (8-byte) in
+  // every f16/bf16 kernel, and f32's blocks of 4 (16 bytes) trailed the
+  // scalar register-cached rows. The likely cause (not profiled): a rolled
+  // loop whose body sits under tiled_reduce's guard has one load a thread
+  // in flight, unless ptxas predicates the body (which it can for the short
+  // body of 4 halves, not for 8): two groups of 1024 threads then keep
+  // 16 KB an SM in flight, under the ~33 KB an H200 SM needs for its share
+  // of the bandwidth (~33 GB/s x ~1 us). So the unrolled forms come first
+  // (the cost model ranks them alike): each thread's guarded last block
+  // peeled, the rest unrolled by 4, four loads a thread in flight; then the
+  // rolled ones in blocks of 4, then 96 KB of the row cached a group (16-byte
+  // blocks: 6 a thread at 1024 threads, 12 at 512), the rest read again.
+  for (int lanes : {8, 4})
+    for (int loops : {3, 2})
+      for (int threads : {1024, 512})
+        for (bool local_row : {true, false}) {
+          s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row, 4));
+          if (lanes == 4) s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row));
+          if (local_row) s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads));
+        }
   s.version = search_space_version(s.optimizations);
   if (precision == Precision::AllowTf32) {
     // f32 matrix products on the tf32 MMA (m16n8k8): mma_staged never

@@ -43,6 +43,14 @@ bool is_block_recipe_for(const kiln::passes::OptSequence& recipe, int loops) {
          recipe.back().opt == "vectorize";
 }
 
+// A split_aligned recipe made for a kernel of `loops` loops (one split per
+// loop; on softmax a recipe for two loops leaves the writing loop as it was).
+bool is_aligned_recipe_for(const kiln::passes::OptSequence& recipe, int loops) {
+  int splits = 0;
+  for (const kiln::passes::OptStep& step : recipe) splits += step.opt == "split_aligned";
+  return splits == loops;
+}
+
 bool is_row_recipe(const kiln::passes::OptSequence& recipe) {
   for (const kiln::passes::OptStep& step : recipe)
     if (step.opt == "tiled_reduce") return true;
@@ -56,7 +64,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   NvrtcOptions options;
   options.include_dirs = default_include_dirs();
   const kiln::DeviceInfo device = h200_shaped();
-  int compiled = 0, blocks_of_halves = 0, local_rows = 0;
+  int compiled = 0, blocks_of_halves = 0, local_rows = 0, aligned_rows = 0;
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (const char* dtype_name : {"f16", "bf16", "f32"})
       for (const std::int64_t n : {768, 16384, 50257}) {
@@ -87,6 +95,14 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
                 ++local_rows;
               }
             }
+            if (is_aligned_recipe_for(recipe, loops) && dtype != kiln::ir::DType::F32) {
+              // n = 50257 is odd, so rows start anywhere; split_aligned's blocks still
+              // load and store whole 16-byte (8 lanes) or 8-byte vectors.
+              const std::string lanes = recipe.back().param("lanes") == 8 ? "8" : "4";
+              EXPECT_NE(source.find("_bits = *(const kiln_u16x" + lanes + "*)(v0 + "), std::string::npos) << source;
+              EXPECT_NE(source.find("*(kiln_u16x" + lanes + "*)(v"), std::string::npos) << source;
+              ++aligned_rows;
+            }
             const int major = dtype == kiln::ir::DType::BF16 ? 8 : 9;
             const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
             EXPECT_TRUE(code.is_cubin);
@@ -98,5 +114,6 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
       }
   EXPECT_GT(blocks_of_halves, 8);
   EXPECT_GT(local_rows, 4);
+  EXPECT_GT(aligned_rows, 8);
   EXPECT_GT(compiled, 20);
 }

@@ -74,7 +74,9 @@ TEST(RowCache, RowKernelsReadTheirRowOnce) {
 
 int exps(const ir::Kernel& kernel) {
   int n = 0;
-  for (const ir::Op& op : kernel.ops) n += op.kind == ir::OpKind::Unary && op.unary() == ir::UnaryOp::Exp;
+  // exp, or exp2 where the device has a native one (finalize's exp_base).
+  for (const ir::Op& op : kernel.ops)
+    n += op.kind == ir::OpKind::Unary && (op.unary() == ir::UnaryOp::Exp || op.unary() == ir::UnaryOp::Exp2);
   return n;
 }
 
@@ -204,6 +206,29 @@ endloop
 endloop
 )");
   EXPECT_THAT(step_error_message(guarded, "row_cache(loop=0)", cpu_preset()), HasSubstr("no later LOOP"));
+}
+
+TEST(RowCache, LocalFormKeepsSoftmaxsExponentialsFromA16BitRow) {
+  // local=1 on softmax's sum loop: the writing loop reads the f32
+  // exponentials (its 16-bit loads and their conversions go), then
+  // row_cache(loop=0,local=1) gives the sum loop the 16-bit row: two LOCAL
+  // arrays, one exp per element, x read once; exact.
+  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16}) {
+    const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 200}, dtype);
+    Result<ir::Kernel> out = optimize(
+        k.kernel,
+        parse_sequence("tiled_reduce(loop=0,local=64,branch=4); tiled_reduce(loop=1,local=64,branch=4); "
+                       "tiled_reduce(loop=2,local=64,branch=4); row_cache(loop=1,local=1); row_cache(loop=0,local=1)")
+            .value(),
+        gpu_preset());
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    const std::string text = ir::print(*out);
+    EXPECT_THAT(text, HasSubstr("storage local f32[256]")) << text;
+    EXPECT_THAT(text, HasSubstr("storage local " + std::string(ir::dtype_name(dtype)) + "[256]")) << text;
+    EXPECT_EQ(exps(*out), 1) << text;
+    EXPECT_EQ(loads_of(*out, 0), 1) << text;
+    EXPECT_EQ(compare_standard(k, *out, 19, 4), "") << ir::dtype_name(dtype);
+  }
 }
 
 TEST(RowCache, LocalFormKeepsEachThreadsShareInLocalMemory) {

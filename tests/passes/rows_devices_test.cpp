@@ -34,11 +34,13 @@ const Runtime* runtime_for(const std::string& plugin) {
       if (plugin != "dummy" || std::string(name) != "dummy")
         entries += std::string(entries.empty() ? "" : ", ") + "\"" + name + "\": {\"enabled\": " + (plugin == name ? "true" : "false") + "}";
     // The dummy also as the H200 describes itself to the optimizer (256
-    // register bytes per thread at 1024 threads, vectors to 16 lanes, warp
-    // shuffles): the GPU recipes' blocks of 8 and one-warp rows apply there.
+    // register bytes per thread at 1024 threads, 227 KB of LOCAL memory a group,
+    // vectors to 16 lanes, warp shuffles): the GPU recipes' blocks of 8,
+    // one-warp rows and LOCAL rows apply there.
     if (plugin == "dummy")
       entries += R"(, "dummy": {"enabled": true, "options": {"simulate": [{}, {"name": "h200-shaped",
-                 "register_bytes": 256, "vector_widths": [2, 3, 4, 8, 16], "subgroup_reduce": true}]}})";
+                 "register_bytes": 256, "local_memory_bytes": 232448, "vector_widths": [2, 3, 4, 8, 16],
+                 "subgroup_reduce": true}]}})";
     Result<Config> config = parse_config("{\"plugins\": {" + entries + "}}", "rows-devices-config.json");
     if (!config) return nullptr;
     Result<Runtime> runtime = Runtime::create(std::move(config).value());
@@ -112,12 +114,13 @@ TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
     for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
       for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
         if (!info.supports_op_kind(KILN_OP_LOAD, static_cast<unsigned>(dtype))) continue;  // the device has no such dtype
-        // f32 at a size 16 and 32 divide and an odd one; f16/bf16 at the odd one
+        // f32 at a size 16 and 32 divide and an odd one (5 rows: they start at 5
+        // residues mod 8, split_aligned's heads of 0, 3, 6, 1, 4); f16/bf16 at the odd one
         // (the C plugin compiles every program with gcc: bounded time); on a
         // device with 8-lane vectors also every dtype at n = 768 (blocks of 8
         // and one warp per row, as on the H200).
         const bool eight_lanes = (info.vector_width_mask & (1u << 8)) != 0;
-        for (const kernels::KernelSize size : {kernels::KernelSize{.m = 3, .n = 160}, kernels::KernelSize{.m = 2, .n = 37},
+        for (const kernels::KernelSize size : {kernels::KernelSize{.m = 3, .n = 160}, kernels::KernelSize{.m = 5, .n = 37},
                                                kernels::KernelSize{.m = 2, .n = 768}}) {
           if (dtype != ir::DType::F32 && size.n == 160) continue;
           if (size.n == 768 && !eight_lanes) continue;
@@ -146,6 +149,42 @@ TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
   }
   if (runs == 0) GTEST_SKIP() << "no device of '" << plugin << "' ran a row kernel";
   EXPECT_GT(with_row_steps, 0);
+}
+
+// The recipes for rows that start anywhere (split_aligned: a scalar head,
+// aligned vector blocks, a scalar tail; the row in LOCAL memory, part of it,
+// or none) apply only where each thread gets several blocks: at the issue's
+// n = 50257 (odd: 2 rows, starting at residues 0 and 1 mod 8; 50257 = 1 mod
+// 8) on the H200-shaped dummy, f32 and f16 (bf16 converts the same way on
+// the dummy; bounded time), against the interpreter.
+TEST_P(RowsOnDevices, AlignedRecipesAtALongOddRowMatchTheInterpreter) {
+  if (std::string(GetParam()) != "dummy") GTEST_SKIP() << "on the interpreter-backed dummy only (bounded time)";
+  const Runtime* runtime = runtime_for("dummy");
+  ASSERT_NE(runtime, nullptr);
+  const PluginRecord* record = runtime->plugin("dummy");
+  if (record == nullptr || record->status != PluginStatus::Loaded)
+    GTEST_SKIP() << "plugin 'dummy' is not loaded" << (record ? ": " + record->reason : "");
+  const auto h200 = std::find_if(record->devices.begin(), record->devices.end(),
+                                 [](const DeviceInfo& d) { return d.name == "h200-shaped"; });
+  // The dummy plugin keeps the devices of the first runtime that loaded it in
+  // this process (ctest runs each test alone, where this one is first).
+  if (h200 == record->devices.end()) GTEST_SKIP() << "the dummy was loaded earlier in this process without 'h200-shaped'";
+  const Device device = runtime->device(h200->id).value();
+  int runs = 0;
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16}) {
+      const kernels::StandardKernel k = standard(name, {.m = 2, .n = 50257}, dtype);
+      const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 43);
+      for (const passes::OptSequence& recipe : tune::default_search_space().recipes) {
+        if (passes::to_string(recipe).find("split_aligned") == std::string::npos) continue;
+        Result<ir::Kernel> optimized = passes::optimize(k.kernel, recipe, *h200);
+        if (!optimized.ok()) continue;  // made for the other kernels' loops, or too big for LOCAL memory
+        SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)) + ": " + passes::to_string(recipe));
+        EXPECT_EQ(compare_outcomes(expected, run_on_device(device, *optimized, k.args, 43), tolerance(k)), "");
+        ++runs;
+      }
+    }
+  EXPECT_GE(runs, 20);
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, RowsOnDevices, ::testing::ValuesIn(kPlugins),
