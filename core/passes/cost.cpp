@@ -131,12 +131,13 @@ CostEstimate price_work(const WorkCounts& w, const DeviceInfo& device) {
 
   e.launch_ns = launch_overhead_ns(device);
   e.flops = w.flops * w.groups * w.threads_per_group;
-  // A group's phases between barriers (a row's load, its trees, its writes)
-  // overlap only with other resident groups' work: with one group per unit
-  // on a GPU, compute and memory run back to back (on the H200, row kernels
-  // at one 1024-thread group per SM reached 0.43-0.70x of add's bandwidth).
-  const bool back_to_back = m.warp > 1 && w.barriers > 0 && groups_per_unit < 2;
-  const double busy_ns = back_to_back ? e.compute_ns + e.global_memory_ns : std::max(e.compute_ns, e.global_memory_ns);
+  // Compute and memory overlap (the max). A rule that added them for
+  // kernels with barriers at one group per unit (a row's load, trees and
+  // writes in turn) moved the heuristic at n = 50257 f16 from 0.47x to
+  // 0.53x of add on the H200, but moved softmax 16384^2 f32 off its
+  // 1024-thread register-cached rows (530 us) to LOCAL rows at 256 threads
+  // (709 us): taken out (docs/cost-model.md).
+  const double busy_ns = std::max(e.compute_ns, e.global_memory_ns);
   e.total_ns = e.launch_ns + busy_ns + e.local_memory_ns + e.barrier_ns;
   return e;
 }
