@@ -32,6 +32,7 @@
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/verify.hpp"
+#include "kernel_writer.hpp"
 #include "opt_mma_match.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
@@ -182,7 +183,7 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
 }
 
 // Emits the staged MMA kernel.
-class Emitter {
+class Emitter : private KernelWriter {
  public:
   Emitter(const Kernel& old, const Product& p, const Config& s, const DeviceInfo& device)
       : old_(old), p_(p), s_(s), plan_(plan_of(p, s, device)) {}
@@ -248,10 +249,10 @@ class Emitter {
       b_.barrier();
       const Value next = b_.add(kt, c(ahead));
       const ValueId branch = b_.if_(b_.cmplt(next, c(steps)));
-      constants_.clear();  // constants made inside the IF stay inside it
+      new_scope();  // constants made inside the IF stay inside it
       copy_tile(next, b_.mod(next, c(s_.stages)));
       b_.end_if(branch);
-      constants_.clear();
+      new_scope();
       b_.copy_commit();
       compute(b_.mod(kt, c(s_.stages)));
       end_loop(kt);
@@ -520,37 +521,11 @@ class Emitter {
       }
   }
 
-  // The k loop. Constants made inside it stay inside (SSA scope): the
-  // cache starts afresh on entry and exit (the always-on passes merge them).
-  Value loop(std::int64_t count) {
-    const Value kt = b_.loop(c(count));
-    constants_.clear();
-    return kt;
-  }
-  void end_loop(Value kt) {
-    b_.end_loop(kt);
-    constants_.clear();
-  }
-  Value c(std::int64_t v) {
-    auto [it, fresh] = constants_.try_emplace(v);
-    if (fresh) it->second = b_.constant_i64(v);
-    return it->second;
-  }
-  Value scaled(Value x, std::int64_t scale) { return affine(x, scale, 0); }
-  // x * scale + offset, without the identity ops.
-  Value affine(Value x, std::int64_t scale, std::int64_t offset) {
-    if (scale == 0) return c(offset);
-    Value v = scale == 1 ? x : b_.mul(x, c(scale));
-    return offset == 0 ? v : b_.add(v, c(offset));
-  }
-
   const Kernel& old_;
   const Product& p_;
   Config s_;
   Plan plan_;
-  ir::Builder b_;
   std::map<ValueId, Value> params_;
-  std::map<std::int64_t, Value> constants_;
   std::int64_t m_ = 0, n_ = 0, k_ = 0;
   unsigned shape_ = 0;
   sdk::MmaShapeInfo info_{};

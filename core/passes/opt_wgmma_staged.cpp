@@ -31,6 +31,7 @@
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/verify.hpp"
+#include "kernel_writer.hpp"
 #include "opt_mma_match.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
@@ -111,7 +112,7 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
 }
 
 // Emits the staged WGMMA kernel.
-class Emitter {
+class Emitter : private KernelWriter {
  public:
   Emitter(const Kernel& old, const Product& p, const Config& s, const DeviceInfo& device)
       : old_(old), p_(p), s_(s), c_pairs_(p.c.c1 == 1 && p.c.c0 % 2 == 0 && p.c.constant % 2 == 0 &&
@@ -294,36 +295,11 @@ class Emitter {
     }
   }
 
-  // The k loop. Constants made inside it stay inside (SSA scope).
-  Value loop(std::int64_t count) {
-    const Value kt = b_.loop(c(count));
-    constants_.clear();
-    return kt;
-  }
-  void end_loop(Value kt) {
-    b_.end_loop(kt);
-    constants_.clear();
-  }
-  Value c(std::int64_t v) {
-    auto [it, fresh] = constants_.try_emplace(v);
-    if (fresh) it->second = b_.constant_i64(v);
-    return it->second;
-  }
-  Value scaled(Value x, std::int64_t scale) { return affine(x, scale, 0); }
-  // x * scale + offset, without the identity ops.
-  Value affine(Value x, std::int64_t scale, std::int64_t offset) {
-    if (scale == 0) return c(offset);
-    Value v = scale == 1 ? x : b_.mul(x, c(scale));
-    return offset == 0 ? v : b_.add(v, c(offset));
-  }
-
   const Kernel& old_;
   const Product& p_;
   Config s_;
   bool c_pairs_;
-  ir::Builder b_;
   std::map<ValueId, Value> params_;
-  std::map<std::int64_t, Value> constants_;
   std::int64_t m_ = 0, n_ = 0, k_ = 0;
   bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
   Value a_mem_, b_mem_, tid_, m0_, n0_, group_, zero_, tiles_, a_group_;
