@@ -100,7 +100,7 @@ TEST(EmitterDialects, COmitsOpenMPWhenNotParallel) {
 
 TEST(EmitterDialects, OpenCLUsesBuiltinsAndVload) {
   const auto s = emit_c_family(small_kernel(), kiln::sdk::opencl_dialect()).source;
-  EXPECT_TRUE(contains(s, "__kernel void kiln_kernel(__global const ushort* v0, __global float* v1, long v2_in)")) << s;
+  EXPECT_TRUE(contains(s, "__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void kiln_kernel(__global const ushort* v0, __global float* v1, long v2_in)")) << s;
   EXPECT_TRUE(contains(s, "get_group_id(0)")) << s;
   EXPECT_TRUE(contains(s, "vstore4(")) << s;
   EXPECT_TRUE(contains(s, "as_uint(")) << s;
