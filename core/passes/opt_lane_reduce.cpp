@@ -97,14 +97,13 @@ class LaneReduce final : public Optimization {
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "lanes"}));
     const std::int64_t lanes = params[1];
     if (lanes < 2 || lanes > kMaxLanes) return step_error(step, "lanes must be in 2.." + std::to_string(kMaxLanes));
-    const auto site = loop_at(kernel, params[0]);
-    if (!site) return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
+    KILN_TRY_ASSIGN(const auto site, step_loop(step, kernel, params[0]));
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
-    auto matched = reduce::match_loop(kernel, blocks, site->loop);
+    auto matched = reduce::match_loop(kernel, blocks, site.loop);
     if (std::holds_alternative<std::string>(matched)) return step_error(step, std::get<std::string>(matched));
     const reduce::SplittableLoop& found = std::get<reduce::SplittableLoop>(matched);
-    if (std::string why = unsuitable(blocks, site->loop, found); !why.empty()) return step_error(step, why);
-    if (lanes * static_cast<std::int64_t>(site->end - site->loop - 1) > kMaxCopiedOps)
+    if (std::string why = unsuitable(blocks, site.loop, found); !why.empty()) return step_error(step, why);
+    if (lanes * static_cast<std::int64_t>(site.end - site.loop - 1) > kMaxCopiedOps)
       return step_error(step, "the copied body would exceed " + std::to_string(kMaxCopiedOps) + " ops");
 
     // Per old op: which accumulator it reads (load) or writes (store).
@@ -128,9 +127,9 @@ class LaneReduce final : public Optimization {
       if (id == first_op)
         for (const reduce::Accumulator& a : found.accumulators)
           partials.push_back(rw.out().storage(ir::Scope::Register, a.dtype, static_cast<std::uint64_t>(lanes)));
-      if (id != site->loop) return false;
+      if (id != site.loop) return false;
       ir::Builder& b = rw.out();
-      const ir::Op& loop = kernel[site->loop];
+      const ir::Op& loop = kernel[site.loop];
       const Value count = rw.map(loop.src[0]);
       const Value width = b.constant_i64(lanes);
       for (std::size_t a = 0; a < partials.size(); ++a) {
@@ -146,9 +145,9 @@ class LaneReduce final : public Optimization {
       std::vector<std::vector<ValueId>> finals(found.accumulators.size(), std::vector<ValueId>(lanes));
       for (std::int64_t k = 0; k < lanes; ++k) {
         std::vector<ValueId> overrides(kernel.size(), ir::kNoValue);
-        overrides[site->loop] = (k == 0 ? base : b.add(base, b.constant_i64(k))).id;
+        overrides[site.loop] = (k == 0 ? base : b.add(base, b.constant_i64(k))).id;
         const Value slot = b.constant_i64(k);
-        for (ValueId op = site->loop + 1; op < site->end; ++op) {
+        for (ValueId op = site.loop + 1; op < site.end; ++op) {
           if (auto r = reads.find(op); r != reads.end()) {
             overrides[op] = b.load(partials[r->second], slot).id;
           } else if (auto w = writes.find(op); w != writes.end()) {
@@ -188,11 +187,11 @@ class LaneReduce final : public Optimization {
                                           : b.sub(count, done);
         const Value t = b.loop(rest);
         std::vector<ValueId> overrides(kernel.size(), ir::kNoValue);
-        overrides[site->loop] = b.add(done, t).id;
-        clone_ops(rw, site->loop + 1, site->end, overrides);
+        overrides[site.loop] = b.add(done, t).id;
+        clone_ops(rw, site.loop + 1, site.end, overrides);
         b.end_loop(t);
       }
-      drop_range(rw, site->loop, site->end);
+      drop_range(rw, site.loop, site.end);
       return true;
     });
     return checked_output(step, std::move(out));

@@ -155,11 +155,9 @@ class OnlineSoftmax final : public Optimization {
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo&) const override {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop"}));
-    const std::vector<ValueId> loops = loops_in_order(kernel);
-    if (params[0] < 0 || params[0] >= static_cast<std::int64_t>(loops.size()))
-      return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
+    KILN_TRY_ASSIGN(const auto site, step_loop(step, kernel, params[0]));
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
-    auto matched = match(kernel, blocks, loops[static_cast<std::size_t>(params[0])]);
+    auto matched = match(kernel, blocks, site.loop);
     if (std::holds_alternative<std::string>(matched)) return step_error(step, std::get<std::string>(matched));
     const Fusion& f = std::get<Fusion>(matched);
     const ir::DType dtype = f.sum_acc.dtype;

@@ -52,28 +52,26 @@ class PeelLoop final : public Optimization {
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo&) const override {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "count"}));
-    const auto site = loop_at(kernel, params[0]);
-    if (!site) return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
-    if (!site->count) return step_error(step, "the loop's count is not a constant");
-    const std::int64_t n = *site->count;
+    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, params[0]));
+    const std::int64_t n = *site.count;
     // count < 0 counts from the end: -1 peels all but the last iteration.
     const std::int64_t count = params[1] < 0 ? n + params[1] : params[1];
     if (count < 1 || count >= n)
       return step_error(step, "count must be in 1.." + std::to_string(n - 1) + " or -" + std::to_string(n - 1) + "..-1");
 
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
-      if (id != site->loop) return false;
+      if (id != site.loop) return false;
       ir::Builder& b = rw.out();
       std::vector<ValueId> overrides(kernel.size(), ir::kNoValue);
       const ir::Value first = b.loop(count);
-      overrides[site->loop] = first.id;
-      clone_ops(rw, site->loop + 1, site->end, overrides);
+      overrides[site.loop] = first.id;
+      clone_ops(rw, site.loop + 1, site.end, overrides);
       b.end_loop(first);
       const ir::Value rest = b.loop(n - count);
-      overrides[site->loop] = b.add(rest, b.constant_i64(count)).id;
-      clone_ops(rw, site->loop + 1, site->end, overrides);
+      overrides[site.loop] = b.add(rest, b.constant_i64(count)).id;
+      clone_ops(rw, site.loop + 1, site.end, overrides);
       b.end_loop(rest);
-      drop_range(rw, site->loop, site->end);
+      drop_range(rw, site.loop, site.end);
       return true;
     });
     return checked_output(step, std::move(out));

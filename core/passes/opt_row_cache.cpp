@@ -281,11 +281,9 @@ class RowCache final : public Optimization {
     const std::int64_t local = step.param("local", 0);
     if (local != 0 && local != 1) return step_error(step, "local must be 0 (REGISTER) or 1 (LOCAL)");
     const std::vector<std::int64_t> params = {loop_number};
-    const std::vector<ValueId> loops = loops_in_order(kernel);
-    if (params[0] < 0 || params[0] >= static_cast<std::int64_t>(loops.size()))
-      return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
+    KILN_TRY_ASSIGN(const auto site, step_loop(step, kernel, params[0]));
     const ir::Blocks blocks = ir::analyze_blocks(kernel);
-    auto planned = plan(kernel, blocks, loops[static_cast<std::size_t>(params[0])], device, local == 1);
+    auto planned = plan(kernel, blocks, site.loop, device, local == 1);
     if (std::holds_alternative<std::string>(planned)) return step_error(step, std::get<std::string>(planned));
     const Plan& p = std::get<Plan>(planned);
 

@@ -110,14 +110,12 @@ class SplitAligned final : public Optimization {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "factor"}));
     const std::int64_t factor = params[1];
-    const auto site = loop_at(kernel, params[0]);
-    if (!site) return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
-    if (!site->count) return step_error(step, "the loop's count is not a constant");
-    const std::int64_t n = *site->count;
+    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, params[0]));
+    const std::int64_t n = *site.count;
     if (factor < 2) return step_error(step, "factor must be at least 2");
     if (n < 2 * factor)
       return step_error(step, "the count " + std::to_string(n) + " is below twice the factor " + std::to_string(factor));
-    const ValueId base_id = anchor_base(kernel, *site);
+    const ValueId base_id = anchor_base(kernel, site);
     if (base_id == ir::kNoValue)
       return step_error(step, "the loop accesses no GLOBAL buffer at base + counter with base defined before it");
     if (provably_aligned(kernel, base_id, factor))
@@ -129,21 +127,21 @@ class SplitAligned final : public Optimization {
     // factor * i + k directly, so that value_range bounds them by the
     // buffer (base and q move together, which intervals cannot see).
     std::vector<bool> base_plus_counter(kernel.size(), false);
-    for (ValueId id = site->loop + 1; id < site->end; ++id) {
+    for (ValueId id = site.loop + 1; id < site.end; ++id) {
       const ir::Op& op = kernel[id];
       base_plus_counter[id] = op.kind == OpKind::Binary && op.binary() == ir::BinaryOp::Add && op.lanes == 1 &&
-                              ((op.src[0] == base_id && op.src[1] == site->loop) ||
-                               (op.src[1] == base_id && op.src[0] == site->loop));
+                              ((op.src[0] == base_id && op.src[1] == site.loop) ||
+                               (op.src[1] == base_id && op.src[0] == site.loop));
     }
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
-      if (id != site->loop) return false;
+      if (id != site.loop) return false;
       ir::Builder& b = rw.out();
       std::vector<ValueId> overrides(kernel.size(), ir::kNoValue);
       // A copy of the body with the counter `counter`; `index` (when valid)
       // replaces its base + counter indices.
       auto copy_body = [&](ir::Value counter, ir::Value index) {
-        overrides[site->loop] = counter.id;
-        for (ValueId op_id = site->loop + 1; op_id < site->end; ++op_id) {
+        overrides[site.loop] = counter.id;
+        for (ValueId op_id = site.loop + 1; op_id < site.end; ++op_id) {
           if (index.valid() && base_plus_counter[op_id]) {
             overrides[op_id] = index.id;
             continue;
@@ -182,7 +180,7 @@ class SplitAligned final : public Optimization {
       copy_body(b.add(u, b.constant_i64(blocks * factor)), {});
       b.end_if(inside);
       b.end_loop(t);
-      drop_range(rw, site->loop, site->end);
+      drop_range(rw, site.loop, site.end);
       return true;
     });
     return checked_output(step, std::move(out));

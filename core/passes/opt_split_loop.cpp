@@ -44,23 +44,21 @@ class SplitLoop final : public Optimization {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "factor"}));
     const std::int64_t factor = params[1];
-    const auto site = loop_at(kernel, params[0]);
-    if (!site) return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
-    if (!site->count) return step_error(step, "the loop's count is not a constant");
-    const std::int64_t n = *site->count;
+    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, params[0]));
+    const std::int64_t n = *site.count;
     if (factor < 2 || factor >= n) return step_error(step, "factor must be in 2.." + std::to_string(n - 1));
     if (n % factor != 0) return step_error(step, "the count " + std::to_string(n) + " is not a multiple of " + std::to_string(factor));
 
     ir::Value outer, inner;
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
       ir::Builder& b = rw.out();
-      if (id == site->loop) {
+      if (id == site.loop) {
         outer = b.loop(n / factor);
         inner = b.loop(factor);
         rw.replace(id, b.add(b.mul(outer, b.constant_i64(factor)), inner));
         return true;
       }
-      if (id == site->end) {
+      if (id == site.end) {
         b.end_loop(inner);
         b.end_loop(outer);
         rw.drop(id);

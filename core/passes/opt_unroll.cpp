@@ -57,10 +57,8 @@ class Unroll final : public Optimization {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "factor"}));
     const std::int64_t factor = params[1];
-    const auto site = loop_at(kernel, params[0]);
-    if (!site) return step_error(step, "the kernel has no LOOP number " + std::to_string(params[0]) + " (counting from 0)");
-    if (!site->count) return step_error(step, "the loop's count is not a constant");
-    const std::int64_t n = *site->count;
+    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, params[0]));
+    const std::int64_t n = *site.count;
     if (n < 1) return step_error(step, "the loop never runs");
     const bool full = factor == 0;
     if (full && n > kMaxFullUnroll)
@@ -68,16 +66,16 @@ class Unroll final : public Optimization {
     if (!full && (factor < 2 || factor >= n))
       return step_error(step, "factor must be 0 (full) or in 2.." + std::to_string(n - 1));
     const std::int64_t copies = full ? n : factor + n % factor;
-    if (copies * body_ops(*site) > kMaxUnrolledOps)
+    if (copies * body_ops(site) > kMaxUnrolledOps)
       return step_error(step, "the unrolled body would exceed " + std::to_string(kMaxUnrolledOps) + " ops");
 
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
-      if (id != site->loop) return false;
+      if (id != site.loop) return false;
       ir::Builder& b = rw.out();
       std::vector<ValueId> overrides(kernel.size(), ir::kNoValue);
       auto copy_body = [&](ir::Value counter) {
-        overrides[site->loop] = counter.id;
-        clone_ops(rw, site->loop + 1, site->end, overrides);
+        overrides[site.loop] = counter.id;
+        clone_ops(rw, site.loop + 1, site.end, overrides);
       };
       const std::int64_t steps = full ? 0 : n / factor;
       if (!full) {
@@ -87,7 +85,7 @@ class Unroll final : public Optimization {
         b.end_loop(i);
       }
       for (std::int64_t r = steps * std::max<std::int64_t>(factor, 1); r < n; ++r) copy_body(b.constant_i64(r));
-      drop_range(rw, site->loop, site->end);
+      drop_range(rw, site.loop, site.end);
       return true;
     });
     return checked_output(step, std::move(out));

@@ -67,6 +67,18 @@ std::optional<LoopSite> loop_at(const Kernel& kernel, std::int64_t position) {
   return site;
 }
 
+Result<LoopSite> step_loop(const OptStep& step, const Kernel& kernel, std::int64_t position) {
+  std::optional<LoopSite> site = loop_at(kernel, position);
+  if (!site) return step_error(step, "the kernel has no LOOP number " + std::to_string(position) + " (counting from 0)");
+  return *site;
+}
+
+Result<LoopSite> step_counted_loop(const OptStep& step, const Kernel& kernel, std::int64_t position) {
+  KILN_TRY_ASSIGN(LoopSite site, step_loop(step, kernel, position));
+  if (!site.count) return step_error(step, "the loop's count is not a constant");
+  return site;
+}
+
 bool is_pure_value(const Op& op) {
   switch (op.kind) {
     case OpKind::Const: case OpKind::Unary: case OpKind::Binary: case OpKind::Cast: case OpKind::Mad:

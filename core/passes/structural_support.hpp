@@ -42,6 +42,10 @@ struct LoopSite {
 // Every LOOP in program order (the index is the `loop` parameter).
 std::vector<LoopSite> loop_sites(const ir::Kernel& kernel);
 std::optional<LoopSite> loop_at(const ir::Kernel& kernel, std::int64_t position);
+// The step's LOOP at `position`, or a step_error saying the kernel has none.
+Result<LoopSite> step_loop(const OptStep& step, const ir::Kernel& kernel, std::int64_t position);
+// The same, for steps that need a constant trip count (`count` is then set).
+Result<LoopSite> step_counted_loop(const OptStep& step, const ir::Kernel& kernel, std::int64_t position);
 
 // The LOOP directly inside loop_sites()[outer] when the two form a perfect
 // nest: between the outer LOOP and the inner one only pure ops (arithmetic,
