@@ -1,5 +1,5 @@
 // Internal: the base of the optimizations that write a kernel anew with an
-// ir::Builder (mma_staged, wgmma_staged): the builder, and the i64
+// ir::Builder (mma_tile, mma_staged, wgmma_staged, pack_tile): the builder, and the i64
 // constants the new kernel uses, each made once per SSA scope. A constant
 // made inside a LOOP or IF does not dominate what follows it, so entering
 // and leaving one starts the cache afresh (the always-on passes merge the
@@ -27,6 +27,14 @@ class KernelWriter {
   }
   // Call on entering and leaving a block of one's own (an IF).
   void new_scope() { constants_.clear(); }
+  // Runs `body`, which opens and closes a block (a LOOP or IF through the
+  // builder); the constants made before it stay usable after it.
+  template <class Body>
+  void scoped(Body&& body) {
+    const std::map<std::int64_t, ir::Value> outside = constants_;
+    body();
+    constants_ = outside;
+  }
   ir::Value c(std::int64_t v) {
     auto [it, fresh] = constants_.try_emplace(v);
     if (fresh) it->second = b_.constant_i64(v);

@@ -30,6 +30,7 @@
 #include "kiln/ir/text.hpp"
 #include "kiln/ir/verify.hpp"
 #include "opt_mma_match.hpp"
+#include "kernel_writer.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
 
@@ -86,7 +87,7 @@ std::string misfit(const Product& p, const Shape& s, const DeviceInfo& device) {
 std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
 // Emits the MMA kernel.
-class Emitter {
+class Emitter : private KernelWriter {
  public:
   Emitter(const Kernel& old, const Product& p, const Shape& s) : old_(old), p_(p), s_(s) {}
 
@@ -226,24 +227,10 @@ class Emitter {
   }
 
  private:
-  Value c(std::int64_t v) {
-    auto [it, fresh] = constants_.try_emplace(v);
-    if (fresh) it->second = b_.constant_i64(v);
-    return it->second;
-  }
-  // x * scale + offset, without the identity ops.
-  Value affine(Value x, std::int64_t scale, std::int64_t offset) {
-    if (scale == 0) return c(offset);
-    Value v = scale == 1 ? x : b_.mul(x, c(scale));
-    return offset == 0 ? v : b_.add(v, c(offset));
-  }
-
   const Kernel& old_;
   const Product& p_;
   Shape s_;
-  ir::Builder b_;
   std::map<ValueId, Value> params_;
-  std::map<std::int64_t, Value> constants_;
 };
 
 Result<Shape> shape_of(const OptStep& step) {

@@ -54,6 +54,7 @@
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/verify.hpp"
 #include "opt_mma_match.hpp"
+#include "kernel_writer.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
 
@@ -126,7 +127,7 @@ std::string misfit(const Product& p, const Shape& s, const DeviceInfo& device) {
 }
 
 // Emits the packed kernel.
-class Emitter {
+class Emitter : private KernelWriter {
  public:
   Emitter(const Kernel& old, const Product& p, const Shape& s) : old_(old), p_(p), s_(s) {}
 
@@ -424,30 +425,11 @@ class Emitter {
   void loop(Value count, Body&& body) {
     scoped([&] { b_.for_loop(count, body); });
   }
-  template <class Body>
-  void scoped(Body&& body) {
-    const std::map<std::int64_t, Value> outside = constants_;
-    body();
-    constants_ = outside;
-  }
   Value vector_of(Value scalar) { return s_.lanes > 1 ? b_.broadcast(scalar, static_cast<std::uint8_t>(s_.lanes)) : scalar; }
-  Value c(std::int64_t v) {
-    auto [it, fresh] = constants_.try_emplace(v);
-    if (fresh) it->second = b_.constant_i64(v);
-    return it->second;
-  }
-  // x * scale + offset, without the identity ops.
-  Value affine(Value x, std::int64_t scale, std::int64_t offset) {
-    if (scale == 0) return c(offset);
-    const Value v = scale == 1 ? x : b_.mul(x, c(scale));
-    return offset == 0 ? v : b_.add(v, c(offset));
-  }
 
   const Kernel& old_;
   const Product& p_;
   Shape s_;
-  ir::Builder b_;
-  std::map<std::int64_t, Value> constants_;
   std::int64_t m_ = 0, n_ = 0, k_ = 0;
   bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
   Value a_mem_, b_mem_, a_pack_, b_pack_, block_, acc_, m0_, n0_, zero_;
