@@ -6,7 +6,9 @@
 # after the tuning until the process ended), the best
 # time; with --long L, the same kernel tuned cold for L seconds in a database
 # of its own, and the share of the long tuning's speed the short one reached
-# (100% = as fast). Prints a Markdown table and the median wall time.
+# (100% = as fast), as each tuning measured its winner and with the two
+# winners timed in turns (`kiln run --opt`, three rounds each: the same
+# conditions for both). Prints a Markdown table and the median wall time.
 #
 #   bench/tune_time.sh [--kiln PATH] [--config FILE] [--budget 2] [--long 60]
 #                      [--sizes cpu|gpu] [--kernels k1,k2] [--logs DIR] DEVICE
@@ -68,6 +70,30 @@ tune_cold() {
   return $status
 }
 
+# The two winners timed side by side: `kiln run --opt` of each in turn,
+# three rounds, the median of each kernel's rounds -> "short_ns long_ns".
+# Each tuning measured its own winner under its own noise (other processes,
+# clocks); timed in turns, the two see the same conditions.
+side_by_side() {
+  local kernel=$1 short_seq=$2 long_seq=$3
+  shift 3
+  python3 - "$KILN" "$kernel" "$DEVICE" "$short_seq" "$long_seq" "${CONFIG[@]}" -- "$@" <<'PY'
+import json, statistics, subprocess, sys
+kiln, kernel, device, short_seq, long_seq = sys.argv[1:6]
+rest = sys.argv[6:]
+config, sizes = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+def once(seq):
+    out = subprocess.run([kiln, *config, "run", kernel, *sizes, "--device", device, "--opt", seq, "--no-check",
+                          "--repeats", "10", "--json"], capture_output=True, text=True, timeout=600)
+    return json.loads(out.stdout)["time_ns"]
+times = {"short": [], "long": []}
+for _ in range(3):
+    times["short"].append(once(short_seq))
+    times["long"].append(once(long_seq))
+print(statistics.median(times["short"]), statistics.median(times["long"]))
+PY
+}
+
 field() {  # python expression over the report `r` (JSON in $1)
   python3 -c 'import json, sys
 try:
@@ -78,8 +104,8 @@ except Exception: print("")' "$1" "$2" 2>/dev/null
 
 echo "# cold kiln tune on $DEVICE, --budget $BUDGET s$([ "$LONG" != 0 ] && echo ", against --budget $LONG s") ($(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| kernel | wall | vs budget | set-up (open, inputs, reference) | search | compile | measure | after | measured | best | $LONG s best | reaches |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| kernel | wall | vs budget | set-up (open, inputs, reference) | search | compile | measure | after | measured | best | $LONG s best | reaches | reaches, timed in turns |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 WALLS=()
 for spec in "${SPECS[@]}"; do
   IFS='|' read -r kernel sizes <<<"$spec"
@@ -94,7 +120,7 @@ for spec in "${SPECS[@]}"; do
   wall=$(cat "$TMP/wall")
   WALLS+=("$wall")
   best=$(field "$out" 'r["best_ns"]')
-  long_best="" reaches=""
+  long_best="" reaches="" turns=""
   if [ "$LONG" != 0 ]; then
     # shellcheck disable=SC2086
     if long=$(tune_cold "$LONG" long "$kernel" $sizes); then
@@ -102,6 +128,15 @@ for spec in "${SPECS[@]}"; do
       long_best=$(field "$long" 'r["best_ns"]')
       reaches=$(awk -v s="$best" -v l="$long_best" 'BEGIN { if (s > 0) printf "%.0f%%", 100 * l / s }')
       long_best=$(awk -v t="$long_best" 'BEGIN { printf "%.1f us", t / 1e3 }')
+      short_seq=$(field "$out" 'r["sequence"]') long_seq=$(field "$long" 'r["sequence"]')
+      if [ "$short_seq" = "$long_seq" ]; then
+        turns="100% (same kernel)"
+      # shellcheck disable=SC2086
+      elif pair=$(side_by_side "$kernel" "$short_seq" "$long_seq" $sizes 2>/dev/null); then
+        turns=$(echo "$pair" | awk '{ if ($1 > 0) printf "%.0f%% (%.1f / %.1f us)", 100 * $2 / $1, $2 / 1e3, $1 / 1e3 }')
+      else
+        turns="failed"
+      fi
     else
       long_best="failed"
     fi
@@ -110,12 +145,12 @@ for spec in "${SPECS[@]}"; do
   # from the command's start): freeing the buffers, storing the record,
   # leaving the driver, the process's exit, and its start.
   after=$(awk -v w="$wall" -v t="$(field "$out" 'r["tune_seconds"]')" 'BEGIN { if (t != "") printf "%.2f", w - t }')
-  printf '| %s | %s s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$wall" \
+  printf '| %s | %s s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$wall" \
     "$(awk -v w="$wall" -v b="$BUDGET" 'BEGIN { printf "%+.0f%%", 100 * (w - b) / b }')" \
     "$(field "$out" '"%.2f (%.2f, %.2f, %.2f)" % (s["setup"], p.get("open", 0), p.get("inputs", 0), p.get("reference", 0))')" \
     "$(field "$out" '"%.2f" % s["search"]')" "$(field "$out" '"%.2f" % s["compile"]')" \
     "$(field "$out" '"%.2f" % s["measure"]')" "$after" "$(field "$out" 'r["candidates_measured"]')" \
-    "$(awk -v t="$best" 'BEGIN { printf "%.1f us", t / 1e3 }')" "$long_best" "$reaches"
+    "$(awk -v t="$best" 'BEGIN { printf "%.1f us", t / 1e3 }')" "$long_best" "$reaches" "$turns"
 done
 echo
 if [ ${#WALLS[@]} -gt 0 ]; then

@@ -24,8 +24,18 @@ std::string_view tune_mode_name(TuneMode mode) {
   return "tune";
 }
 
+TimingStatistic resolved_statistic(TimingStatistic statistic, DeviceKind kind) {
+  if (statistic != TimingStatistic::Auto) return statistic;
+  return kind == DeviceKind::Cpu ? TimingStatistic::Min : TimingStatistic::Median;
+}
+
 std::string_view timing_statistic_name(TimingStatistic statistic) {
-  return statistic == TimingStatistic::Min ? "min" : "median";
+  switch (statistic) {
+    case TimingStatistic::Auto: return "auto";
+    case TimingStatistic::Median: return "median";
+    case TimingStatistic::Min: return "min";
+  }
+  return "median";
 }
 
 std::filesystem::path default_tuning_db_path() {
@@ -179,7 +189,8 @@ class SectionReader {
     return read_choice(v, key, out, {{"tune", TuneMode::Tune}, {"db-only", TuneMode::DbOnly}, {"off", TuneMode::Off}});
   }
   Result<void> read_statistic(const json::value& v, const std::string& key, TimingStatistic& out) const {
-    return read_choice(v, key, out, {{"median", TimingStatistic::Median}, {"min", TimingStatistic::Min}});
+    return read_choice(v, key, out,
+                       {{"auto", TimingStatistic::Auto}, {"median", TimingStatistic::Median}, {"min", TimingStatistic::Min}});
   }
   Result<void> read_overlap(const json::value& v, const std::string& key, AutotuneSettings::Overlap& out) const {
     using O = AutotuneSettings::Overlap;

@@ -441,7 +441,7 @@ class Tuning {
     e.best_ns = statistic(records_[winner->record]);
     e.baseline_ns = untuned_record_ ? statistic(records_[*untuned_record_]) : 0;
     e.timer = std::string(timer_kind_name(timer_));
-    e.statistic = std::string(timing_statistic_name(settings_.statistic));
+    e.statistic = std::string(timing_statistic_name(resolved_statistic()));
     e.candidates_measured = measured_;
     e.tune_seconds = clock_() - budget_.start();
     e.candidates = records_;
@@ -456,8 +456,14 @@ class Tuning {
   }
 
   std::uint64_t statistic(const CandidateRecord& r) const {
-    return settings_.statistic == TimingStatistic::Min ? r.min_ns : r.median_ns;
+    return resolved_statistic() == TimingStatistic::Min ? r.min_ns : r.median_ns;
   }
+
+  // Auto: the minimum on CPU devices, the median elsewhere
+  // (kiln/tune/autotune_config.hpp). On c:0 under load a 2 s tuning of
+  // sum-rows 2048^2 once ranked its 134 us heuristic kernel at 1.7 ms by
+  // the median of its runs and returned a kernel 12x slower.
+  TimingStatistic resolved_statistic() const { return tune::resolved_statistic(settings_.statistic, device_.info().kind); }
 
   unsigned compile_threads() const {
     if (settings_.compile_threads > 0) return settings_.compile_threads;

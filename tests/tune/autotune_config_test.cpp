@@ -31,7 +31,10 @@ TEST(AutotuneConfig, DefaultsFindGoodKernelsInSeconds) {
   EXPECT_LE(s.budget_s, 60);
   EXPECT_GE(s.repeats, 3u);
   EXPECT_GE(s.warmups, 1u);
-  EXPECT_EQ(s.statistic, TimingStatistic::Median);
+  EXPECT_EQ(s.statistic, TimingStatistic::Auto);
+  EXPECT_EQ(resolved_statistic(s.statistic, DeviceKind::Cpu), TimingStatistic::Min);
+  EXPECT_EQ(resolved_statistic(s.statistic, DeviceKind::Gpu), TimingStatistic::Median);
+  EXPECT_EQ(resolved_statistic(TimingStatistic::Median, DeviceKind::Cpu), TimingStatistic::Median);
   EXPECT_EQ(builtin_config().autotune.settings.n_launches, s.n_launches);
 }
 

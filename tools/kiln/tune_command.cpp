@@ -153,7 +153,9 @@ std::uint64_t time_on_reference(const kiln::Runtime& runtime, const std::string&
   timing.warmups = std::max(1u, settings.warmups);
   timing.repeats = settings.repeats;
   const kiln::Timing t = check(device.timed_launch(program, launch, timing));
-  return settings.statistic == kiln::tune::TimingStatistic::Min ? t.min_ns : t.median_ns;
+  return kiln::tune::resolved_statistic(settings.statistic, device.info().kind) == kiln::tune::TimingStatistic::Min
+             ? t.min_ns
+             : t.median_ns;
 }
 
 // The command line's settings over the config's.

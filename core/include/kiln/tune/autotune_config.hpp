@@ -7,6 +7,7 @@
 #pragma once
 
 #include <kiln/result.hpp>
+#include <kiln/runtime/device_info.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -23,9 +24,14 @@ enum class TuneMode {
 };
 std::string_view tune_mode_name(TuneMode mode);  // "tune", "db-only", "off"
 
-// Which statistic of a candidate's timed runs ranks it.
-enum class TimingStatistic { Median, Min };
-std::string_view timing_statistic_name(TimingStatistic statistic);  // "median", "min"
+// Which statistic of a candidate's timed runs ranks it. Auto: the minimum
+// on CPU devices (cores shared with everything else on the machine: another
+// process only adds time, and a 2-thread launch waits for a descheduled
+// thread), the median elsewhere (device timers).
+enum class TimingStatistic { Auto, Median, Min };
+std::string_view timing_statistic_name(TimingStatistic statistic);  // "auto", "median", "min"
+// The statistic used on a device of `kind`: Auto resolved, the others as they are.
+TimingStatistic resolved_statistic(TimingStatistic statistic, DeviceKind kind);
 
 struct AutotuneSettings {
   TuneMode mode = TuneMode::Tune;
@@ -46,7 +52,7 @@ struct AutotuneSettings {
   // Timing (Device::timed_launch).
   std::uint32_t warmups = 1;
   std::uint32_t repeats = 5;
-  TimingStatistic statistic = TimingStatistic::Median;
+  TimingStatistic statistic = TimingStatistic::Auto;
   double abort_factor = 3;   // stop timing a candidate after a run this many times the best so far
   double noise_band = 0.02;  // relative: times this close to the best tie; the simpler sequence wins
   // A candidate run longer than max(timeout_factor x the best so far,
