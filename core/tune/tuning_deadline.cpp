@@ -30,8 +30,9 @@ double TuningDeadline::next_needs(bool needs_compile) const {
 }
 
 bool TuningDeadline::compile_fits(double now) const {
-  return now + std::max(0.0, cheapest_measure_s_) + std::max(median(compile_waits_), median(compile_durations_)) <=
-         deadline();
+  const double longest_compile =
+      compile_durations_.empty() ? 0.0 : *std::max_element(compile_durations_.begin(), compile_durations_.end());
+  return now + std::max(0.0, cheapest_measure_s_) + std::max(median(compile_waits_), longest_compile) <= deadline();
 }
 
 double TuningDeadline::run_cap_s(double now) const {
