@@ -21,6 +21,24 @@ bool has_local_threads(const ir::Kernel& kernel) {
   return false;
 }
 
+// A CPU device with groups of `threads` work-items run as SIMD subgroups
+// of `warp` (lavapipe: 8; PoCL's pthread device: 1, one after another).
+DeviceInfo cpu_with_groups(std::uint32_t warp, std::uint32_t threads, std::uint64_t local_bytes) {
+  DeviceInfo d = passes::cpu_preset();
+  d.kind = DeviceKind::Cpu;
+  d.warp_size = warp;
+  d.max_local_threads = threads;
+  d.max_local_dims = {threads, threads, threads};
+  d.local_memory_bytes = local_bytes;
+  return d;
+}
+
+bool barriers(const ir::Kernel& kernel) {
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::Barrier) return true;
+  return false;
+}
+
 kernels::StandardKernel standard(const std::string& name, kernels::KernelSize size, ir::DType dtype = ir::DType::F32) {
   Result<kernels::StandardKernel> kernel = kernels::make_standard_kernel(name, size, dtype);
   EXPECT_TRUE(kernel.ok()) << kernel.error().to_string();
@@ -121,18 +139,14 @@ TEST(HeuristicSchedule, ShortRowsOnAGpuTakeTwoRowsAWarp) {
 }
 
 // lavapipe: a CPU whose groups run as SIMD subgroups of 8 that take turns at
-// each barrier. A barrier-free row split within 1.5x of the cost model's
-// best wins there (sum-rows 2048^2: 5.6-6.5 ms against 17-20 ms for
-// tiled_reduce(local=64)); LOCAL-tiled matrix products keep their tiles.
+// each barrier (the cost model prices each switch). A barrier-free row
+// split the model prices lower wins there over the recipes (sum-rows 2048^2:
+// 5.6-6.5 ms against 17-20 ms for tiled_reduce(local=64)); LOCAL-tiled
+// matrix products keep their tiles.
 TEST(HeuristicSchedule, PrefersBarrierFreeRowsWhereSubgroupsTakeTurnsAtBarriers) {
   // As lavapipe (Mesa 22.3) describes itself: no units, clock, caches or
   // peaks, so the model prices it with its defaults.
-  DeviceInfo lavapipe = passes::cpu_preset();
-  lavapipe.kind = DeviceKind::Cpu;
-  lavapipe.warp_size = 8;
-  lavapipe.max_local_threads = 1024;
-  lavapipe.max_local_dims = {1024, 1024, 1024};
-  lavapipe.local_memory_bytes = 32 * 1024;
+  DeviceInfo lavapipe = cpu_with_groups(8, 1024, 32 * 1024);
   lavapipe.register_bytes = 0;
   lavapipe.compute_units = 0;
   lavapipe.clock_mhz = 0;
@@ -140,11 +154,6 @@ TEST(HeuristicSchedule, PrefersBarrierFreeRowsWhereSubgroupsTakeTurnsAtBarriers)
   lavapipe.peak_gflops = 0;
   lavapipe.memory_bandwidth_gbps = 0;
   lavapipe.vector_width_mask = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4);
-  auto barriers = [](const ir::Kernel& kernel) {
-    for (const ir::Op& op : kernel.ops)
-      if (op.kind == ir::OpKind::Barrier) return true;
-    return false;
-  };
   const auto sum_rows = standard("sum-rows", {.m = 2048, .n = 2048});
   Result<tune::HeuristicSchedule> rows = tune::heuristic_schedule(sum_rows.kernel, lavapipe);
   ASSERT_TRUE(rows.ok()) << rows.error().to_string();
@@ -179,17 +188,7 @@ TEST(HeuristicSchedule, IsDeterministic) {
 // matrix product takes the register-blocked recipe, not LOCAL tiles, and a
 // row kernel a barrier-free recipe; elementwise kernels keep their threads.
 TEST(HeuristicSchedule, AvoidsBarriersOnACpuWhoseGroupThreadsRunOneAfterAnother) {
-  DeviceInfo pocl = passes::cpu_preset();
-  pocl.kind = DeviceKind::Cpu;
-  pocl.warp_size = 1;
-  pocl.max_local_threads = 4096;
-  pocl.max_local_dims = {4096, 4096, 4096};
-  pocl.local_memory_bytes = 4u << 20;
-  auto barriers = [](const ir::Kernel& kernel) {
-    for (const ir::Op& op : kernel.ops)
-      if (op.kind == ir::OpKind::Barrier) return true;
-    return false;
-  };
+  DeviceInfo pocl = cpu_with_groups(1, 4096, 4u << 20);
   const auto matmul = standard("matmul", {.m = 128, .n = 128, .k = 128});
   Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(matmul.kernel, pocl);
   ASSERT_TRUE(h.ok()) << h.error().to_string();
