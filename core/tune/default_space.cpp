@@ -154,6 +154,15 @@ SearchSpace make_default_space(Precision precision) {
            "split_local(axis=0,factor=256)",
            // GPU matrix product: 128x128 LOCAL tiles, 8x8 per thread, float4 copies.
            "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
+           // Exact f32 matrix products in warp tiles (docs/passes.md, simt_staged): 8 x 8
+           // per lane in 4 x 4 pieces (16-byte shared reads, no bank conflicts), tiles
+           // double-buffered (the next step's loads before this step's FMAs). 128 x 128
+           // of 8 warps in k steps of 8 and 16; 128 x 64 and 64 x 64 for matrices with
+           // fewer 128 x 128 blocks than the GPU has units (1024^3: 64 on 132).
+           "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)",
+           "simt_staged(bm=128,bn=128,bk=16,wm=4,wn=2,tm=8,tn=8)",
+           "simt_staged(bm=128,bn=64,bk=8,wm=4,wn=1,tm=8,tn=8)",
+           "simt_staged(bm=64,bn=64,bk=16,wm=2,wn=2,tm=8,tn=4)",
            // GPU matrix product of f16/bf16 on devices that claim the MMA op (sm_80+):
            // 128 x 128 blocks of 4 warps (64 x 64 each), A and B tiles of k 64 staged
            // through shared memory (one stage: two of k 64 exceed the 48 KB of static

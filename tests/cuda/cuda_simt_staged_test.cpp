@@ -1,0 +1,73 @@
+// simt_staged's kernels in the CUDA dialect: exact f32 matrix products on
+// FMAs, the tiles in shared memory read as 16-byte vectors, compiled with
+// NVRTC for sm_80 and sm_90 (no GPU needed), odd shapes included (guards,
+// scalar copies).
+#include <gtest/gtest.h>
+
+#include "cuda_source.hpp"
+#include "nvrtc_compiler.hpp"
+
+#include <kiln/ir/dtype.hpp>
+#include <kiln/kernels/library.hpp>
+#include <kiln/passes/device_presets.hpp>
+#include <kiln/passes/optimization.hpp>
+#include <kiln/sdk/plugin_support.hpp>
+
+using namespace kiln::cuda;
+
+namespace {
+
+// An H200-shaped device as the CUDA plugin describes one: 256 register bytes
+// per thread at 1024 threads, 48 KiB of static shared memory.
+kiln::DeviceInfo h200_shaped() {
+  kiln::DeviceInfo d = kiln::passes::gpu_preset();
+  d.register_bytes = 256;
+  d.compute_units = 132;
+  return d;
+}
+
+}  // namespace
+
+TEST(CudaSimtStaged, TheStagedKernelsCompileForSm80AndSm90) {
+  struct Case {
+    kiln::kernels::KernelSize size;
+    const char* step;
+    bool vectors;  // 16-byte global loads (the lengths are multiples of 4)
+  };
+  const Case cases[] = {
+      {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)", true},
+      {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=64,bk=16,wm=2,wn=2,tm=8,tn=8,stages=1)", true},
+      {{.m = 1000, .n = 999, .k = 1001}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)", false},
+      {{.m = 4097, .n = 4095, .k = 4093}, "simt_staged(bm=64,bn=128,bk=8,wm=2,wn=2,tm=8,tn=8)", false},
+      {{.m = 16, .n = 4096, .k = 4096}, "simt_staged(bm=32,bn=64,bk=8,wm=1,wn=1,tm=8,tn=8)", true},
+  };
+  NvrtcApi nvrtc;
+  try {
+    nvrtc = load_nvrtc(nvrtc_candidates(""));
+  } catch (const kiln::sdk::PluginError& e) {
+    GTEST_SKIP() << "no NVRTC here: " << e.what();
+  }
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.size.m) + "x" + std::to_string(c.size.n) + "x" + std::to_string(c.size.k) + " " + c.step);
+    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, kiln::ir::DType::F32);
+    ASSERT_TRUE(kernel.ok());
+    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), h200_shaped());
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    try {
+      const std::string source = generate_cuda_source(optimized->to_wire());
+      EXPECT_NE(source.find("__shared__"), std::string::npos) << source;
+      // The lane's A and B values come out of shared memory 4 at a time.
+      EXPECT_NE(source.find("= *(const kiln_f32x4*)(v"), std::string::npos) << source;
+      EXPECT_EQ(source.find("mma.sync"), std::string::npos) << "exact f32: no tensor cores\n" << source;
+      EXPECT_EQ(source.find("*(kiln_f32x4*)(v2 + ") != std::string::npos, c.vectors) << "16-byte stores of C\n" << source;
+      for (int major : {8, 9}) {
+        const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
+        EXPECT_TRUE(code.is_cubin) << major;
+      }
+    } catch (const kiln::sdk::PluginError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
