@@ -54,6 +54,10 @@ constexpr std::int64_t kPad = 4;  // LOCAL row padding, elements
 
 struct Config {
   std::int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, tm = 0, tn = 0, stages = 2;
+  // The tiles are filled by asynchronous copies (COPY_ASYNC: 16-byte chunks
+  // as they are in memory, `stages` buffers, no registers in between), A
+  // then [row][k] (see Plan).
+  bool async = false;
   std::int64_t warps() const { return wm * wn; }
   std::int64_t threads() const { return 32 * warps(); }
   std::int64_t lm() const { return bm / wm / tm; }  // lanes along m in a warp
@@ -88,6 +92,11 @@ Copy copy_of(const mma::Affine2& index, bool a_side, std::int64_t block, std::in
 
 struct Plan {
   Copy a, b;
+  // A's tile is [row][k] (async copies cannot transpose): a lane then reads
+  // 4 k of one row per 16-byte load, its rows lm apart (lr + lm i), so that
+  // the rows a warp reads at once are consecutive: with rows of bk + 4
+  // elements their 16-byte pieces fall on distinct banks.
+  bool a_rows = false;
   std::int64_t a_pitch = 0, b_pitch = 0;  // elements per k row of the LOCAL tiles
   std::int64_t a_size = 0, b_size = 0;    // elements of one stage
   bool c_vectors = false;                 // C's 4 columns of a piece as one store
@@ -98,8 +107,9 @@ Plan plan_of(const Product& p, const Config& s) {
   const std::int64_t m = p.mp.lengths[0], n = p.mp.lengths[1], k = p.mp.trip_count;
   plan.a = copy_of(p.a, true, s.bm, s.bk, m, k);
   plan.b = copy_of(p.b, false, s.bn, s.bk, n, k);
-  plan.a_pitch = s.bm + kPad, plan.b_pitch = s.bn + kPad;
-  plan.a_size = s.bk * plan.a_pitch, plan.b_size = s.bk * plan.b_pitch;
+  plan.a_rows = s.async;
+  plan.a_pitch = plan.a_rows ? s.bk + kPad : s.bm + kPad, plan.b_pitch = s.bn + kPad;
+  plan.a_size = plan.a_rows ? s.bm * plan.a_pitch : s.bk * plan.a_pitch, plan.b_size = s.bk * plan.b_pitch;
   plan.c_vectors = p.c.c1 == 1 && p.c.c0 % kVec == 0 && p.c.constant % kVec == 0 && n % kVec == 0;
   return plan;
 }
@@ -118,13 +128,18 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   for (std::int64_t w : {s.wm, s.wn})
     if (!power_of_two(w) || w > 8) return "wm and wn must be 1, 2, 4 or 8";
   if (s.warps() > 8) return "at most 8 warps per group";
-  if (s.stages != 1 && s.stages != 2) return "stages must be 1 or 2";
+  if (!s.async && s.stages != 1 && s.stages != 2) return "stages must be 1 or 2 (3 and 4 with async=1)";
+  if (s.async && (s.stages < 2 || s.stages > 4)) return "async copies need 2 to 4 stages";
+  if (s.async && !device.supports_op_kind(KILN_OP_COPY_ASYNC, KILN_DTYPE_F32))
+    return "async=1 needs a device with asynchronous copies (copy_async)";
   if (s.bm % (s.wm * s.tm) != 0 || s.bn % (s.wn * s.tn) != 0 || s.lm() * s.ln() != 32)
     return "a warp's block (" + std::to_string(s.bm / s.wm) + " x " + std::to_string(s.bn / s.wn) +
            ") must be 32 lanes' tiles of tm x tn (" + std::to_string(s.tm) + " x " + std::to_string(s.tn) + ")";
   if (s.threads() > device.max_local_threads || s.threads() > device.max_local_dims[0])
     return std::to_string(s.threads()) + " threads per group exceed the device's " + std::to_string(device.max_local_threads);
   const Plan plan = plan_of(p, s);
+  if (s.async && (!plan.a.k_fast || plan.a.vec != kVec || plan.b.k_fast || plan.b.vec != kVec))
+    return "async copies move 16-byte chunks: A must be contiguous along k and B along n, in whole chunks";
   if (plan.a.units % s.threads() != 0 || plan.b.units % s.threads() != 0)
     return "the " + std::to_string(s.threads()) + " threads do not divide the tile copies (A " +
            std::to_string(plan.a.units) + ", B " + std::to_string(plan.b.units) + " units)";
@@ -167,7 +182,7 @@ class Emitter : private KernelWriter {
     const Value wcol = s_.wn == 1 ? c(0) : b_.mul(b_.mod(warp, c(s_.wn)), c(s_.bn / s_.wn));
     // The lane's first row and column within the block: lanes along n
     // first, so a warp's lanes read consecutive 16-byte pieces of B's row.
-    row_ = b_.add(wrow, scaled(b_.div(lane, c(s_.ln())), kVec));
+    row_ = b_.add(wrow, scaled(b_.div(lane, c(s_.ln())), plan_.a_rows ? 1 : kVec));
     col_ = b_.add(wcol, scaled(b_.mod(lane, c(s_.ln())), kVec));
     zero_ = b_.constant(DType::F32, 0.0);
 
@@ -178,7 +193,31 @@ class Emitter : private KernelWriter {
     for (std::int64_t q = 0; q < s_.tm * s_.tn / kVec; ++q) b_.store(acc_, c(kVec * q), zero4);
 
     const std::int64_t steps = ceil_div(k_, s_.bk);
-    if (s_.stages == 1) {
+    if (s_.async) {
+      // As mma_staged's: tiles 0 .. stages - 2 in flight before the loop, one
+      // group each (empty past the last tile, so the count stays known).
+      const std::int64_t ahead = s_.stages - 1;
+      plan_copy_units();
+      for (std::int64_t t = 0; t < ahead; ++t) {
+        if (t < steps) copy_tile(c(t), c(t));
+        b_.copy_commit();
+      }
+      const Value kt = loop(steps);
+      // Tile kt has landed once at most stages - 2 groups are pending; the
+      // barrier shows it to every thread and ends every read of the buffer
+      // that tile kt + stages - 1 goes into (the one step kt - 1 read).
+      b_.copy_wait(static_cast<std::uint32_t>(ahead - 1));
+      b_.barrier();
+      const Value next = b_.add(kt, c(ahead));
+      const ValueId branch = b_.if_(b_.cmplt(next, c(steps)));
+      new_scope();  // constants made inside the IF stay inside it
+      copy_tile(next, b_.mod(next, c(s_.stages)));
+      b_.end_if(branch);
+      new_scope();
+      b_.copy_commit();
+      compute(b_.mod(kt, c(s_.stages)));
+      end_loop(kt);
+    } else if (s_.stages == 1) {
       const Value kt = loop(steps);
       store_tile(load_tile(kt), c(0));
       b_.barrier();
@@ -204,6 +243,54 @@ class Emitter : private KernelWriter {
   }
 
  private:
+  // The lane's i-th row, from its first (row_).
+  std::int64_t row_offset(std::int64_t i) const {
+    return plan_.a_rows ? i * s_.lm() : (i / kVec) * kVec * s_.lm() + i % kVec;
+  }
+
+  // What a thread's copy unit needs that does not change with the k step,
+  // computed once before the loop (inside it the copies sit under an IF,
+  // which keeps LICM from hoisting them).
+  struct CopyUnit {
+    Value source;  // element index of the chunk at k step 0
+    Value local;   // element index in stage 0
+    Value k;       // the chunk's k within the tile (A: column, B: row)
+    Value inside;  // row (A) or column (B) inside the matrix; invalid when unguarded
+  };
+
+  void plan_copy_units() {
+    for (std::int64_t q = 0; q < plan_.a.units / s_.threads(); ++q) {
+      const auto [r, kc] = unit_coordinates(plan_.a, s_.bm, q);
+      const Value row = b_.add(m0_, r);
+      const Value source = b_.add(b_.add(scaled(row, p_.a.c0), kc), c(p_.a.constant));
+      a_units_.push_back({source, b_.add(scaled(r, plan_.a_pitch), kc), kc, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}});
+    }
+    for (std::int64_t q = 0; q < plan_.b.units / s_.threads(); ++q) {
+      const auto [r, nc] = unit_coordinates(plan_.b, s_.bn, q);
+      const Value col = b_.add(n0_, nc);
+      const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
+      b_units_.push_back({source, b_.add(scaled(r, plan_.b_pitch), nc), r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
+    }
+  }
+
+  // The asynchronous copies of step kt's tiles into stage `stage` (zeros
+  // past the matrix: the copies' zero fill).
+  void copy_tile(Value kt, Value stage) {
+    const Value k0 = b_.mul(kt, c(s_.bk));
+    const Value a_base = scaled(stage, plan_.a_size), b_base = scaled(stage, plan_.b_size);
+    const Value a_step = k0, b_step = scaled(k0, p_.b.c0);
+    for (const CopyUnit& u : a_units_) {
+      const Value v = guarded_load(a_mem_, b_.add(u.source, a_step), kVec, u.inside,
+                                   guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{});
+      b_.copy_async(a_local_, b_.add(a_base, u.local), v);
+    }
+    for (const CopyUnit& u : b_units_) {
+      const Value v = guarded_load(b_mem_, b_.add(u.source, b_step), kVec,
+                                   guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, u.inside);
+      b_.copy_async(b_local_, b_.add(b_base, u.local), v);
+    }
+  }
+
   // Unit e = q * threads + tid of an operand's tile: (slow, fast) with the
   // fast coordinate a multiple of the unit's length.
   std::pair<Value, Value> unit_coordinates(const Copy& copy, std::int64_t block, std::int64_t q) {
@@ -270,6 +357,7 @@ class Emitter : private KernelWriter {
 
   // The FMAs of one step from LOCAL stage `stage`, k ascending.
   void compute(Value stage) {
+    if (plan_.a_rows) return compute_from_rows(stage);
     const bool one = s_.stages == 1;
     const Value a_base = one ? row_ : b_.add(row_, scaled(stage, plan_.a_size));
     const Value b_base = one ? col_ : b_.add(col_, scaled(stage, plan_.b_size));
@@ -290,14 +378,39 @@ class Emitter : private KernelWriter {
     }
   }
 
-  // C: the lane's row i (piece i / 4, row i % 4) and its column pieces of 4.
+  // The same from A's [row][k] tile: per 4 k, each of the lane's rows as
+  // one 16-byte load, then per k its B pieces and FMAs.
+  void compute_from_rows(Value stage) {
+    const Value a_base = b_.add(scaled(row_, plan_.a_pitch), scaled(stage, plan_.a_size));
+    const Value b_base = b_.add(col_, scaled(stage, plan_.b_size));
+    const std::int64_t pieces_n = s_.tn / kVec;
+    for (std::int64_t k4 = 0; k4 < s_.bk; k4 += kVec) {
+      std::vector<Value> a;
+      for (std::int64_t i = 0; i < s_.tm; ++i)
+        a.push_back(b_.load(a_local_, affine(a_base, 1, row_offset(i) * plan_.a_pitch + k4), kVec));
+      for (std::int64_t kk = k4; kk < k4 + kVec; ++kk) {
+        std::vector<Value> b;
+        for (std::int64_t q = 0; q < pieces_n; ++q)
+          b.push_back(b_.load(b_local_, affine(b_base, 1, kk * plan_.b_pitch + q * kVec * s_.ln()), kVec));
+        for (std::int64_t i = 0; i < s_.tm; ++i) {
+          const Value x = b_.broadcast(b_.extract(a[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(kk - k4)), kVec);
+          for (std::int64_t q = 0; q < pieces_n; ++q) {
+            const Value at = c(kVec * (i * pieces_n + q));
+            b_.store(acc_, at, b_.mad(x, b[static_cast<std::size_t>(q)], b_.load(acc_, at, kVec)));
+          }
+        }
+      }
+    }
+  }
+
+  // C: the lane's row i and its column pieces of 4.
   void store_c() {
     const Value c_mem = params_.at(p_.c_param);
     const DType c_dtype = old_[p_.c_param].dtype;
     const std::int64_t pieces_n = s_.tn / kVec;
     const Value row0 = b_.add(m0_, row_), col0 = b_.add(n0_, col_);
     for (std::int64_t i = 0; i < s_.tm; ++i) {
-      const Value row = affine(row0, 1, (i / kVec) * kVec * s_.lm() + i % kVec);
+      const Value row = affine(row0, 1, row_offset(i));
       const Value row_in = guard_m_ ? b_.cmplt(row, c(m_)) : Value{};
       const Value row_at = b_.add(scaled(row, p_.c.c0), c(p_.c.constant));
       for (std::int64_t q = 0; q < pieces_n; ++q) {
@@ -326,13 +439,14 @@ class Emitter : private KernelWriter {
   std::int64_t m_ = 0, n_ = 0, k_ = 0;
   bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
   Value a_mem_, b_mem_, tid_, m0_, n0_, row_, col_, zero_, a_local_, b_local_, acc_;
+  std::vector<CopyUnit> a_units_, b_units_;
 };
 
 Result<Config> config_of(const OptStep& step) {
-  static constexpr const char* kKeys[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages"};
+  static constexpr const char* kKeys[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages", "async"};
   for (const auto& [key, value] : step.params)
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, bk, wm, wn, tm, tn, stages)");
+      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, bk, wm, wn, tm, tn, stages, async)");
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
@@ -342,6 +456,9 @@ Result<Config> config_of(const OptStep& step) {
   KILN_TRY_ASSIGN(s.tm, require_param(step, "tm"));
   KILN_TRY_ASSIGN(s.tn, require_param(step, "tn"));
   s.stages = step.param("stages", 2);
+  const std::int64_t async = step.param("async", 0);
+  if (async != 0 && async != 1) return step_error(step, "async must be 0 or 1");
+  s.async = async == 1;
   return s;
 }
 

@@ -18,11 +18,14 @@ using namespace kiln::cuda;
 namespace {
 
 // An H200-shaped device as the CUDA plugin describes one: 256 register bytes
-// per thread at 1024 threads, 48 KiB of static shared memory.
+// per thread at 1024 threads, asynchronous copies, 227 KiB of (opt-in)
+// shared memory per group.
 kiln::DeviceInfo h200_shaped() {
   kiln::DeviceInfo d = kiln::passes::gpu_preset();
   d.register_bytes = 256;
   d.compute_units = 132;
+  d.local_memory_bytes = 227 * 1024;
+  d.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << KILN_DTYPE_F32;
   return d;
 }
 
@@ -40,6 +43,11 @@ TEST(CudaSimtStaged, TheStagedKernelsCompileForSm80AndSm90) {
       {{.m = 1000, .n = 999, .k = 1001}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)", false},
       {{.m = 4097, .n = 4095, .k = 4093}, "simt_staged(bm=64,bn=128,bk=8,wm=2,wn=2,tm=8,tn=8)", false},
       {{.m = 16, .n = 4096, .k = 4096}, "simt_staged(bm=32,bn=64,bk=8,wm=1,wn=1,tm=8,tn=8)", true},
+      // Asynchronous copies (cp.async, zero-filling at the edges), 3 stages; k 32 in 3 stages is 103 KiB:
+      // dynamic shared memory.
+      {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)", true},
+      {{.m = 1000, .n = 1000, .k = 1000}, "simt_staged(bm=128,bn=64,bk=16,wm=4,wn=1,tm=8,tn=8,stages=4,async=1)", true},
+      {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=32,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)", true},
   };
   NvrtcApi nvrtc;
   try {
@@ -62,6 +70,8 @@ TEST(CudaSimtStaged, TheStagedKernelsCompileForSm80AndSm90) {
       EXPECT_NE(source.find("= *(const kiln_f32x4*)(v"), std::string::npos) << source;
       EXPECT_EQ(source.find("mma.sync"), std::string::npos) << "exact f32: no tensor cores\n" << source;
       EXPECT_EQ(source.find("*(kiln_f32x4*)(v2 + ") != std::string::npos, c.vectors) << "16-byte stores of C\n" << source;
+      const bool async = std::string(c.step).find("async=1") != std::string::npos;
+      EXPECT_EQ(source.find("cp.async.cg.shared.global") != std::string::npos, async) << source;
       for (int major : {8, 9}) {
         const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
         EXPECT_TRUE(code.is_cubin) << major;

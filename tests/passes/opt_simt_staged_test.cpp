@@ -57,6 +57,48 @@ TEST(SimtStaged, MatchesTheUntunedKernelExactlyOnTheDummy) {
   }
 }
 
+// With asynchronous copies (the dummy with "copy_async": true, as the CUDA
+// plugin on sm_80+): A's tile [row][k], 2 to 4 buffers filled by
+// copy_async, one barrier per step, zeros past the edges (the copies' zero
+// fill); bit for bit the untuned kernel.
+TEST(SimtStaged, AsyncCopiesMatchTheUntunedKernelExactlyOnTheDummy) {
+  struct Case {
+    kernels::KernelSize size;
+    std::string_view step;
+  };
+  const Case cases[] = {
+      {{.m = 128, .n = 128, .k = 32}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)"},
+      {{.m = 128, .n = 128, .k = 64}, "simt_staged(bm=128,bn=128,bk=16,wm=2,wn=4,tm=8,tn=8,stages=2,async=1)"},
+      {{.m = 64, .n = 128, .k = 40}, "simt_staged(bm=64,bn=128,bk=8,wm=2,wn=2,tm=8,tn=8,stages=4,async=1)"},  // 5 steps, 4 buffers
+      {{.m = 32, .n = 64, .k = 8}, "simt_staged(bm=32,bn=64,bk=8,wm=1,wn=1,tm=8,tn=8,stages=4,async=1)"},     // one step: two empty groups
+      // Every side guarded, in whole 16-byte chunks (M, N, K multiples of 4).
+      {{.m = 68, .n = 36, .k = 44}, "simt_staged(bm=64,bn=64,bk=16,wm=2,wn=2,tm=8,tn=4,stages=3,async=1)"},
+      {{.m = 20, .n = 100, .k = 12}, "simt_staged(bm=32,bn=32,bk=8,wm=1,wn=1,tm=4,tn=8,stages=2,async=1)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(case_name("matmul", c.size, c.step));
+    EXPECT_EQ(differs_on_dummy(standard("matmul", c.size), c.step, 0, 5, true), "");
+  }
+  const DeviceInfo* info = mma_device_info(true);
+  ASSERT_NE(info, nullptr);
+  const std::string printed = ir::print(applied(standard("matmul", {.m = 256, .n = 256, .k = 64}).kernel,
+                                                "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)", *info));
+  EXPECT_THAT(printed, HasSubstr("copy_async f32x4 %"));
+  EXPECT_THAT(printed, HasSubstr("  copy_wait 1\n  barrier\n"));
+  EXPECT_THAT(printed, HasSubstr("storage local f32[4608]"));  // A: 3 stages of 128 rows of 8 + 4
+  EXPECT_THAT(printed, HasSubstr("storage local f32[3168]"));  // B: 3 stages of 8 k rows of 128 + 4
+  // The transposed-B product and ragged k have no 16-byte chunks to copy.
+  EXPECT_THAT(step_error_message(standard("matmul-bt", {.m = 64, .n = 64, .k = 32}).kernel,
+                                 "simt_staged(bm=64,bn=64,bk=8,wm=2,wn=2,tm=8,tn=4,async=1)", *info),
+              HasSubstr("async copies move 16-byte chunks"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 30}).kernel,
+                                 "simt_staged(bm=64,bn=64,bk=8,wm=2,wn=2,tm=8,tn=4,async=1)", *info),
+              HasSubstr("async copies move 16-byte chunks"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 32}).kernel,
+                                 "simt_staged(bm=64,bn=64,bk=8,wm=2,wn=2,tm=8,tn=4,async=1)", gpu_preset()),
+              HasSubstr("async=1 needs a device with asynchronous copies"));
+}
+
 TEST(SimtStaged, TheRecipeReadsLocalTilesInSixteenByteVectors) {
   const kernels::StandardKernel k = standard("matmul", {.m = 256, .n = 256, .k = 64});
   const std::string printed =
@@ -102,6 +144,8 @@ TEST(SimtStaged, RefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(k.kernel, "simt_staged(bm=128,bn=128,bk=12,wm=4,wn=2,tm=8,tn=8)", gpu), HasSubstr("bk must be"));
   EXPECT_THAT(step_error_message(k.kernel, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3)", gpu),
               HasSubstr("stages must be 1 or 2"));
+  EXPECT_THAT(step_error_message(k.kernel, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,async=2)", gpu),
+              HasSubstr("async must be 0 or 1"));
   EXPECT_THAT(step_error_message(k.kernel, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=8)", gpu),
               HasSubstr("32 lanes' tiles"));
   EXPECT_THAT(step_error_message(k.kernel, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=6,tn=8)", gpu), HasSubstr("tm must be"));
