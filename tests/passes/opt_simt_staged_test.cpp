@@ -118,7 +118,7 @@ TEST(SimtStaged, ConfigsFitTheDeviceAndMatch) {
   const kernels::StandardKernel big = standard("matmul", {.m = 512, .n = 512, .k = 256});
   const std::vector<std::string> configs = config_texts(simt_staged(), big.kernel, gpu_preset());
   ASSERT_FALSE(configs.empty());
-  EXPECT_EQ(configs.front(), "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=2)");
+  EXPECT_EQ(configs.front(), "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=1)");
   EXPECT_LE(configs.size(), 40u);
   for (const std::string& step : configs) EXPECT_TRUE(apply_sequence(big.kernel, parse_sequence(step).value(), gpu_preset()).ok()) << step;
   EXPECT_TRUE(simt_staged().configs(big.kernel, cpu_preset()).empty());  // one thread per group
