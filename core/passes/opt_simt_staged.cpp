@@ -123,8 +123,8 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   for (std::int64_t v : {s.bm, s.bn})
     if (v < 16 || v > 256 || !power_of_two(v)) return "bm and bn must be powers of two in 16..256";
   if (s.bk != 4 && s.bk != 8 && s.bk != 16 && s.bk != 32) return "bk must be 4, 8, 16 or 32";
-  if (s.tm != 4 && s.tm != 8) return "tm must be 4 or 8";
-  if (s.tn != 4 && s.tn != 8) return "tn must be 4 or 8";
+  if (s.tm != 4 && s.tm != 8 && s.tm != 16) return "tm must be 4, 8 or 16";
+  if (s.tn != 4 && s.tn != 8 && s.tn != 16) return "tn must be 4, 8 or 16";
   for (std::int64_t w : {s.wm, s.wn})
     if (!power_of_two(w) || w > 8) return "wm and wn must be 1, 2, 4 or 8";
   if (s.warps() > 8) return "at most 8 warps per group";

@@ -36,6 +36,9 @@ TEST(SimtStaged, MatchesTheUntunedKernelExactlyOnTheDummy) {
       // The recipe's shape: 8 warps of 32 x 64, 8 x 8 per lane, 16-byte copies, two stages.
       {"matmul", {.m = 128, .n = 256, .k = 24}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)"},
       {"matmul", {.m = 256, .n = 128, .k = 32}, "simt_staged(bm=128,bn=128,bk=16,wm=2,wn=4,tm=8,tn=8)"},
+      // 4 warps of 64 x 64, 8 x 16 a lane (cuBLAS's SIMT shape: 128 accumulators a thread).
+      {"matmul", {.m = 128, .n = 128, .k = 16}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16)"},
+      {"matmul", {.m = 130, .n = 127, .k = 9}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=16,tn=8)"},
       {"matmul", {.m = 128, .n = 64, .k = 32}, "simt_staged(bm=128,bn=64,bk=8,wm=4,wn=1,tm=8,tn=8,stages=1)"},
       {"matmul", {.m = 64, .n = 64, .k = 16}, "simt_staged(bm=64,bn=64,bk=8,wm=2,wn=2,tm=8,tn=4)"},
       {"matmul", {.m = 32, .n = 64, .k = 12}, "simt_staged(bm=32,bn=64,bk=4,wm=1,wn=1,tm=8,tn=8)"},
@@ -74,6 +77,7 @@ TEST(SimtStaged, AsyncCopiesMatchTheUntunedKernelExactlyOnTheDummy) {
       // Every side guarded, in whole 16-byte chunks (M, N, K multiples of 4).
       {{.m = 68, .n = 36, .k = 44}, "simt_staged(bm=64,bn=64,bk=16,wm=2,wn=2,tm=8,tn=4,stages=3,async=1)"},
       {{.m = 20, .n = 100, .k = 12}, "simt_staged(bm=32,bn=32,bk=8,wm=1,wn=1,tm=4,tn=8,stages=2,async=1)"},
+      {{.m = 132, .n = 128, .k = 24}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16,stages=3,async=1)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(case_name("matmul", c.size, c.step));
