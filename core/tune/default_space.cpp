@@ -158,11 +158,17 @@ SearchSpace make_default_space(Precision precision) {
            // per lane in 4 x 4 pieces (16-byte shared reads, no bank conflicts), tiles
            // double-buffered (the next step's loads before this step's FMAs). 128 x 128
            // of 8 warps in k steps of 8 and 16; 128 x 64 and 64 x 64 for matrices with
-           // fewer 128 x 128 blocks than the GPU has units (1024^3: 64 on 132).
+           // fewer 128 x 128 blocks than the GPU has units (1024^3: 64 on 132). Then
+           // cuBLAS's SIMT shape, 4 warps of 64 x 64 with 8 x 16 a lane (255 registers,
+           // which the cost model takes for spills), and where the device copies
+           // asynchronously (cp.async) 3-stage pipelines of both (not measured yet).
            "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)",
            "simt_staged(bm=128,bn=128,bk=16,wm=4,wn=2,tm=8,tn=8)",
            "simt_staged(bm=128,bn=64,bk=8,wm=4,wn=1,tm=8,tn=8)",
            "simt_staged(bm=64,bn=64,bk=16,wm=2,wn=2,tm=8,tn=4)",
+           "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16)",
+           "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)",
+           "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16,stages=3,async=1)",
            // GPU matrix product of f16/bf16 on devices that claim the MMA op (sm_80+):
            // 128 x 128 blocks of 4 warps (64 x 64 each), A and B tiles of k 64 staged
            // through shared memory (one stage: two of k 64 exceed the 48 KB of static
