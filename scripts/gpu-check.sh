@@ -357,8 +357,9 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
   # against the C++ reference, from the list above; default "1024").
   if want mma && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     # The ops the kernels below are made of, on the device against the
-    # interpreter (MMA, cp.async, ldmatrix, WGMMA on sm_90): seconds.
-    run_tests mma-op-tests "$BUILD/bin/kiln_cuda_tests" --gtest_filter='CudaMmaDevice.*:CudaCopyDevice.*:CudaWgmmaDevice.*'
+    # interpreter (MMA, cp.async, ldmatrix, WGMMA on sm_90), and simt_staged
+    # against the untuned f32 kernel bit for bit: seconds.
+    run_tests mma-op-tests "$BUILD/bin/kiln_cuda_tests" --gtest_filter='CudaMmaDevice.*:CudaCopyDevice.*:CudaWgmmaDevice.*:CudaSimtStagedDevice.*'
     MMA_DB=$LOGS/tuning-mma.sqlite
     rm -f "$MMA_DB"
     MMA_BUDGET=${KILN_GPU_MMA_BUDGET:-20}

@@ -1,11 +1,18 @@
 // simt_staged's kernels in the CUDA dialect: exact f32 matrix products on
 // FMAs, the tiles in shared memory read as 16-byte vectors, compiled with
 // NVRTC for sm_80 and sm_90 (no GPU needed), odd shapes included (guards,
-// scalar copies).
+// scalar copies); on a CUDA device, the untuned kernel's bits.
 #include <gtest/gtest.h>
 
+#include "cuda_plugin_fixture.hpp"
 #include "cuda_source.hpp"
 #include "nvrtc_compiler.hpp"
+#include "support/kernel_runner.hpp"
+
+#include <kiln/sdk/capabilities.hpp>
+
+#include <bit>
+#include <random>
 
 #include <kiln/ir/dtype.hpp>
 #include <kiln/kernels/library.hpp>
@@ -81,5 +88,67 @@ TEST(CudaSimtStaged, TheStagedKernelsCompileForSm80AndSm90) {
     } catch (const kiln::sdk::PluginError& e) {
       ADD_FAILURE() << e.what();
     }
+  }
+}
+
+// On the device: each form gives the untuned kernel's bits on the same
+// device (both are k-ascending FMA chains from +0; the interpreter rounds a
+// MAD twice, the device once, so the device is compared with itself),
+// guarded and asynchronous forms included. Skips visibly without a GPU.
+class CudaSimtStagedDevice : public kiln::test::CudaPluginTest {};
+
+TEST_F(CudaSimtStagedDevice, GivesTheUntunedKernelsBits) {
+  const kiln_device_info info = plugin->info(0);
+  const bool async = kiln::sdk::has_op_kind(info, KILN_DTYPE_F32, KILN_OP_COPY_ASYNC);
+  struct Case {
+    kiln::kernels::KernelSize size;
+    const char* step;
+  };
+  const Case cases[] = {
+      {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)"},
+      {{.m = 1000, .n = 999, .k = 1001}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8)"},
+      {{.m = 300, .n = 260, .k = 100}, "simt_staged(bm=128,bn=128,bk=16,wm=4,wn=2,tm=8,tn=8,stages=1)"},
+      {{.m = 256, .n = 384, .k = 72}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16)"},
+      {{.m = 1004, .n = 1000, .k = 996}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)"},
+      {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16,stages=3,async=1)"},
+  };
+  kiln::DeviceInfo device_info = h200_shaped();
+  device_info.local_memory_bytes = info.local_memory_bytes;
+  std::mt19937_64 rng(20261203);
+  std::uniform_real_distribution<float> magnitude(1.0f / 64, 1.0f);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.size.m) + "x" + std::to_string(c.size.n) + "x" + std::to_string(c.size.k) + " " + c.step);
+    if (std::string(c.step).find("async=1") != std::string::npos && !async) {
+      std::cout << "skipped (" << info.name << " does not copy asynchronously): " << c.step << "\n";
+      continue;
+    }
+    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, kiln::ir::DType::F32);
+    ASSERT_TRUE(kernel.ok());
+    const auto untuned = kiln::passes::optimize(kernel->kernel, {}, device_info);
+    const auto tuned = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device_info);
+    ASSERT_TRUE(untuned.ok() && tuned.ok()) << (tuned.ok() ? untuned.error().to_string() : tuned.error().to_string());
+    std::vector<kiln::test::HostArg> args;
+    for (std::size_t count : {static_cast<std::size_t>(c.size.m * c.size.k), static_cast<std::size_t>(c.size.k * c.size.n)}) {
+      kiln::test::HostArg arg = kiln::test::HostArg::buffer(KILN_DTYPE_F32, count);
+      for (std::size_t e = 0; e < count; ++e)
+        arg.set(e, std::bit_cast<std::uint32_t>((rng() & 1) != 0 ? magnitude(rng) : -magnitude(rng)));
+      args.push_back(arg);
+    }
+    args.push_back(kiln::test::HostArg::poisoned(KILN_DTYPE_F32, static_cast<std::size_t>(c.size.m * c.size.n)));
+    std::vector<kiln::test::HostArg> want = args, got = args;
+    try {
+      kiln::conformance::run_kernel(*plugin, device, untuned->to_wire(), want);
+      kiln::conformance::run_kernel(*plugin, device, tuned->to_wire(), got);
+    } catch (const kiln::test::AbiError& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    int bad = 0;
+    for (std::size_t e = 0; e < want[2].count(); ++e)
+      if (want[2].get(e) != got[2].get(e) && bad++ < 5)
+        ADD_FAILURE() << "c[" << e << "] (row " << e / static_cast<std::size_t>(c.size.n) << ", column "
+                      << e % static_cast<std::size_t>(c.size.n) << "): " << got[2].as<float>(e) << ", untuned "
+                      << want[2].as<float>(e);
+    EXPECT_EQ(bad, 0);
   }
 }
