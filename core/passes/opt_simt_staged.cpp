@@ -252,23 +252,31 @@ class Emitter : private KernelWriter {
   // computed once before the loop (inside it the copies sit under an IF,
   // which keeps LICM from hoisting them).
   struct CopyUnit {
-    Value source;  // element index of the chunk at k step 0
+    Value source;  // element index of the chunk without its k term (row or column clamped)
     Value local;   // element index in stage 0
     Value k;       // the chunk's k within the tile (A: column, B: row)
     Value inside;  // row (A) or column (B) inside the matrix; invalid when unguarded
   };
 
+  // `v` where it is inside a guarded side of `length`, else the last start
+  // of a `lanes`-element access: past the matrix a load still reads inside
+  // the buffer (its value is SELECTed away), which the bounds analysis then
+  // proves from the index alone.
+  Value clamped(Value v, bool guarded, std::int64_t length, std::int64_t lanes) {
+    return guarded ? b_.min(v, c(std::max<std::int64_t>(length - lanes, 0))) : v;
+  }
+
   void plan_copy_units() {
     for (std::int64_t q = 0; q < plan_.a.units / s_.threads(); ++q) {
       const auto [r, kc] = unit_coordinates(plan_.a, s_.bm, q);
       const Value row = b_.add(m0_, r);
-      const Value source = b_.add(b_.add(scaled(row, p_.a.c0), kc), c(p_.a.constant));
+      const Value source = b_.add(scaled(clamped(row, guard_m_, m_, 1), p_.a.c0), c(p_.a.constant));
       a_units_.push_back({source, b_.add(scaled(r, plan_.a_pitch), kc), kc, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}});
     }
     for (std::int64_t q = 0; q < plan_.b.units / s_.threads(); ++q) {
       const auto [r, nc] = unit_coordinates(plan_.b, s_.bn, q);
       const Value col = b_.add(n0_, nc);
-      const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
+      const Value source = b_.add(clamped(col, guard_n_, n_, kVec), c(p_.b.constant));
       b_units_.push_back({source, b_.add(scaled(r, plan_.b_pitch), nc), r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
     }
   }
@@ -278,15 +286,16 @@ class Emitter : private KernelWriter {
   void copy_tile(Value kt, Value stage) {
     const Value k0 = b_.mul(kt, c(s_.bk));
     const Value a_base = scaled(stage, plan_.a_size), b_base = scaled(stage, plan_.b_size);
-    const Value a_step = k0, b_step = scaled(k0, p_.b.c0);
     for (const CopyUnit& u : a_units_) {
-      const Value v = guarded_load(a_mem_, b_.add(u.source, a_step), kVec, u.inside,
-                                   guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{});
+      const Value k = b_.add(k0, u.k);
+      const Value v = guarded_load(a_mem_, b_.add(u.source, clamped(k, guard_k_, k_, kVec)), kVec, u.inside,
+                                   guard_k_ ? b_.cmplt(k, c(k_)) : Value{});
       b_.copy_async(a_local_, b_.add(a_base, u.local), v);
     }
     for (const CopyUnit& u : b_units_) {
-      const Value v = guarded_load(b_mem_, b_.add(u.source, b_step), kVec,
-                                   guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, u.inside);
+      const Value k = b_.add(k0, u.k);
+      const Value v = guarded_load(b_mem_, b_.add(u.source, scaled(clamped(k, guard_k_, k_, 1), p_.b.c0)), kVec,
+                                   guard_k_ ? b_.cmplt(k, c(k_)) : Value{}, u.inside);
       b_.copy_async(b_local_, b_.add(b_base, u.local), v);
     }
   }
@@ -308,7 +317,10 @@ class Emitter : private KernelWriter {
       const auto [slow, fast] = unit_coordinates(plan_.a, s_.bm, q);
       const Value row = b_.add(m0_, plan_.a.k_fast ? slow : fast);
       const Value k = b_.add(k0, plan_.a.k_fast ? fast : slow);
-      const Value index = b_.add(b_.add(scaled(row, p_.a.c0), scaled(k, p_.a.c1)), c(p_.a.constant));
+      const Value index =
+          b_.add(b_.add(scaled(clamped(row, guard_m_, m_, plan_.a.k_fast ? 1 : plan_.a.vec), p_.a.c0),
+                        scaled(clamped(k, guard_k_, k_, plan_.a.k_fast ? plan_.a.vec : 1), p_.a.c1)),
+                 c(p_.a.constant));
       out.push_back(guarded_load(a_mem_, index, plan_.a.vec, guard_m_ ? b_.cmplt(row, c(m_)) : Value{},
                                  guard_k_ ? b_.cmplt(k, c(k_)) : Value{}));
     }
@@ -316,7 +328,10 @@ class Emitter : private KernelWriter {
       const auto [slow, fast] = unit_coordinates(plan_.b, s_.bn, q);
       const Value col = b_.add(n0_, plan_.b.k_fast ? slow : fast);
       const Value k = b_.add(k0, plan_.b.k_fast ? fast : slow);
-      const Value index = b_.add(b_.add(scaled(k, p_.b.c0), scaled(col, p_.b.c1)), c(p_.b.constant));
+      const Value index =
+          b_.add(b_.add(scaled(clamped(k, guard_k_, k_, plan_.b.k_fast ? plan_.b.vec : 1), p_.b.c0),
+                        scaled(clamped(col, guard_n_, n_, plan_.b.k_fast ? 1 : plan_.b.vec), p_.b.c1)),
+                 c(p_.b.constant));
       out.push_back(guarded_load(b_mem_, index, plan_.b.vec, guard_k_ ? b_.cmplt(k, c(k_)) : Value{},
                                  guard_n_ ? b_.cmplt(col, c(n_)) : Value{}));
     }
@@ -327,8 +342,8 @@ class Emitter : private KernelWriter {
   Value guarded_load(Value memory, Value index, std::int64_t lanes, Value in0, Value in1) {
     const auto n = static_cast<std::uint8_t>(lanes);
     const Value inside = in0.valid() && in1.valid() ? b_.and_(in0, in1) : (in0.valid() ? in0 : in1);
-    if (!inside.valid()) return b_.load(memory, index, n);
-    const Value v = b_.load(memory, b_.select(inside, index, c(0)), n);
+    const Value v = b_.load(memory, index, n);
+    if (!inside.valid()) return v;
     return b_.select(inside, v, lanes == 1 ? zero_ : b_.broadcast(zero_, n));
   }
 
@@ -416,9 +431,10 @@ class Emitter : private KernelWriter {
       for (std::int64_t q = 0; q < pieces_n; ++q) {
         const Value d = b_.load(acc_, c(kVec * (i * pieces_n + q)), kVec);
         const Value j = affine(col0, 1, q * kVec * s_.ln());
-        if (plan_.c_vectors) {  // 4 columns, all inside or all outside (n % 4 == 0)
+        if (plan_.c_vectors) {  // 4 columns, all inside or all outside (n % 4 == 0): j < n - 3, which
+                                // the bounds analysis reads as the whole vector inside
           mma::store_c_element(b_, c_mem, b_.add(row_at, j), mma::c_element(b_, c_dtype, d), row_in,
-                               guard_n_ ? b_.cmplt(j, c(n_)) : Value{});
+                               guard_n_ ? b_.cmplt(j, c(n_ - kVec + 1)) : Value{});
           continue;
         }
         for (std::int64_t e = 0; e < kVec; ++e) {
