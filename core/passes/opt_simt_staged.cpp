@@ -499,7 +499,7 @@ class SimtStaged final : public Optimization {
     if (!std::holds_alternative<Product>(matched)) return steps;
     const Product& p = std::get<Product>(matched);
     // A short list, biggest first: blocks not beyond the matrix (padded to
-    // 32), 8 x 8 tiles per lane (4 x 8 and 4 x 4 for the small blocks), k
+    // 16 rows, 32 columns; 16-row blocks for skinny products), 8 x 8 tiles per lane (4 x 8 and 4 x 4 for the small blocks), k
     // steps 8 and 16, per block the first two warp layouts that fit. The warp
     // layouts put 8 or 4 lanes along n (32 x 64 or 64 x 32 warp blocks at
     // 8 x 8). Single-buffered only: the double-buffered and asynchronous
@@ -507,12 +507,14 @@ class SimtStaged final : public Optimization {
     // the tuner would meet a recipe's kernel first as a config, drop the
     // recipe as a duplicate and leave the kernel to the cost model's ranking
     // (mma_staged's lesson).
-    const std::int64_t m32 = ceil_div(p.mp.lengths[0], 32) * 32, n32 = ceil_div(p.mp.lengths[1], 32) * 32;
-    constexpr std::pair<std::int64_t, std::int64_t> kBlocks[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {32, 64}, {32, 32}};
+    const std::int64_t m16 = ceil_div(p.mp.lengths[0], 16) * 16, n32 = ceil_div(p.mp.lengths[1], 32) * 32;
+    constexpr std::pair<std::int64_t, std::int64_t> kBlocks[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64},
+                                                                 {32, 64},   {32, 32},  {16, 64},  {16, 32}};
     constexpr std::pair<std::int64_t, std::int64_t> kTiles[] = {{8, 8}, {4, 8}, {4, 4}};
     constexpr std::pair<std::int64_t, std::int64_t> kWarps[] = {{4, 2}, {2, 4}, {2, 2}, {4, 1}, {1, 4}, {2, 1}, {1, 2}, {1, 1}};
     for (const auto& [bm, bn] : kBlocks) {
-      if (bm > std::max<std::int64_t>(m32, 32) || bn > std::max<std::int64_t>(n32, 32)) continue;
+      if (bm > std::max<std::int64_t>(m16, 16) || bn > std::max<std::int64_t>(n32, 32)) continue;
+      if (bm == 16 && m16 > 32) continue;  // 16-row blocks only for products of at most 32 rows
       for (const auto& [tm, tn] : kTiles)
         for (std::int64_t bk : {8, 16}) {
           int layouts = 0;
