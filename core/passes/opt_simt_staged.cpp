@@ -17,11 +17,12 @@
 // over the banks. stages = 2: the tiles of step s + 1 are loaded into
 // registers before the FMAs of step s and stored into the other buffer after
 // them, one barrier per step; stages = 1: load, store, barrier, FMAs,
-// barrier. Global loads are 16-byte vectors where the operand's fastest
-// dimension is 4-aligned.
+// barrier; async = 1: 2 to 4 buffers filled by COPY_ASYNC (cp.async), A
+// then [row][k] (Plan::a_rows). Global loads are 16-byte vectors where the
+// operand's fastest dimension is 4-aligned.
 //
-// Edges as mma_staged: rows, columns and k past the matrix load 0 (index and
-// value SELECTed), C stores outside it under an IF. Numerics: each C element
+// Edges: rows, columns and k past the matrix load 0 (read at the clamped
+// coordinate, the value SELECTed), C stores outside it under an IF. Numerics: each C element
 // is acc = mad(a, b, acc) over k ascending from +0, the untuned kernel's
 // order and operations; the padded k add +0 to an accumulator that is never
 // -0: bit for bit the untuned kernel.
@@ -489,7 +490,8 @@ class SimtStaged final : public Optimization {
   std::string_view description() const override {
     return "exact f32 matrix products on FMAs: a bm x bn block per group of wm x wn warps, each lane a tm x tn tile "
            "in 4 x 4 pieces spread over its warp's block (16-byte LOCAL reads without bank conflicts), A and B tiles "
-           "of bk staged through LOCAL memory in 2 buffers (loads of the next step before this step's FMAs)";
+           "of bk staged through LOCAL memory in 2 buffers (loads of the next step before this step's FMAs), or 2 to 4 "
+           "filled by asynchronous copies (async=1)";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
