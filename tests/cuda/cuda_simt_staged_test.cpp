@@ -55,7 +55,9 @@ TEST(CudaSimtStaged, TheStagedKernelsCompileForSm80AndSm90) {
       {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)", true},
       {{.m = 1000, .n = 1000, .k = 1000}, "simt_staged(bm=128,bn=64,bk=16,wm=4,wn=1,tm=8,tn=8,stages=4,async=1)", true},
       {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=32,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)", true},
-      // 8 x 16 a lane, 4 warps of 64 x 64.
+      // 8 x 16 and 16 x 8 a lane, 4 warps of 64 x 64 (the recipes).
+      {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=16,tn=8)", true},
+      {{.m = 4097, .n = 4095, .k = 4093}, "simt_staged(bm=128,bn=128,bk=16,wm=2,wn=2,tm=8,tn=16)", false},
       {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16,stages=3,async=1)", true},
   };
   NvrtcApi nvrtc;

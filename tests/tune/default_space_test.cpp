@@ -212,7 +212,7 @@ TEST(DefaultSpace, SimtRecipesAreMeasuredEarlyForF32MatmulOnGpus) {
   const DeviceInfo gpu = *passes::device_preset("preset:gpu");
   const SearchResult search = tournament_search(k.kernel, gpu, space, settings, [] { return false; });
   const std::vector<SearchCandidate> order = measurement_order(search, 24);
-  for (std::string_view recipe : {"simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16)", "simt_staged(bm=128,bn=128,bk=16,wm=4,wn=2,tm=8,tn=8)",
+  for (std::string_view recipe : {"simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=16,tn=8)", "simt_staged(bm=128,bn=128,bk=16,wm=2,wn=2,tm=8,tn=16)",
                                   "simt_staged(bm=128,bn=64,bk=8,wm=4,wn=1,tm=8,tn=8)", "simt_staged(bm=64,bn=64,bk=16,wm=2,wn=2,tm=8,tn=4)"}) {
     SCOPED_TRACE(recipe);
     const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
