@@ -352,11 +352,14 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
   # KILN_GPU_MMA_DTYPES (f16 bf16 f32 tf32; tf32 = f32 tuned with --allow-tf32
   # against torch with allow_tf32, f32 = exact against cuBLAS sgemm),
   # KILN_GPU_MMA_OPTS (sequences separated by '|', each timed first at 4096^3 by
-  # `kiln run --opt SEQ --no-check`: configs side by side without a tuning).
+  # `kiln run --opt SEQ --no-check`: configs side by side without a tuning),
+  # KILN_GPU_MMA_OPT_CHECKS (the shapes each of those sequences is checked at
+  # against the C++ reference, from the list above; default "1024").
   if want mma && [ -n "$(grep -m1 "^    $TUNE_DEVICE " "$LOGS/kiln-devices-gpu.log" 2>/dev/null)" ]; then
     # The ops the kernels below are made of, on the device against the
-    # interpreter (MMA, cp.async, ldmatrix, WGMMA on sm_90): seconds.
-    run_tests mma-op-tests "$BUILD/bin/kiln_cuda_tests" --gtest_filter='CudaMmaDevice.*:CudaCopyDevice.*:CudaWgmmaDevice.*'
+    # interpreter (MMA, cp.async, ldmatrix, WGMMA on sm_90), and simt_staged
+    # against the untuned f32 kernel bit for bit: seconds.
+    run_tests mma-op-tests "$BUILD/bin/kiln_cuda_tests" --gtest_filter='CudaMmaDevice.*:CudaCopyDevice.*:CudaWgmmaDevice.*:CudaSimtStagedDevice.*'
     MMA_DB=$LOGS/tuning-mma.sqlite
     rm -f "$MMA_DB"
     MMA_BUDGET=${KILN_GPU_MMA_BUDGET:-20}
@@ -396,11 +399,15 @@ PY
         gflops=$(json_field gflops "$out")
         row "mma: 4096 $dt --opt" "$(awk -v g="${gflops:-0}" 'BEGIN { printf "%.1f TFLOP/s", g / 1000 }')" "$(echo "$opt" | cut -c1-76)"
         # The same sequence checked against the C++ reference where that is
-        # quick (1024^3): the 4096^3 timing above is unchecked.
-        # shellcheck disable=SC2086
-        checked=$(timeout 120 "$KILN" run matmul --size 1024 $dtype_args --device "$TUNE_DEVICE" --opt "$opt" \
-                    --repeats 3 --json 2>>"$LOGS/run-mma-opts.log" | grep -o '"ok":[a-z]*' | head -1)
-        row "mma: 1024 $dt --opt check" "${checked:-FAILED}" "$(echo "$opt" | cut -c1-76)"
+        # quick (1024^3, odd shapes): the 4096^3 timing above is unchecked.
+        for check in ${KILN_GPU_MMA_OPT_CHECKS:-1024}; do
+          IFS=x read -r mm nn kk <<<"$check"
+          [ -z "${nn:-}" ] && nn=$mm && kk=$mm
+          # shellcheck disable=SC2086
+          checked=$(timeout 120 "$KILN" run matmul --m "$mm" --n "$nn" --k "$kk" $dtype_args --device "$TUNE_DEVICE" \
+                      --opt "$opt" --repeats 3 --json 2>>"$LOGS/run-mma-opts.log" | grep -o '"ok":[a-z]*' | head -1)
+          row "mma: $check $dt --opt check" "${checked:-FAILED}" "$(echo "$opt" | cut -c1-76)"
+        done
       done
       for spec in "4096|--size 4096" "1024|--size 1024" "1000x999x1001|--m 1000 --n 999 --k 1001" \
                   "16x4096x4096|--m 16 --n 4096 --k 4096" "4097x4095x4093|--m 4097 --n 4095 --k 4093" \

@@ -38,6 +38,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::pack_tile());
     all.push_back(&opts::reciprocal_divide());
     all.push_back(&opts::wgmma_staged());
+    all.push_back(&opts::simt_staged());
     // end of performance
 
     return all;

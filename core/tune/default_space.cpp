@@ -154,6 +154,20 @@ SearchSpace make_default_space(Precision precision) {
            "split_local(axis=0,factor=256)",
            // GPU matrix product: 128x128 LOCAL tiles, 8x8 per thread, float4 copies.
            "local_tile(bm=128,bn=128,bk=8,tm=8,tn=8); vectorize(lanes=4)",
+           // Exact f32 matrix products in warp tiles (docs/passes.md, simt_staged), tiles
+           // double-buffered through registers. Measured on the H200 (2026-12-03, two
+           // calls, torch's sgemm 49.4-51.1 TFLOP/s at 4096^3): 4 warps of 64 x 64 with
+           // 16 x 8 a lane, 47.3 TFLOP/s at 4096^3 (0.96x); 8 x 16 in k steps of 16, 46.8
+           // (8 x 16 in k 8: 45.8-45.9); 8 warps of 32 x 64 with 8 x 8 a lane in k steps of
+           // 16, 41.3; 128 x 64 blocks of 4 warps, 41.4 at 4096^3 and 74.3-75.0 us at
+           // 1024^3; 64 x 64 blocks with 8 x 4 a lane, 76.3-77.2 us at 1024^3 (1024^3 has
+           // 64 blocks of 128 x 128 for 132 units). The 3-stage cp.async forms measured
+           // slower (35.8 and 37.8 TFLOP/s at 4096^3) and are not recipes.
+           "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=16,tn=8)",
+           "simt_staged(bm=128,bn=128,bk=16,wm=2,wn=2,tm=8,tn=16)",
+           "simt_staged(bm=128,bn=128,bk=16,wm=4,wn=2,tm=8,tn=8)",
+           "simt_staged(bm=128,bn=64,bk=8,wm=4,wn=1,tm=8,tn=8)",
+           "simt_staged(bm=64,bn=64,bk=16,wm=2,wn=2,tm=8,tn=4)",
            // GPU matrix product of f16/bf16 on devices that claim the MMA op (sm_80+):
            // 128 x 128 blocks of 4 warps (64 x 64 each), A and B tiles of k 64 staged
            // through shared memory (one stage: two of k 64 exceed the 48 KB of static

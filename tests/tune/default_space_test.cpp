@@ -199,6 +199,37 @@ TEST(DefaultSpace, MmaRecipeIsProposedForF16MatmulOnMmaGpus) {
   }
 }
 
+// Exact f32 matrix products on GPUs (simt_staged, docs/passes.md): the
+// warp-tiled recipes are measured among the first, and lower to kernels of
+// FMAs on 16-byte LOCAL reads (no MMA: f32 stays f32).
+TEST(DefaultSpace, SimtRecipesAreMeasuredEarlyForF32MatmulOnGpus) {
+  const SearchSpace& space = default_search_space();
+  const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {256, 256, 256}).value();
+  AutotuneSettings settings;
+  settings.n_seeds = 16;
+  settings.n_total_opts = 4;
+  settings.n_removed_per_step = 4;
+  const DeviceInfo gpu = *passes::device_preset("preset:gpu");
+  const SearchResult search = tournament_search(k.kernel, gpu, space, settings, [] { return false; });
+  const std::vector<SearchCandidate> order = measurement_order(search, 24);
+  for (std::string_view recipe : {"simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=16,tn=8)", "simt_staged(bm=128,bn=128,bk=16,wm=2,wn=2,tm=8,tn=16)",
+                                  "simt_staged(bm=128,bn=64,bk=8,wm=4,wn=1,tm=8,tn=8)", "simt_staged(bm=64,bn=64,bk=16,wm=2,wn=2,tm=8,tn=4)"}) {
+    SCOPED_TRACE(recipe);
+    const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
+      return c.recipe && passes::to_string(c.sequence) == recipe;
+    });
+    std::string listed;
+    for (const SearchCandidate& c : order) listed += (c.recipe ? "R " : "  ") + passes::to_string(c.sequence) + "\n";
+    ASSERT_NE(at, order.end()) << listed;
+    EXPECT_LT(at - order.begin(), 10) << listed;
+    Result<ir::Kernel> lowered = space.lower(k.kernel, at->sequence, gpu);
+    ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
+    const std::string printed = ir::print(*lowered);
+    EXPECT_NE(printed.find("mad f32x4"), std::string::npos);
+    EXPECT_EQ(printed.find("mma "), std::string::npos);
+  }
+}
+
 // The packed CPU matrix product (pack_tile, docs/passes.md): the default
 // space's recipes lower an f32 matmul on a CPU-shaped device to a kernel
 // with its packed LOCAL blocks (recipes join every search before its first
