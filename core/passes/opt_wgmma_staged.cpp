@@ -35,8 +35,9 @@
 // has no transposed operand): A as above in [bm rows][32 k] (4 elements a
 // copy); B's [k][n] tile goes through registers (loaded 4 n at a time,
 // stored element by element transposed into [bn rows][32 k]): tile `next`
-// stored with the refill, tile next + 1 loaded after the step's WGMMAs are
-// issued. The WGMMA truncates each input to tf32.
+// stored with the refill, tile next + 1 loaded right after it, its zeros
+// for the edges put in at the store (nothing waits for the loads before
+// the next step). The WGMMA truncates each input to tf32.
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/verify.hpp"
@@ -119,15 +120,18 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   const auto local = static_cast<std::uint64_t>(s.stages * (s.a_size() + s.b_size()) * s.bytes() + 1024);
   if (local > device.local_memory_bytes)
     return "the tiles need " + std::to_string(local) + " LOCAL bytes; the device has " + std::to_string(device.local_memory_bytes);
-  // bn / 2 accumulators per thread (and tf32's B staging registers), at
-  // most half of what the group's registers allow per thread (and at most
-  // 128: 255 registers a thread).
-  const auto acc = static_cast<std::uint64_t>(4 * (s.bn / 2 + (s.tf32 ? 4 * s.b_units() : 0)));
-  const std::uint64_t budget = device.register_bytes *
-                               static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
-                               static_cast<std::uint64_t>(s.threads()) / 2;
-  if (device.register_bytes > 0 && acc > budget)
-    return "the accumulators need " + std::to_string(acc) + " REGISTER bytes per thread (at most " + std::to_string(budget) + ")";
+  // bn / 2 accumulators per thread, at most half of what the group's
+  // registers allow per thread (and at most 128: 255 registers a thread);
+  // with tf32's B staging registers, at most 5/8 (128 x 256: 160 of 255).
+  const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2), staging = static_cast<std::uint64_t>(s.tf32 ? 16 * s.b_units() : 0);
+  const std::uint64_t per_thread = device.register_bytes *
+                                   static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
+                                   static_cast<std::uint64_t>(s.threads());
+  if (device.register_bytes > 0 && acc > per_thread / 2)
+    return "the accumulators need " + std::to_string(acc) + " REGISTER bytes per thread (at most " + std::to_string(per_thread / 2) + ")";
+  if (device.register_bytes > 0 && acc + staging > per_thread * 5 / 8)
+    return "the accumulators and B's staging need " + std::to_string(acc + staging) + " REGISTER bytes per thread (at most " +
+           std::to_string(per_thread * 5 / 8) + ")";
   return "";
 }
 
@@ -169,7 +173,7 @@ class Emitter : private KernelWriter {
         copy_tile(c(t), c(t));
         if (s_.tf32) {
           load_b(c(t));
-          store_b(c(t));
+          store_b(c(t), c(t));
         }
       }
       b_.copy_commit();
@@ -190,23 +194,23 @@ class Emitter : private KernelWriter {
     // refilled stage is neither this step's nor an in-flight group's).
     const Value next = b_.add(kt, c(s_.ahead()));
     // tf32: B's tile `next` goes from the registers into its stage with the
-    // refill, and tile next + 1 is loaded into them after the step's
-    // WGMMAs are issued (its loads in flight while they run).
+    // refill, and tile next + 1 is loaded into them right after (its loads
+    // in flight for a whole step, as A's copies).
     const auto refill = [&] {
       const Value stage = b_.mod(next, c(s_.stages));
       copy_tile(next, stage, b_.cmplt(next, c(steps)));
-      if (s_.tf32) store_b(stage);
+      if (s_.tf32) store_b(next, stage);
       b_.copy_commit();
+      if (s_.tf32) {
+        const Value after = b_.add(next, c(1));
+        load_b(after, b_.cmplt(after, c(steps)));
+      }
     };
     if (s_.mma_first == 0) refill();
     b_.wgmma_fence();
     compute(b_.mod(kt, c(s_.stages)));
     b_.wgmma_commit();
     if (s_.mma_first == 1) refill();
-    if (s_.tf32) {
-      const Value after = b_.add(next, c(1));
-      load_b(after, b_.cmplt(after, c(steps)));
-    }
     b_.wgmma_wait(static_cast<std::uint32_t>(s_.inflight));
     end_loop(kt);
     if (s_.inflight != 0) b_.wgmma_wait(0);
@@ -283,23 +287,41 @@ class Emitter : private KernelWriter {
     }
   }
 
-  // tf32: B's tile kt into the staging registers, zeros where `live` (when
-  // given) is false.
+  // tf32: whether B unit q's 4 elements of tile kt are inside the matrix
+  // (invalid when nothing is guarded), and'ed with `live` when given.
+  Value b_inside(Value k0, std::size_t q, Value live = {}) {
+    Value inside;
+    for (Value cond : {guard_k_ ? b_.cmplt(b_.add(k0, b_units_[q].k), c(k_)) : Value{}, b_units_[q].inside, live})
+      if (cond.valid()) inside = inside.valid() ? b_.and_(inside, cond) : cond;
+    return inside;
+  }
+
+  // tf32: B's tile kt into the staging registers as loaded (from element 0
+  // where outside the matrix or not `live`, when given): the zeros go in at
+  // store_b, so nothing uses the loads until the next step's stores and the
+  // thread does not wait for them while its WGMMAs run (a select right
+  // after each load stalled every step on the load's latency).
   void load_b(Value kt, Value live = {}) {
     const Value k0 = b_.mul(kt, c(s_.bk()));
     const Value b_step = scaled(k0, p_.b.c0);
     for (std::size_t q = 0; q < b_units_.size(); ++q) {
-      const CopyUnit& u = b_units_[q];
-      const Value v = guarded_load(b_mem_, b_.add(u.source, b_step), {guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, u.inside, live}, 4);
+      const Value index = b_.add(b_units_[q].source, b_step);
+      const Value inside = b_inside(k0, q, live);
+      const Value v = b_.load(b_mem_, inside.valid() ? b_.select(inside, index, c(0)) : index, 4);
       b_.store(b_staged_, c(static_cast<std::int64_t>(4 * q)), v);
     }
   }
 
-  // tf32: the staging registers into B's stage `stage`, one element at a time.
-  void store_b(Value stage) {
+  // tf32: the staging registers (tile kt) into B's stage `stage`, one element
+  // at a time, zeros outside the matrix. A tile past the last (loaded from
+  // element 0) goes into a stage no later step reads.
+  void store_b(Value kt, Value stage) {
     const Value base = b_.mul(stage, c(s_.b_size()));
+    const Value k0 = b_.mul(kt, c(s_.bk()));
     for (std::size_t q = 0; q < b_units_.size(); ++q) {
-      const Value v = b_.load(b_staged_, c(static_cast<std::int64_t>(4 * q)), 4);
+      Value v = b_.load(b_staged_, c(static_cast<std::int64_t>(4 * q)), 4);
+      const Value inside = b_inside(k0, q);
+      if (inside.valid()) v = b_.select(inside, v, b_.broadcast(zero_, 4));
       const Value at = b_.add(base, b_units_[q].local);
       for (std::uint32_t i = 0; i < 4; ++i) {
         const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
@@ -325,10 +347,10 @@ class Emitter : private KernelWriter {
     }
   }
 
-  // memory[index .. index + lanes) (default: a 16-byte copy's) where every
-  // given condition holds, else zeros.
-  Value guarded_load(Value memory, Value index, std::initializer_list<Value> conditions, std::int64_t lanes = 0) {
-    const auto n = static_cast<std::uint8_t>(lanes != 0 ? lanes : s_.vec());
+  // A 16-byte copy's elements at memory[index ..] where every given
+  // condition holds, else zeros.
+  Value guarded_load(Value memory, Value index, std::initializer_list<Value> conditions) {
+    const auto n = static_cast<std::uint8_t>(s_.vec());
     Value inside;
     for (Value cond : conditions)
       if (cond.valid()) inside = inside.valid() ? b_.and_(inside, cond) : cond;
