@@ -151,6 +151,7 @@ TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
       {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=1,tf32=1)"},
       {{.m = 128, .n = 64, .k = 224}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2,tf32=1)"},
       {{.m = 256, .n = 128, .k = 96}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1)"},
       {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2,tf32=1)"},
       {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1,tf32=1)"},
       // One k step with more stages than steps; every side guarded (N and K in 16-byte chunks of 4).
