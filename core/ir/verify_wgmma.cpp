@@ -1,5 +1,6 @@
 // The rules of the warp-group MMA ops (kernel_ir.h, KILN_OP_WGMMA and its
-// fence, commit and wait): A and B in 16-bit LOCAL storage, the tile pair an
+// fence, commit and wait): A and B in f16/bf16 LOCAL storage (or f32, the
+// tf32 form), the tile pair an
 // i64 x 2 vector, the accumulator REGISTER f32 storage of N / 2 elements or
 // more, and warp-group collectives: LOCAL axis 0 a multiple of 128 threads,
 // no enclosing IF or LOOP whose condition or trip count may differ between
@@ -19,8 +20,9 @@ bool Verifier::check_wgmma(ValueId id, const Op& op) {
   const Op& memory = kernel_[op.src[0]];
   if (memory.kind != OpKind::Storage || memory.scope() != Scope::Local)
     return fail(id, "wgmma-source", name + " reads A and B from LOCAL storage, not %" + std::to_string(op.src[0]));
-  if ((memory.dtype != DType::F16 && memory.dtype != DType::BF16) || op.dtype != memory.dtype || op.lanes != 1)
-    return fail(id, "wgmma-type", name + " multiplies f16 or bf16 storage, typed as its storage (" +
+  if ((memory.dtype != DType::F16 && memory.dtype != DType::BF16 && memory.dtype != DType::F32) || op.dtype != memory.dtype ||
+      op.lanes != 1)
+    return fail(id, "wgmma-type", name + " multiplies f16, bf16 or f32 (as tf32) storage, typed as its storage (" +
                                       std::string(dtype_name(memory.dtype)) + "), not " + type_name(type(id)));
   if (type(op.src[1]) != ValueType{DType::I64, 2})
     return fail(id, "wgmma-tiles", name + ": the tile indices (A, B) are an i64x2 vector, not " + type_name(type(op.src[1])));

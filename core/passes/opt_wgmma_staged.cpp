@@ -1,7 +1,8 @@
-// wgmma_staged(bm, bn, stages, inflight, split, mma_first): the f16/bf16 matrix products
-// mma_staged takes (opt_mma_match.hpp) on the warp-group MMA (WGMMA,
-// kernel_ir.h; wgmma.mma_async on sm_90a). docs/passes.md, "wgmma_staged",
-// has the why.
+// wgmma_staged(bm, bn, stages, inflight, split, mma_first, tf32): the
+// f16/bf16 matrix products mma_staged takes (opt_mma_match.hpp) on the
+// warp-group MMA (WGMMA, kernel_ir.h; wgmma.mma_async on sm_90a), and f32
+// ones on its tf32 form with tf32=1 (below). docs/passes.md,
+// "wgmma_staged", has the why.
 //
 // A group of bm / 64 warp groups (128 threads each) computes a bm x bn block
 // of C, warp group w the rows 64 w .. 64 w + 63 with `split` m64n(bn/split)k16
@@ -28,6 +29,15 @@
 // copy), C stores outside the matrix under an IF. Numerics: k ascending in
 // steps of 16, as mma_tile's: bit for bit the untuned kernel on the
 // interpreter.
+//
+// tf32=1 (f32 inputs, only when asked: it changes the numerics): steps of
+// 32 k (a 128-byte row of f32), WGMMAs of k 8, both tiles K-major (tf32
+// has no transposed operand): A as above in [bm rows][32 k] (4 elements a
+// copy); B's [k][n] tile goes through registers (loaded 4 n at a time,
+// stored element by element transposed into [bn rows][32 k]): tile `next`
+// stored with the refill, tile next + 1 loaded right after it, its zeros
+// for the edges put in at the store (nothing waits for the loads before
+// the next step). The WGMMA truncates each input to tf32.
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/verify.hpp"
@@ -52,25 +62,35 @@ using ir::ValueId;
 using mma::Product;
 
 constexpr std::string_view kName = "wgmma_staged";
-constexpr std::int64_t kBk = 64;      // k per step: one 128-byte swizzle row of f16/bf16
-constexpr std::int64_t kVec = 8;      // elements per 16-byte copy
-constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice
+constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice (f16/bf16)
 
 struct Config {
-  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0;
+  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0, tf32 = 0;
   std::int64_t wn() const { return bn / split; }  // n of one WGMMA
   std::int64_t groups() const { return bm / 64; }  // warp groups
   std::int64_t threads() const { return 128 * groups(); }
-  std::int64_t a_size() const { return bm * kBk; }  // elements of one stage
-  std::int64_t b_size() const { return kBk * bn; }
+  // k per step: one 128-byte swizzle row (64 f16/bf16, 32 f32); elements per
+  // 16-byte copy; k per WGMMA; bytes per element.
+  std::int64_t bk() const { return tf32 ? 32 : 64; }
+  std::int64_t vec() const { return tf32 ? 4 : 8; }
+  std::int64_t mma_k() const { return tf32 ? 8 : 16; }
+  std::int64_t bytes() const { return tf32 ? 4 : 2; }
+  std::int64_t a_size() const { return bm * bk(); }  // elements of one stage
+  std::int64_t b_size() const { return bk() * bn; }
   std::int64_t ahead() const { return stages - 1 - inflight; }  // tiles in flight before a step
+  // tf32: B's elements a thread moves per step, through registers (4 per unit).
+  std::int64_t b_units() const { return bk() * bn / 4 / threads(); }
 };
 
 std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
 // Why the config does not fit the product or the device, or "".
 std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) {
-  if (p.input != DType::F16 && p.input != DType::BF16) return "wgmma multiplies f16 or bf16, not " + std::string(ir::dtype_name(p.input));
+  if (s.tf32 != 0 && s.tf32 != 1) return "tf32 must be 0 or 1";
+  if (p.input == DType::F32 && !s.tf32) return "f32 inputs need tf32=1 (the WGMMA reads them as tf32)";
+  if (p.input != DType::F32 && s.tf32) return "tf32=1 is for f32 inputs; A and B are " + std::string(ir::dtype_name(p.input));
+  if (p.input != DType::F16 && p.input != DType::BF16 && p.input != DType::F32)
+    return "wgmma multiplies f16, bf16 or f32 (as tf32), not " + std::string(ir::dtype_name(p.input));
   const auto input = static_cast<unsigned>(p.input);
   if (!device.supports_op_kind(KILN_OP_WGMMA, input)) return "the device does not run wgmma on " + std::string(ir::dtype_name(p.input));
   if (!device.supports_op_kind(KILN_OP_COPY_ASYNC, input)) return "the device has no asynchronous copies (copy_async)";
@@ -84,30 +104,34 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
     return "split must divide bn into WGMMAs of whole 64-column atoms (1, 2 or 4)";
   if (s.stages < 2 + s.inflight || s.stages > 6)
     return "stages must be " + std::to_string(2 + s.inflight) + " to 6 (with inflight=" + std::to_string(s.inflight) + ")";
-  const std::int64_t k = p.mp.trip_count, n = p.mp.lengths[1];
-  if (p.a.c1 != 1 || p.a.c0 % kVec != 0 || p.a.constant % kVec != 0 || k % kVec != 0)
+  const std::int64_t k = p.mp.trip_count, n = p.mp.lengths[1], vec = s.vec(), bk = s.bk();
+  if (p.a.c1 != 1 || p.a.c0 % vec != 0 || p.a.constant % vec != 0 || k % vec != 0)
     return "the copies move 16-byte chunks: A must be contiguous along k, in whole chunks";
-  if (p.b.c1 != 1 || p.b.c0 % kVec != 0 || p.b.constant % kVec != 0 || n % kVec != 0)
+  if (p.b.c1 != 1 || p.b.c0 % vec != 0 || p.b.constant % vec != 0 || n % vec != 0)
     return "the copies move 16-byte chunks: B must be contiguous along n, in whole chunks";
   // Every thread copies as many 16-byte chunks of A and of B (192 x 128: B's
   // 1024 chunks do not split over 384 threads).
-  if ((s.bm * (kBk / kVec)) % s.threads() != 0 || (kBk * (s.bn / kVec)) % s.threads() != 0)
+  if ((s.bm * (bk / vec)) % s.threads() != 0 || (bk * (s.bn / vec)) % s.threads() != 0)
     return "the " + std::to_string(s.threads()) + " threads do not divide the tile copies (A " +
-           std::to_string(s.bm * (kBk / kVec)) + ", B " + std::to_string(kBk * (s.bn / kVec)) + ")";
+           std::to_string(s.bm * (bk / vec)) + ", B " + std::to_string(bk * (s.bn / vec)) + ")";
   if (s.threads() > device.max_local_threads || s.threads() > device.max_local_dims[0])
     return std::to_string(s.threads()) + " threads per group exceed the device's " + std::to_string(device.max_local_threads);
   // The stages plus the kilobyte the device may need to align them.
-  const auto local = static_cast<std::uint64_t>(s.stages * (s.a_size() + s.b_size()) * 2 + 1024);
+  const auto local = static_cast<std::uint64_t>(s.stages * (s.a_size() + s.b_size()) * s.bytes() + 1024);
   if (local > device.local_memory_bytes)
     return "the tiles need " + std::to_string(local) + " LOCAL bytes; the device has " + std::to_string(device.local_memory_bytes);
   // bn / 2 accumulators per thread, at most half of what the group's
-  // registers allow per thread (and at most 128: 255 registers a thread).
-  const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2);
-  const std::uint64_t budget = device.register_bytes *
-                               static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
-                               static_cast<std::uint64_t>(s.threads()) / 2;
-  if (device.register_bytes > 0 && acc > budget)
-    return "the accumulators need " + std::to_string(acc) + " REGISTER bytes per thread (at most " + std::to_string(budget) + ")";
+  // registers allow per thread (and at most 128: 255 registers a thread);
+  // with tf32's B staging registers, at most 5/8 (128 x 256: 160 of 255).
+  const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2), staging = static_cast<std::uint64_t>(s.tf32 ? 16 * s.b_units() : 0);
+  const std::uint64_t per_thread = device.register_bytes *
+                                   static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
+                                   static_cast<std::uint64_t>(s.threads());
+  if (device.register_bytes > 0 && acc > per_thread / 2)
+    return "the accumulators need " + std::to_string(acc) + " REGISTER bytes per thread (at most " + std::to_string(per_thread / 2) + ")";
+  if (device.register_bytes > 0 && acc + staging > per_thread * 5 / 8)
+    return "the accumulators and B's staging need " + std::to_string(acc + staging) + " REGISTER bytes per thread (at most " +
+           std::to_string(per_thread * 5 / 8) + ")";
   return "";
 }
 
@@ -121,7 +145,7 @@ class Emitter : private KernelWriter {
   Kernel run() {
     const tile::MatrixProduct& mp = p_.mp;
     m_ = mp.lengths[0], n_ = mp.lengths[1], k_ = mp.trip_count;
-    guard_m_ = m_ % s_.bm != 0, guard_n_ = n_ % s_.bn != 0, guard_k_ = k_ % kBk != 0;
+    guard_m_ = m_ % s_.bm != 0, guard_n_ = n_ % s_.bn != 0, guard_k_ = k_ % s_.bk() != 0;
     for (ValueId id = 0; id < old_.size(); ++id)
       if (old_[id].kind == ir::OpKind::Param) params_[id] = b_.append(old_[id]);
     a_mem_ = params_.at(p_.a_param), b_mem_ = params_.at(p_.b_param);
@@ -139,14 +163,23 @@ class Emitter : private KernelWriter {
     const Value zero4 = b_.broadcast(b_.constant(DType::F32, 0.0), 4);
     for (const Value acc : acc_)
       for (std::int64_t q = 0; q < s_.wn() / 2; q += 4) b_.store(acc, c(q), zero4);
-    a_group_ = b_.mul(group_, c(64 * kBk));  // the warp group's rows in an A stage
+    a_group_ = b_.mul(group_, c(64 * s_.bk()));  // the warp group's rows in an A stage
+    if (s_.tf32) b_staged_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(4 * s_.b_units()));
 
-    const std::int64_t steps = ceil_div(k_, kBk);
+    const std::int64_t steps = ceil_div(k_, s_.bk());
     plan_copy_units();
     for (std::int64_t t = 0; t < s_.ahead(); ++t) {
-      if (t < steps) copy_tile(c(t), c(t));
+      if (t < steps) {
+        copy_tile(c(t), c(t));
+        if (s_.tf32) {
+          load_b(c(t));
+          store_b(c(t), c(t));
+        }
+      }
       b_.copy_commit();
     }
+    // tf32: B's tile `ahead` waits in registers for the loop's first refill.
+    if (s_.tf32) load_b(c(s_.ahead()), s_.ahead() < steps ? Value{} : b_.constant(DType::Bool, 0));
     const Value kt = loop(steps);
     // Tile kt has landed once at most ahead - 1 copy groups are pending; the
     // barrier shows it to every thread and comes after every thread's
@@ -160,9 +193,18 @@ class Emitter : private KernelWriter {
     // mma_first=1 issues the step's WGMMAs before the refill's copies (the
     // refilled stage is neither this step's nor an in-flight group's).
     const Value next = b_.add(kt, c(s_.ahead()));
+    // tf32: B's tile `next` goes from the registers into its stage with the
+    // refill, and tile next + 1 is loaded into them right after (its loads
+    // in flight for a whole step, as A's copies).
     const auto refill = [&] {
-      copy_tile(next, b_.mod(next, c(s_.stages)), b_.cmplt(next, c(steps)));
+      const Value stage = b_.mod(next, c(s_.stages));
+      copy_tile(next, stage, b_.cmplt(next, c(steps)));
+      if (s_.tf32) store_b(next, stage);
       b_.copy_commit();
+      if (s_.tf32) {
+        const Value after = b_.add(next, c(1));
+        load_b(after, b_.cmplt(after, c(steps)));
+      }
     };
     if (s_.mma_first == 0) refill();
     b_.wgmma_fence();
@@ -188,20 +230,22 @@ class Emitter : private KernelWriter {
 
   // The 16-byte chunk `chunk` (0..7) of row `row` of a swizzle atom, XORed
   // with the row within its atom.
-  Value swizzled_chunk(Value row, Value chunk) { return b_.mul(b_.bit_xor(chunk, b_.mod(row, c(8))), c(kVec)); }
+  Value swizzled_chunk(Value row, Value chunk) { return b_.mul(b_.bit_xor(chunk, b_.mod(row, c(8))), c(s_.vec())); }
 
   void plan_copy_units() {
-    const std::int64_t t = s_.threads();
+    const std::int64_t t = s_.threads(), bk = s_.bk(), vec = s_.vec();
     // A: bm rows of 8 chunks, 4 per thread.
-    for (std::int64_t q = 0; q < s_.bm * (kBk / kVec) / t; ++q) {
+    for (std::int64_t q = 0; q < s_.bm * (bk / vec) / t; ++q) {
       const Value e = b_.add(tid_, c(q * t));
-      const Value r = b_.div(e, c(kBk / kVec)), chunk = b_.mod(e, c(kBk / kVec));
-      const Value kc = b_.mul(chunk, c(kVec));
+      const Value r = b_.div(e, c(bk / vec)), chunk = b_.mod(e, c(bk / vec));
+      const Value kc = b_.mul(chunk, c(vec));
       const Value row = b_.add(m0_, r);
       const Value source = b_.add(b_.add(scaled(row, p_.a.c0), kc), c(p_.a.constant));
-      const Value local = b_.add(b_.mul(r, c(kBk)), swizzled_chunk(r, chunk));
+      const Value local = b_.add(b_.mul(r, c(bk)), swizzled_chunk(r, chunk));
       a_units_.push_back({source, local, kc, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}});
     }
+    if (s_.tf32) return plan_b_units_tf32();
+    const std::int64_t kBk = bk, kVec = vec;
     // B: 64 k rows of bn / 8 chunks, 4 bn / bm per thread.
     const std::int64_t per_row = s_.bn / kVec;
     for (std::int64_t q = 0; q < kBk * per_row / t; ++q) {
@@ -218,30 +262,101 @@ class Emitter : private KernelWriter {
     }
   }
 
+  // tf32: B goes through registers into its transposed K-major stage
+  // ([bn][32 k], (k, n) at swz4(32 n + k)). A unit is 4 elements along n of
+  // one k row (one 16-byte load); a warp's 32 units are 16 k rows x 2 of
+  // them, so each row's 32 bytes are one whole sector of the load, and the
+  // scalar stores of element i land in 32 different banks (k % 4, and the
+  // chunk k / 4 XOR n % 8 over k / 4's two low bits and n / 4's parity).
+  void plan_b_units_tf32() {
+    const std::int64_t t = s_.threads();
+    for (std::int64_t q = 0; q < s_.b_units(); ++q) {
+      const Value e = b_.add(tid_, c(q * t));
+      const Value lane = b_.mod(e, c(32)), unit = b_.div(e, c(32));
+      const Value r = b_.add(b_.mul(b_.mod(unit, c(2)), c(16)), b_.mod(lane, c(16)));
+      const Value nc = b_.add(b_.mul(b_.div(unit, c(2)), c(2)), b_.div(lane, c(16)));
+      const Value col = b_.add(n0_, b_.mul(nc, c(4)));
+      const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
+      // Element i (n = 4 nc + i) at 32 n + 4 ((r / 4) ^ (n % 8)) + r % 4,
+      // n % 8 = 4 (nc % 2) + i: the XOR with i is left to store_b.
+      const Value row = b_.mul(nc, c(128));
+      const Value x = b_.bit_xor(b_.div(r, c(4)), b_.mul(b_.mod(nc, c(2)), c(4)));
+      const Value local = b_.add(b_.add(row, b_.mod(r, c(4))), c(s_.stages * s_.a_size()));
+      b_units_.push_back({source, local, r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
+      b_xor_.push_back(x);
+    }
+  }
+
+  // tf32: whether B unit q's 4 elements of tile kt are inside the matrix
+  // (invalid when nothing is guarded), and'ed with `live` when given.
+  Value b_inside(Value k0, std::size_t q, Value live = {}) {
+    Value inside;
+    for (Value cond : {guard_k_ ? b_.cmplt(b_.add(k0, b_units_[q].k), c(k_)) : Value{}, b_units_[q].inside, live})
+      if (cond.valid()) inside = inside.valid() ? b_.and_(inside, cond) : cond;
+    return inside;
+  }
+
+  // tf32: B's tile kt into the staging registers as loaded (from element 0
+  // where outside the matrix or not `live`, when given): the zeros go in at
+  // store_b, so nothing uses the loads until the next step's stores and the
+  // thread does not wait for them while its WGMMAs run (a select right
+  // after each load stalled every step on the load's latency).
+  void load_b(Value kt, Value live = {}) {
+    const Value k0 = b_.mul(kt, c(s_.bk()));
+    const Value b_step = scaled(k0, p_.b.c0);
+    for (std::size_t q = 0; q < b_units_.size(); ++q) {
+      const Value index = b_.add(b_units_[q].source, b_step);
+      const Value inside = b_inside(k0, q, live);
+      const Value v = b_.load(b_mem_, inside.valid() ? b_.select(inside, index, c(0)) : index, 4);
+      b_.store(b_staged_, c(static_cast<std::int64_t>(4 * q)), v);
+    }
+  }
+
+  // tf32: the staging registers (tile kt) into B's stage `stage`, one element
+  // at a time, zeros outside the matrix. A tile past the last (loaded from
+  // element 0) goes into a stage no later step reads.
+  void store_b(Value kt, Value stage) {
+    const Value base = b_.mul(stage, c(s_.b_size()));
+    const Value k0 = b_.mul(kt, c(s_.bk()));
+    for (std::size_t q = 0; q < b_units_.size(); ++q) {
+      Value v = b_.load(b_staged_, c(static_cast<std::int64_t>(4 * q)), 4);
+      const Value inside = b_inside(k0, q);
+      if (inside.valid()) v = b_.select(inside, v, b_.broadcast(zero_, 4));
+      const Value at = b_.add(base, b_units_[q].local);
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
+        b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), b_.extract(v, i));
+      }
+    }
+  }
+
   // The copies of tile kt into stage `stage`; zeros where `live` (when
-  // given) is false.
+  // given) is false. tf32: A only (B is load_b's and store_b's).
   void copy_tile(Value kt, Value stage, Value live = {}) {
-    const Value k0 = b_.mul(kt, c(kBk));
+    const Value k0 = b_.mul(kt, c(s_.bk()));
     const Value a_base = b_.mul(stage, c(s_.a_size())), b_base = b_.mul(stage, c(s_.b_size()));
     const Value b_step = scaled(k0, p_.b.c0);
     for (const CopyUnit& u : a_units_) {
       const Value v = guarded_load(a_mem_, b_.add(u.source, k0), {u.inside, guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, live});
       b_.copy_async(tiles_, b_.add(a_base, u.local), v);
     }
+    if (s_.tf32) return;
     for (const CopyUnit& u : b_units_) {
       const Value v = guarded_load(b_mem_, b_.add(u.source, b_step), {guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, u.inside, live});
       b_.copy_async(tiles_, b_.add(b_base, u.local), v);
     }
   }
 
-  // memory[index .. index + 8) where every given condition holds, else zeros.
+  // A 16-byte copy's elements at memory[index ..] where every given
+  // condition holds, else zeros.
   Value guarded_load(Value memory, Value index, std::initializer_list<Value> conditions) {
+    const auto n = static_cast<std::uint8_t>(s_.vec());
     Value inside;
     for (Value cond : conditions)
       if (cond.valid()) inside = inside.valid() ? b_.and_(inside, cond) : cond;
-    if (!inside.valid()) return b_.load(memory, index, kVec);
-    const Value v = b_.load(memory, b_.select(inside, index, c(0)), kVec);
-    return b_.select(inside, v, b_.broadcast(zero_, kVec));
+    if (!inside.valid()) return b_.load(memory, index, n);
+    const Value v = b_.load(memory, b_.select(inside, index, c(0)), n);
+    return b_.select(inside, v, b_.broadcast(zero_, n));
   }
 
   // The 4 WGMMAs of one step from stage `stage`: k 16 j of the warp group's
@@ -249,10 +364,11 @@ class Emitter : private KernelWriter {
   void compute(Value stage) {
     const Value a_stage = b_.add(b_.mul(stage, c(s_.a_size())), a_group_);
     const Value b_stage = b_.add(b_.mul(stage, c(s_.b_size())), c(s_.stages * s_.a_size()));
-    for (std::int64_t j = 0; j < kBk / 16; ++j) {
+    for (std::int64_t j = 0; j < s_.bk() / s_.mma_k(); ++j) {
       for (std::int64_t q = 0; q < s_.split; ++q) {
-        const std::int64_t b_at = j * kAtom * (s_.bn / 64) + q * kAtom * (s_.wn() / 64);
-        const Value tiles = b_.insert(b_.broadcast(affine(a_stage, 1, 16 * j), 2), affine(b_stage, 1, b_at), 1);
+        // tf32: B's rows are n, k j 8 into each (kernel_ir.h, the tf32 form).
+        const std::int64_t b_at = s_.tf32 ? 32 * q * s_.wn() + 8 * j : j * kAtom * (s_.bn / 64) + q * kAtom * (s_.wn() / 64);
+        const Value tiles = b_.insert(b_.broadcast(affine(a_stage, 1, s_.mma_k() * j), 2), affine(b_stage, 1, b_at), 1);
         b_.wgmma(tiles_, tiles, acc_[static_cast<std::size_t>(q)], static_cast<std::uint32_t>(s_.wn()));
       }
     }
@@ -302,15 +418,16 @@ class Emitter : private KernelWriter {
   std::map<ValueId, Value> params_;
   std::int64_t m_ = 0, n_ = 0, k_ = 0;
   bool guard_m_ = false, guard_n_ = false, guard_k_ = false;
-  Value a_mem_, b_mem_, tid_, m0_, n0_, group_, zero_, tiles_, a_group_;
+  Value a_mem_, b_mem_, tid_, m0_, n0_, group_, zero_, tiles_, a_group_, b_staged_;
   std::vector<Value> acc_;  // one per WGMMA along n
   std::vector<CopyUnit> a_units_, b_units_;
+  std::vector<Value> b_xor_;  // tf32: each B unit's swizzle XOR before its element's i
 };
 
 Result<Config> config_of(const OptStep& step) {
   for (const auto& [key, value] : step.params)
-    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first")
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first)");
+    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first" && key != "tf32")
+      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first, tf32)");
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
@@ -318,6 +435,7 @@ Result<Config> config_of(const OptStep& step) {
   s.inflight = step.param("inflight", 1);
   s.split = step.param("split", 1);
   s.mma_first = step.param("mma_first", 0);
+  s.tf32 = step.param("tf32", 0);
   return s;
 }
 
@@ -325,8 +443,9 @@ class WgmmaStaged final : public Optimization {
  public:
   std::string_view name() const override { return kName; }
   std::string_view description() const override {
-    return "matrix products of f16/bf16 on the warp-group MMA (wgmma, sm_90a), a bm x bn block per group of bm / 64 "
-           "warp groups, A and B tiles of 64 along k copied asynchronously into 128-byte-swizzled LOCAL memory in "
+    return "matrix products of f16/bf16 (or f32 as tf32, when asked: tf32=1) on the warp-group MMA (wgmma, sm_90a), "
+           "a bm x bn block per group of bm / 64 warp groups, A and B tiles of 64 (tf32: 32) along k copied "
+           "asynchronously (tf32's B through registers, transposed) into 128-byte-swizzled LOCAL memory in "
            "2 to 6 stages, up to 2 WGMMA groups kept in flight (inflight, default 1)";
   }
 
@@ -336,6 +455,7 @@ class WgmmaStaged final : public Optimization {
     auto matched = mma::match(kernel);
     if (!std::holds_alternative<Product>(matched)) return steps;
     const Product& p = std::get<Product>(matched);
+    if (p.input == DType::F32) return steps;  // tf32 changes the numerics: only on request (the AllowTf32 recipes)
     // A short list: 128 x 128 and 128 x 256 blocks of two warp groups, then
     // 64-row ones for small m, in 3 stages with no WGMMA group kept in
     // flight. The forms with one in flight are the recipes'

@@ -83,7 +83,7 @@ void describe(Device& d, int driver_version) {
     // LOAD_MATRIX is ldmatrix.sync.aligned.m8n8 (sm_75+).
     sdk::set_load_matrix(info);
   }
-  // WGMMA is wgmma.mma_async, which exists on sm_90a only (not on sm_100:
+  // WGMMA is wgmma.mma_async (f16, bf16, and f32 as tf32), which exists on sm_90a only (not on sm_100:
   // its tensor cores take tcgen05); compile() targets sm_90a for it.
   if (d.cc_major == 9 && d.cc_minor == 0) sdk::set_wgmma(info);
   // SUBGROUP_REDUCE is __shfl_xor_sync (every arch kiln runs on): a block's

@@ -36,7 +36,7 @@ kiln::DeviceInfo sm90_device() {
   for (unsigned f : {KILN_FEATURE_MMA_M16N8K16_F16, KILN_FEATURE_MMA_M16N8K16_BF16, KILN_FEATURE_MMA_M16N8K8_TF32})
     d.features[KILN_FEATURE_WORD(f)] |= KILN_FEATURE_MASK(f);
   for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32}) d.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << dt;
-  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16}) d.op_kind_dtypes[KILN_OP_WGMMA] |= 1u << dt;
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32}) d.op_kind_dtypes[KILN_OP_WGMMA] |= 1u << dt;
   d.vector_width_mask |= (1u << 2) | (1u << 4) | (1u << 8);
   d.local_memory_bytes = 227 * 1024;
   return d;
@@ -44,8 +44,11 @@ kiln::DeviceInfo sm90_device() {
 
 // One warp group: thread l copies x[64l ..) into LOCAL as it is and its
 // accumulators from c[128l ..]; A at LOCAL 16 (k 16.. of the rows), B at
-// 4096; one m64nNk16 WGMMA; out[128l ..] = the accumulators.
+// 4096; one m64nNk16 WGMMA; out[128l ..] = the accumulators. f32 (the tf32
+// form, m64nNk8): A at 8 (k 8..), B at 2048, or over A at 16 for n > 192.
 std::string one_wgmma(const std::string& dtype, unsigned n) {
+  const bool tf32 = dtype == "f32";
+  const std::string a = tf32 ? "8" : "16", b = tf32 ? (n > 192 ? "16" : "2048") : "4096";
   return "%0 = param 0 global " + dtype + "[8192]\n" + R"(%1 = param 1 global f32[16384]
 %2 = param 2 global_mut f32[16384]
 %3 = storage local )" + dtype + R"([8192]
@@ -72,8 +75,8 @@ store %4[%19], %23
 endloop %17
 barrier
 wgmma_fence
-%27 = const i64 16
-%28 = const i64 4096
+%27 = const i64 )" + a + R"(
+%28 = const i64 )" + b + R"(
 %29 = broadcast i64x2 %27
 %20 = insert i64x2 %29[1], %28
 wgmma n)" + std::to_string(n) + " " + dtype + R"( %3[%20], %4
@@ -180,6 +183,39 @@ TEST(CudaWgmma, OneWarpGroupMmaCompilesForSm90aOnly) {
                kiln::sdk::PluginError);
 }
 
+TEST(CudaWgmma, Tf32KernelsCompileForSm90aUnserialized) {
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  for (unsigned n : {8u, 64u, 128u, 256u}) {
+    SCOPED_TRACE("one tf32 wgmma n" + std::to_string(n));
+    const std::string source = generate_cuda_source(wire(one_wgmma("f32", n)));
+    EXPECT_NE(source.find("k8.f32.tf32.tf32 {"), std::string::npos) << source;
+    EXPECT_NO_THROW(compile_cuda(nvrtc, source, 9, 0, nvrtc_options(), true));
+  }
+  for (const char* step : {"wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1)", "wgmma_staged(bm=128,bn=128,stages=4,inflight=1,tf32=1)",
+                           "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1)", "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)", "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1)",
+                           "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1)", "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1)"}) {
+    for (const kiln::kernels::KernelSize size : {kiln::kernels::KernelSize{.m = 512, .n = 512, .k = 1024},
+                                                 kiln::kernels::KernelSize{.m = 1000, .n = 1000, .k = 1000}}) {
+      SCOPED_TRACE(std::string(step) + " " + std::to_string(size.m));
+      auto kernel = kiln::kernels::make_standard_kernel("matmul", size, kiln::ir::DType::F32);
+      ASSERT_TRUE(kernel.ok());
+      const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(step).value(), sm90_device());
+      ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+      try {
+        const CudaSource source = emit_cuda(optimized->to_wire());
+        EXPECT_NE(source.text.find("k8.f32.tf32.tf32 {"), std::string::npos) << source.text;
+        EXPECT_NE(source.text.find("cp.async.cg.shared.global"), std::string::npos) << source.text;
+        const DeviceCode code = compile_cuda(nvrtc, source.text, 9, 0, nvrtc_options(), true);
+        EXPECT_EQ(code.target, "sm_90a");
+        // The WGMMAs stay asynchronous (no C7514 "serialized" warning).
+        EXPECT_EQ(code.log.find("serialized"), std::string::npos) << code.log;
+      } catch (const kiln::sdk::PluginError& e) {
+        ADD_FAILURE() << e.what();
+      }
+    }
+  }
+}
+
 namespace {
 
 class CudaWgmmaDevice : public kiln::test::CudaPluginTest {};
@@ -221,4 +257,47 @@ TEST_F(CudaWgmmaDevice, OneWarpGroupMmaGivesTheInterpretersBits) {
         ADD_FAILURE() << e.what();
       }
     }
+}
+
+TEST_F(CudaWgmmaDevice, Tf32GivesTheInterpretersBits) {
+  // Whether the tensor cores read an f32's low 13 mantissa bits (kernel_ir.h
+  // says: dropped, truncation): inputs i (1 + j 2^-12), i in {0, +-1, +-2,
+  // +-4}, j in 0..3, truncate to i (every product and sum then an exact
+  // integer, in any order) but round to nearest to i (1 + 2^-10) for j >= 2,
+  // so a rounding device gives fractional outputs. (The H200 call of
+  // 2026-12-03 22:48 ran this with i in [-4, 4]: i = 3 keeps a bit of j 2^-12
+  // (3 (1 + 3 2^-12) = 1.5 (1 + 9 2^-13) 2), the sums were then not exact and
+  // 5 elements differed in the last bit from the interpreter's order; a
+  // rounding reading would have moved about half the products by 2^-10.)
+  const kiln_device_info info = plugin->info(0);
+  if (!kiln::sdk::has_op_kind(info, KILN_DTYPE_F32, KILN_OP_WGMMA))
+    GTEST_SKIP() << info.name << " does not claim the tf32 wgmma (an sm_90 does)";
+  std::mt19937_64 rng(13);
+  for (unsigned n : {8u, 64u, 128u, 256u}) {
+    SCOPED_TRACE("tf32 n" + std::to_string(n));
+    HostArg x = HostArg::buffer(KILN_DTYPE_F32, 8192);
+    for (std::size_t e = 0; e < 8192; ++e) {
+      constexpr float kPowers[] = {0.0f, 1.0f, -1.0f, 2.0f, -2.0f, 4.0f, -4.0f};
+      const float i = kPowers[rng() % 7], j = static_cast<float>(rng() % 4);
+      x.set(e, std::bit_cast<std::uint32_t>(i * (1.0f + j * 0x1p-12f)));
+    }
+    HostArg c = HostArg::buffer(KILN_DTYPE_F32, 16384);
+    for (std::size_t e = 0; e < 16384; ++e) c.set(e, std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(rng() % 201) - 100)));
+    const std::vector<kiln_op> ops = wire(one_wgmma("f32", n));
+    std::vector<HostArg> args = {x, c, HostArg::poisoned(KILN_DTYPE_F32, 16384)};
+    const std::vector<HostArg> want = kiln::conformance::interpreted(ops, args);
+    try {
+      const std::string source = kiln::conformance::run_kernel(*plugin, device, ops, args);
+      std::string diffs;
+      unsigned differing = 0;
+      for (std::size_t e = 0; e < 16384; ++e)
+        if (args.back().get(e) != want.back().get(e) && ++differing <= 24)
+          diffs += " (" + std::to_string(e / 128) + "," + std::to_string(e % 128) + ": " +
+                   std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(args.back().get(e)))) + " want " +
+                   std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(want.back().get(e)))) + ")";
+      EXPECT_EQ(differing, 0u) << "accumulator elements differ:" << diffs << "\n" << source;
+    } catch (const AbiError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
 }

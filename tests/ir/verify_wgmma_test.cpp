@@ -65,3 +65,22 @@ TEST(Wgmma, VerifierRules) {
   expect_rule(sample_with(op, "%c = cmplt %5, %6\nif %c\n" + op + "\nendif"), 21, "wgmma-uniform",
               "may differ between the threads of a work-group");
 }
+
+TEST(Wgmma, Tf32FormIsF32StorageTypedAsIt) {
+  // The tf32 form: f32 storage and op (kernel_ir.h); other 32-bit types are not.
+  std::string f32 = kiln::test::with_line_replaced(kSample, "%0 = param 0 global f16[8192]", "%0 = param 0 global f32[8192]");
+  f32 = kiln::test::with_line_replaced(f32, "%2 = storage local f16[8192]", "%2 = storage local f32[8192]");
+  f32 = kiln::test::with_line_replaced(f32, "%8 = load f16x8 %0[%7]", "%8 = load f32x8 %0[%7]");
+  f32 = kiln::test::with_line_replaced(f32, "store f16x8 %2[%7], %8", "store f32x8 %2[%7], %8");
+  const std::string tf32 = kiln::test::with_line_replaced(f32, "wgmma n8 f16 %2[%18], %3", "wgmma n8 f32 %2[%18], %3");
+  const auto k = parse(tf32);
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_TRUE(verify(*k).ok()) << verify(*k).error().to_string();
+  EXPECT_EQ((*k)[19].dtype, DType::F32);
+  std::string i32 = kiln::test::with_line_replaced(tf32, "%0 = param 0 global f32[8192]", "%0 = param 0 global i32[8192]");
+  i32 = kiln::test::with_line_replaced(i32, "%2 = storage local f32[8192]", "%2 = storage local i32[8192]");
+  i32 = kiln::test::with_line_replaced(i32, "%8 = load f32x8 %0[%7]", "%8 = load i32x8 %0[%7]");
+  i32 = kiln::test::with_line_replaced(i32, "store f32x8 %2[%7], %8", "store i32x8 %2[%7], %8");
+  expect_rule(kiln::test::with_line_replaced(i32, "wgmma n8 f32 %2[%18], %3", "wgmma n8 i32 %2[%18], %3"), 19, "wgmma-type",
+              "f16, bf16 or f32 (as tf32)");
+}

@@ -3,7 +3,8 @@
 // kernels run on the dummy device with "wgmma": true (the reference
 // interpreter behind the plugin ABI) and must give the untuned kernel's
 // outputs exactly: odd shapes (every side guarded), every block and stage
-// count, both in-flight forms, f16 and bf16.
+// count, both in-flight forms, f16 and bf16; f32 with tf32=1 within the
+// tolerance tf32's inputs allow.
 #include "passes/mma_support.hpp"
 
 #include "kiln/ir/dtype.hpp"
@@ -110,7 +111,7 @@ TEST(WgmmaStaged, RefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(k.kernel, "wgmma_staged(bm=64,bn=64)", *mma_device_info(true)),
               HasSubstr("does not run wgmma on f16"));
   EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}).kernel, "wgmma_staged(bm=64,bn=64)", d),
-              HasSubstr("wgmma multiplies f16 or bf16"));
+              HasSubstr("f32 inputs need tf32=1"));
   // B k-fastest (matmul-bt): no 16-byte chunks along n.
   EXPECT_THAT(step_error_message(standard("matmul-bt", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,
                                  "wgmma_staged(bm=64,bn=64)", d),
@@ -118,4 +119,50 @@ TEST(WgmmaStaged, RefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 60, .k = 64}, ir::DType::F16).kernel,
                                  "wgmma_staged(bm=64,bn=64)", d),
               HasSubstr("B must be contiguous along n"));
+}
+
+TEST(WgmmaStaged, Tf32OnlyWhenAsked) {
+  const DeviceInfo& d = wgmma_device();
+  const kernels::StandardKernel f32 = standard("matmul", {.m = 128, .n = 128, .k = 64});
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=128,bn=128,stages=3)", d), HasSubstr("f32 inputs need tf32=1"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,
+                                 "wgmma_staged(bm=64,bn=64,tf32=1)", d),
+              HasSubstr("tf32=1 is for f32 inputs"));
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=64,bn=64,tf32=2)", d), HasSubstr("tf32 must be 0 or 1"));
+  EXPECT_TRUE(wgmma_staged().configs(f32.kernel, d).empty());  // never proposed: it changes the numerics
+  const std::string text = ir::print(applied(f32.kernel, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1)", d));
+  EXPECT_THAT(text, HasSubstr("wgmma n128 f32"));
+  EXPECT_THAT(text, HasSubstr("copy_async"));  // A; B goes through registers (transposed)
+  // B k-fastest or N not in 16-byte chunks: refused.
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 62, .k = 64}).kernel, "wgmma_staged(bm=64,bn=64,tf32=1)", d),
+              HasSubstr("B must be contiguous along n"));
+}
+
+TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
+  ASSERT_NE(mma_device_info(true, true), nullptr);
+  struct Case {
+    kernels::KernelSize size;
+    std::string_view step;
+  };
+  const Case cases[] = {
+      {{.m = 64, .n = 64, .k = 128}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1)"},
+      {{.m = 128, .n = 128, .k = 256}, "wgmma_staged(bm=128,bn=128,stages=4,inflight=1,tf32=1)"},
+      {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1)"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=1,tf32=1)"},
+      {{.m = 128, .n = 64, .k = 224}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2,tf32=1)"},
+      {{.m = 256, .n = 128, .k = 96}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1)"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2,tf32=1)"},
+      {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1,tf32=1)"},
+      // One k step with more stages than steps; every side guarded (N and K in 16-byte chunks of 4).
+      {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1)"},
+      {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=3,inflight=1,tf32=1)"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(case_name(c.size, ir::DType::F32, c.step));
+    // tf32 keeps 10 mantissa bits of each input (truncated): about 2^-10
+    // relative per product (see MmaStaged.Tf32OnlyWhenAsked).
+    EXPECT_EQ(differs_on_dummy(standard("matmul", c.size), c.step, 1e-2, 5, true, true), "");
+  }
 }

@@ -9,6 +9,7 @@
 #include "kiln/ir/text.hpp"
 #include "kiln/sdk/half.hpp"
 
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -159,4 +160,69 @@ TEST(InterpreterWgmma, FaultsOfTheContract) {
   // Half a warp group.
   expect_fault(kernel("f16", 0, 4096, "%36 = cmplt %6, %7\nif %36\nwgmma n64 f16 %3[%20], %4\nendif\nwgmma_commit\nwgmma_wait 0"),
                args, "divergent wgmma");
+}
+
+namespace {
+
+// kernel_ir.h's tf32 form written out: 4-byte elements, 32 to a swizzle row.
+std::uint64_t swizzled_tf32(std::uint64_t e) { return e ^ (((e >> 5) & 7u) << 2); }
+
+// An f32 with its low 13 mantissa bits cleared (the tf32 the tensor cores read).
+float truncated_to_tf32(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits &= ~0x1fffu;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+}  // namespace
+
+TEST(InterpreterWgmma, Tf32EveryNFollowsTheContract) {
+  // Random f32 inputs, most with bits below tf32's 10 mantissa bits: the
+  // loop below reads each as the contract does (low 13 bits dropped), A and
+  // B both K-major, k 0..7.
+  for (unsigned n = 8; n <= 256; n += 8)
+    for (const std::uint64_t a : {0ull, 8ull, 24ull})
+      for (std::uint64_t b : {2048ull, 2064ull}) {
+        if (b + 32 * (n - 1) + 8 > kTile) b -= 2048;  // n > 192: B over A (both only read)
+        SCOPED_TRACE("n" + std::to_string(n) + " a=" + std::to_string(a) + " b=" + std::to_string(b));
+        std::vector<float> x = random_floats(kTile, 3 * n + static_cast<unsigned>(a + b));
+        std::vector<float> c = random_floats(16384, 7 * n), out(16384, 0.0f);
+        const std::string body = "wgmma n" + std::to_string(n) + " f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
+        run_ok(kernel("f32", a, b, body), {arg_of(x), arg_of(c), arg_of(out)});
+        for (unsigned thread = 0; thread < 128; ++thread)
+          for (unsigned i = 0; i < 128; ++i) {
+            float want = c[128 * thread + i];
+            if (i < n / 2) {
+              const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
+              const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+              for (unsigned k = 0; k < 8; ++k) {
+                const float av = truncated_to_tf32(x[swizzled_tf32(a + 32 * row + k)]);
+                const float bv = truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]);
+                volatile float product = av * bv;
+                want = want + product;
+              }
+            }
+            ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
+          }
+      }
+}
+
+TEST(InterpreterWgmma, Tf32DropsTheLowMantissaBits) {
+  // A = 1 + 2^-11 everywhere (rounded to nearest it would be 1 + 2^-10),
+  // B = 1: each of the 8 products is exactly 1, so D = C + 8.
+  std::vector<float> x(kTile, 1.0f + 0x1p-11f), c(16384, 0.5f), out(16384);
+  run_ok(kernel("f32", 0, 4096, "wgmma n8 f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0"), {arg_of(x), arg_of(c), arg_of(out)});
+  for (unsigned thread = 0; thread < 128; ++thread)
+    for (unsigned i = 0; i < 4; ++i) ASSERT_EQ(out[128 * thread + i], 8.5f) << thread << " " << i;
+}
+
+TEST(InterpreterWgmma, Tf32FaultsOfTheContract) {
+  std::vector<float> x = random_floats(kTile, 1), c = random_floats(16384, 2), out(16384);
+  const std::vector<kiln_arg> args = {arg_of(x), arg_of(c), arg_of(out)};
+  const std::string ok = "wgmma n64 f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
+  expect_fault(kernel("f32", 4, 4096, ok), args, "is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
+  expect_fault(kernel("f32", 0, 4100, ok), args, "is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
+  expect_fault(kernel("f32", 0, 8192 - 256, ok), args, "out of range");
 }

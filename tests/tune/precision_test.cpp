@@ -24,7 +24,7 @@ TEST(Precision, TheTf32SpaceIsTheDefaultPlusTf32RecipesUnderItsOwnVersion) {
   EXPECT_FALSE(has_tf32_recipe(exact));
   EXPECT_TRUE(has_tf32_recipe(tf32));
   EXPECT_EQ(tf32.version, exact.version + "+tf32");
-  EXPECT_EQ(tf32.recipes.size(), exact.recipes.size() + 6);  // default_space.cpp's six tf32 mma_staged recipes
+  EXPECT_EQ(tf32.recipes.size(), exact.recipes.size() + 10);  // default_space.cpp's four wgmma_staged and six mma_staged tf32 recipes
   TuneOptions options;
   EXPECT_EQ(&search_space_of(options), &exact);
   options.settings.allow_tf32 = true;
@@ -72,6 +72,25 @@ TEST(Precision, Tf32CandidatesAreMeasuredOnlyWhenAllowedAndPassTheirCheck) {
   EXPECT_GE(measured_tf32, 1u);
   EXPECT_NE(tf32.entry.key.space_version, exact.entry.key.space_version);
   EXPECT_EQ(tf32.entry.key.kernel_hash, exact.entry.key.kernel_hash);
+}
+
+// On a device with the tf32 WGMMA the tf32 tuning measures wgmma_staged's
+// tf32 recipes too, and they pass the check with tf32's tolerance (the
+// WGMMA truncates each input to tf32).
+TEST(Precision, Tf32WgmmaRecipesAreMeasuredWhereTheDeviceHasWgmma) {
+  const Device device = test::dummy_wgmma_device();
+  const kernels::StandardKernel k = kernels::make_standard_kernel("matmul", {128, 128, 128}).value();
+  const TuneResult tf32 = tune_kernel(device, k.kernel, quick(k, true)).value();
+  unsigned measured_wgmma = 0;
+  for (const CandidateRecord& r : tf32.entry.candidates) {
+    if (r.sequence.find("wgmma_staged") == std::string::npos) continue;
+    EXPECT_NE(r.sequence.find("tf32=1"), std::string::npos) << r.sequence;  // f32 takes it only as tf32
+    EXPECT_NE(r.status, CandidateStatus::Mismatch) << r.sequence << ": " << r.error;
+    if (r.status == CandidateStatus::Measured || r.status == CandidateStatus::Aborted) ++measured_wgmma;
+  }
+  EXPECT_GE(measured_wgmma, 1u);
+  const TuneResult exact = tune_kernel(device, k.kernel, quick(k, false)).value();
+  for (const CandidateRecord& r : exact.entry.candidates) EXPECT_EQ(r.sequence.find("wgmma"), std::string::npos) << r.sequence;
 }
 
 }  // namespace

@@ -311,7 +311,8 @@ typedef enum kiln_op_kind {
    * storage (PTX wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16},
    * sm_90a), asynchronous like COPY_ASYNC. A warp group is 128 consecutive
    * threads of LOCAL axis 0 (4 warps; axis 0 a multiple of 128 threads).
-   * src[0] = LOCAL STORAGE of dtype F16 or BF16 holding A and B (the op's
+   * src[0] = LOCAL STORAGE of dtype F16 or BF16 (or F32, the tf32 form
+   * below) holding A and B (the op's
    * dtype, lanes 1); src[1] = an I64 x 2 vector (a, b): the element indices
    * of A's and B's tiles in it, the same in every thread of the warp group;
    * src[2] = the accumulator, REGISTER STORAGE of F32 with at least N / 2
@@ -329,6 +330,19 @@ typedef enum kiln_op_kind {
    * with a % 512 in {0, 16, 32, 48} and b % 512 == 0 (a device builds the
    * descriptors: A K-major, stride 1024 bytes between 8-row groups; B
    * N-major, 2048 bytes between 64-column atoms, 1024 between 8-k groups).
+   *
+   * The tf32 form: dtype F32 (storage F32; PTX
+   * wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32), k 8 per op, both
+   * tiles K-major (PTX has no transposed tf32 operand), the same 128-byte
+   * swizzle over 4-byte elements, 32 to a row: swz4(e) = e ^ (((e >> 5) & 7)
+   * << 2), and B kept as its transpose (n rows of k):
+   *   A[m][k] = storage[swz4(a + 32 m + k)]   (m < 64, k < 8)
+   *   B[k][n] = storage[swz4(b + 32 n + k)]   (n < N, k < 8)
+   * with a % 256 and b % 256 in {0, 8, 16, 24} (both descriptors A's:
+   * K-major, 1024 bytes between 8-row groups). Each A and B element is read
+   * as tf32 by dropping its low 13 mantissa bits (truncation toward zero, as
+   * the tensor cores read f32 bits from shared memory; a NaN stays a NaN),
+   * then the sum below with k < 8.
    *
    * Fragment: with w = (thread id on axis 0 / 32) % 4, lane = thread id %
    * 32, g = lane / 4, t = lane % 4, accumulator element i (i < N / 2) is

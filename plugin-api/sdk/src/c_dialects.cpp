@@ -566,9 +566,14 @@ std::string cuda_load_matrix(std::string_view registers, unsigned count, bool tr
 // (imm-trans-b 1) with its 64-column atoms 2048 bytes apart (kernel_ir.h's
 // layout). The accumulator's registers are "+f" operands; scale-d is a
 // predicate set from 1 (D = A B + D always).
+// The tf32 form (dtype F32) reads both tiles K-major (tf32 has no transposed
+// operand; B kept as its transpose, kernel_ir.h): B's descriptor is A's, k8
+// per op, 4 bytes an element, and no imm-trans operands.
 std::string cuda_wgmma(const WgmmaStatement& w) {
   const unsigned registers = w.n / 2;
-  const std::string input = w.dtype == KILN_DTYPE_BF16 ? "bf16" : "f16";
+  const bool tf32 = w.dtype == KILN_DTYPE_F32;
+  const std::string input = tf32 ? "tf32" : w.dtype == KILN_DTYPE_BF16 ? "bf16" : "f16";
+  const std::string bytes = tf32 ? "4u" : "2u";
   std::string list, outputs;
   for (unsigned i = 0; i < registers; ++i) {
     list += (i ? ", %" : "%") + std::to_string(i);
@@ -576,12 +581,14 @@ std::string cuda_wgmma(const WgmmaStatement& w) {
   }
   const std::string shared = "(unsigned int)__cvta_generic_to_shared(" + std::string(w.local) + ")";
   std::string out = "{ const unsigned int kiln_s = " + shared + ";\n";
-  out += "  const unsigned long long kiln_da = kiln_wgmma_desc(kiln_s + 2u * (unsigned int)(" + std::string(w.a) + "), 1u);\n";
-  out += "  const unsigned long long kiln_db = kiln_wgmma_desc(kiln_s + 2u * (unsigned int)(" + std::string(w.b) + "), 128u);\n";
+  out += "  const unsigned long long kiln_da = kiln_wgmma_desc(kiln_s + " + bytes + " * (unsigned int)(" + std::string(w.a) + "), 1u);\n";
+  out += "  const unsigned long long kiln_db = kiln_wgmma_desc(kiln_s + " + bytes + " * (unsigned int)(" + std::string(w.b) + "), " +
+         (tf32 ? "1u" : "128u") + ");\n";
   const std::string r = std::to_string(registers);
   out += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(registers + 2) +
-         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(w.n) + "k16.f32." + input + "." + input + " {" + list +
-         "}, %" + r + ", %" + std::to_string(registers + 1) + ", p, 1, 1, 0, 1;\\n}\\n\"\n";
+         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(w.n) + (tf32 ? "k8" : "k16") + ".f32." + input + "." +
+         input + " {" + list + "}, %" + r + ", %" + std::to_string(registers + 1) + (tf32 ? ", p, 1, 1;" : ", p, 1, 1, 0, 1;") +
+         "\\n}\\n\"\n";
   out += "      : " + outputs + "\n      : \"l\"(kiln_da), \"l\"(kiln_db), \"r\"(1)); }";
   return out;
 }

@@ -650,10 +650,10 @@ class Emitter {
     const kiln_op& acc = operand(id, 2);
     const kiln_op& tiles = value_operand(id, 1);
     if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL || mem.dtype != op.dtype ||
-        (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16) || acc.kind != KILN_OP_STORAGE ||
+        (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16 && op.dtype != KILN_DTYPE_F32) || acc.kind != KILN_OP_STORAGE ||
         acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 || acc.imm < op.attr / 2 ||
         tiles.dtype != KILN_DTYPE_I64 || tiles.lanes != 2 || !wgmma_n_allowed(op.attr))
-      reject(id, KILN_STATUS_INVALID_ARGUMENT, "wgmma multiplies f16/bf16 LOCAL tiles into REGISTER f32 storage");
+      reject(id, KILN_STATUS_INVALID_ARGUMENT, "wgmma multiplies f16/bf16/f32 (tf32) LOCAL tiles into REGISTER f32 storage");
     const std::string tiles_var = var(op.src[1]);
     const std::string a = d_.lane(tiles_var, 0), b = d_.lane(tiles_var, 1);
     line(d_.wgmma({var(op.src[0]), a, b, var(op.src[2]), op.attr, op.dtype}));

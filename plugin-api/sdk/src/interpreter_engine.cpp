@@ -741,10 +741,18 @@ class Engine {
           fault(in, l, "the wgmma tile indices differ between the threads of a warp group");
         if (!wgmma_fenced_[l]) fault(in, l, "no wgmma_fence since the last barrier or write of the accumulator");
       }
-      if (!wgmma_a_aligned(a)) fault(in, first, "A's tile index " + str(a) + " is not a row start (+0, 16, 32 or 48) of an 8 x 64 atom");
-      if (!wgmma_b_aligned(b)) fault(in, first, "B's tile index " + str(b) + " is not the start of an 8 x 64 atom");
-      const u64 a_end = wgmma_a_element(a, kWgmmaM - 1, kWgmmaK - 1) + 1;
-      const u64 b_end = std::max(wgmma_b_element(b, kWgmmaK - 1, n - 1), wgmma_b_element(b, kWgmmaK - 1, std::min(n, 64u) - 1)) + 1;
+      u64 a_end = 0, b_end = 0;
+      if (in.dtype == KILN_DTYPE_F32) {  // tf32: both K-major, rows of 32
+        if (!wgmma_tf32_aligned(a)) fault(in, first, "A's tile index " + str(a) + " is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
+        if (!wgmma_tf32_aligned(b)) fault(in, first, "B's tile index " + str(b) + " is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
+        a_end = wgmma_tf32_element(a, kWgmmaM - 1, kWgmmaKTf32 - 1) + 1;
+        b_end = wgmma_tf32_element(b, n - 1, kWgmmaKTf32 - 1) + 1;
+      } else {
+        if (!wgmma_a_aligned(a)) fault(in, first, "A's tile index " + str(a) + " is not a row start (+0, 16, 32 or 48) of an 8 x 64 atom");
+        if (!wgmma_b_aligned(b)) fault(in, first, "B's tile index " + str(b) + " is not the start of an 8 x 64 atom");
+        a_end = wgmma_a_element(a, kWgmmaM - 1, kWgmmaK - 1) + 1;
+        b_end = std::max(wgmma_b_element(b, kWgmmaK - 1, n - 1), wgmma_b_element(b, kWgmmaK - 1, std::min(n, 64u) - 1)) + 1;
+      }
       if (a_end > m.elements) out_of_range(in, m, first, a);
       if (b_end > m.elements) out_of_range(in, m, first, b);
       for (unsigned t = 0; t < kWgmmaGroup; ++t) {
@@ -775,7 +783,8 @@ class Engine {
       const std::uint32_t groups = wgmma_groups_[p.lane];
       if (active[p.lane] && groups > in.aux && p.group < groups - in.aux) {
         if (p.in->dtype == KILN_DTYPE_F16) run_wgmma<KILN_DTYPE_F16>(p);
-        else run_wgmma<KILN_DTYPE_BF16>(p);
+        else if (p.in->dtype == KILN_DTYPE_BF16) run_wgmma<KILN_DTYPE_BF16>(p);
+        else run_wgmma<KILN_DTYPE_F32>(p);
       } else {
         pending_wgmmas_[kept++] = p;
       }
@@ -794,10 +803,19 @@ class Engine {
     --accumulator_pending_[p.lane * mem_.size() + in.c];
     const unsigned thread = static_cast<unsigned>((p.lane % threads_) % kWgmmaGroup);
     const std::uint64_t group_offset = lane_group_[p.lane] * m.group_stride;
+    constexpr bool tf32 = DT == KILN_DTYPE_F32;
+    constexpr unsigned k_count = tf32 ? kWgmmaKTf32 : kWgmmaK;
     auto element = [&](u64 e) {
-      const unsigned char* at = m.base + e * 2 + group_offset;
+      const unsigned char* at = m.base + e * (tf32 ? 4 : 2) + group_offset;
       if (o_.check_storage) track<DT, Space::Local, false>(in, m, p.lane, e, at, 0);
-      return as_f32(read_element<DT>(at));
+      const float v = as_f32(read_element<DT>(at));
+      return tf32 ? wgmma_tf32_truncate(v) : v;
+    };
+    auto a_at = [&](unsigned row, unsigned k) {
+      return tf32 ? wgmma_swizzle_tf32(wgmma_tf32_element(p.a, row, k)) : wgmma_swizzle(wgmma_a_element(p.a, row, k));
+    };
+    auto b_at = [&](unsigned k, unsigned col) {
+      return tf32 ? wgmma_swizzle_tf32(wgmma_tf32_element(p.b, col, k)) : wgmma_swizzle(wgmma_b_element(p.b, k, col));
     };
     for (unsigned i = 0; i < in.aux / 2; ++i) {
       const WgmmaCoord d = wgmma_d_coord(thread, i);
@@ -807,14 +825,13 @@ class Engine {
       if (o_.check_storage && !written_[p.lane * p_.register_elements + acc.decl->first_element + i])
         storage_fault(in, acc, p.lane, i, "(the wgmma's accumulator, at its wait) before this thread wrote it");
       float sum = as_f32(read_element<KILN_DTYPE_F32>(at));
-      for (unsigned k = 0; k < kWgmmaK; ++k) {
-        const float product = element(wgmma_swizzle(wgmma_a_element(p.a, d.row, k))) *
-                              element(wgmma_swizzle(wgmma_b_element(p.b, k, d.col)));
+      for (unsigned k = 0; k < k_count; ++k) {
+        const float product = element(a_at(d.row, k)) * element(b_at(k, d.col));
         sum = sum + product;
       }
       write_element<KILN_DTYPE_F32>(at, from_f32(sum));
     }
-    stats_.thread_ops[static_cast<std::size_t>(OpClass::FloatAlu)] += std::uint64_t{in.aux} / 2 * kWgmmaK;
+    stats_.thread_ops[static_cast<std::size_t>(OpClass::FloatAlu)] += std::uint64_t{in.aux} / 2 * k_count;
   }
 
   // Initialisation and race checks of one LOCAL/REGISTER element, before the

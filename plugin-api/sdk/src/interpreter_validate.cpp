@@ -180,8 +180,9 @@ class Validator {
           const kiln_op& mem = memory(id);
           if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL)
             op_error(id, "wgmma reads A and B from LOCAL storage, not the memory at op " + str(op.src[0]));
-          if (op.dtype != mem.dtype || (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16) || op.lanes != 1)
-            op_error(id, "wgmma multiplies f16 or bf16 storage and is typed as its storage");
+          if (op.dtype != mem.dtype || (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16 && op.dtype != KILN_DTYPE_F32) ||
+              op.lanes != 1)
+            op_error(id, "wgmma multiplies f16, bf16 or f32 (as tf32) storage and is typed as its storage");
           if (!wgmma_n_allowed(op.attr)) op_error(id, "wgmma's n is a multiple of 8 from 8 to 256, not " + str(op.attr));
           value(id, 1, KILN_DTYPE_I64, 2);
           const kiln_op& acc = operand(id, 2);

@@ -36,6 +36,7 @@ inline constexpr int kSearchSpaceVersion = 12;  // 2: recipes; 3: the CPU elemen
                                               // peel_loop and their row recipes (rows that start anywhere, n = 50257),
                                               // the cost model's back-to-back phases at one group per unit, a CPU's
                                               // stack arrays and exp priced anew (softmax caches its exponentials);
+                                              // 11: wgmma_staged tf32=1 (the tf32 WGMMA) and its AllowTf32 recipes;
                                               // 12: simt_staged (exact f32 matmul in warp tiles) and its recipes
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;

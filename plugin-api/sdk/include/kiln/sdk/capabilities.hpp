@@ -129,10 +129,10 @@ inline void set_load_matrix(kiln_device_info& info) {
 }
 
 // Claims WGMMA (and with it WGMMA_FENCE, _COMMIT and _WAIT, kernel_ir.h) on
-// f16 and bf16 where the device loads them: for a device with warp-group
+// f16, bf16 and f32 (the tf32 form) where the device loads them: for a device with warp-group
 // MMAs reading swizzled shared memory (CUDA's wgmma.mma_async, sm_90a).
 inline void set_wgmma(kiln_device_info& info) {
-  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16})
+  for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32})
     if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_WGMMA);
 }
 

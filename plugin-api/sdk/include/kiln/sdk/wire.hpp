@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -229,6 +230,26 @@ constexpr std::uint64_t wgmma_b_element(std::uint64_t b, unsigned k, unsigned n)
 // elements into it of an atom, B at an atom.
 constexpr bool wgmma_a_aligned(std::uint64_t a) { return a % 512 < 64 && a % 16 == 0; }
 constexpr bool wgmma_b_aligned(std::uint64_t b) { return b % 512 == 0; }
+// The tf32 form (dtype F32): k 8 per op, A and B both K-major (PTX has no
+// transposed tf32 operand) in the 128-byte swizzle of 4-byte elements, 32 to
+// a row: the 16-byte chunk index (bits 2..4) XOR the row within its atom
+// (bits 5..7). A[m][k] at tile + 32 m + k, B[k][n] at tile + 32 n + k (B
+// kept as its transpose, n rows of k); either tile at a row start or 8, 16,
+// 24 elements into it of an 8 x 32 atom.
+inline constexpr unsigned kWgmmaKTf32 = 8;
+constexpr std::uint64_t wgmma_swizzle_tf32(std::uint64_t e) { return e ^ (((e >> 5) & 7u) << 2); }
+constexpr std::uint64_t wgmma_tf32_element(std::uint64_t tile, unsigned row, unsigned k) { return tile + 32u * row + k; }
+constexpr bool wgmma_tf32_aligned(std::uint64_t tile) { return tile % 256 < 32 && tile % 8 == 0; }
+// An f32 as the tf32 tensor cores read it from shared memory: its low 13
+// mantissa bits dropped (truncation toward zero; kernel_ir.h, WGMMA).
+inline float wgmma_tf32_truncate(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return x;  // a NaN stays a NaN
+  bits &= ~0x1fffu;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
 // Element i of the accumulator fragment of thread `thread` (its index in the
 // warp group, 0..127): D[row][col].
 struct WgmmaCoord {
