@@ -24,9 +24,9 @@ std::string_view tune_mode_name(TuneMode mode) {
   return "tune";
 }
 
-TimingStatistic resolved_statistic(TimingStatistic statistic, DeviceKind kind) {
+TimingStatistic resolved_statistic(TimingStatistic statistic, const DeviceInfo& device) {
   if (statistic != TimingStatistic::Auto) return statistic;
-  return kind == DeviceKind::Cpu ? TimingStatistic::Min : TimingStatistic::Median;
+  return device.device_timer() ? TimingStatistic::Median : TimingStatistic::Min;
 }
 
 std::string_view timing_statistic_name(TimingStatistic statistic) {

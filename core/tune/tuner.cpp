@@ -459,11 +459,11 @@ class Tuning {
     return resolved_statistic() == TimingStatistic::Min ? r.min_ns : r.median_ns;
   }
 
-  // Auto: the minimum on CPU devices, the median elsewhere
-  // (kiln/tune/autotune_config.hpp). On c:0 under load a 2 s tuning of
+  // Auto: the minimum on devices timed by the host clock, the median
+  // elsewhere (kiln/tune/autotune_config.hpp). On c:0 under load a 2 s tuning of
   // sum-rows 2048^2 once ranked its 134 us heuristic kernel at 1.7 ms by
   // the median of its runs and returned a kernel 12x slower.
-  TimingStatistic resolved_statistic() const { return tune::resolved_statistic(settings_.statistic, device_.info().kind); }
+  TimingStatistic resolved_statistic() const { return tune::resolved_statistic(settings_.statistic, device_.info()); }
 
   unsigned compile_threads() const {
     if (settings_.compile_threads > 0) return settings_.compile_threads;

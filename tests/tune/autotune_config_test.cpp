@@ -32,9 +32,12 @@ TEST(AutotuneConfig, DefaultsFindGoodKernelsInSeconds) {
   EXPECT_GE(s.repeats, 3u);
   EXPECT_GE(s.warmups, 1u);
   EXPECT_EQ(s.statistic, TimingStatistic::Auto);
-  EXPECT_EQ(resolved_statistic(s.statistic, DeviceKind::Cpu), TimingStatistic::Min);
-  EXPECT_EQ(resolved_statistic(s.statistic, DeviceKind::Gpu), TimingStatistic::Median);
-  EXPECT_EQ(resolved_statistic(TimingStatistic::Median, DeviceKind::Cpu), TimingStatistic::Median);
+  DeviceInfo host_timed;  // c:0: a steady clock around a synchronous run
+  DeviceInfo device_timed;
+  device_timed.flags = KILN_DEVICE_DEVICE_TIMER;
+  EXPECT_EQ(resolved_statistic(s.statistic, host_timed), TimingStatistic::Min);
+  EXPECT_EQ(resolved_statistic(s.statistic, device_timed), TimingStatistic::Median);
+  EXPECT_EQ(resolved_statistic(TimingStatistic::Median, host_timed), TimingStatistic::Median);
   EXPECT_EQ(builtin_config().autotune.settings.n_launches, s.n_launches);
 }
 

@@ -153,7 +153,7 @@ std::uint64_t time_on_reference(const kiln::Runtime& runtime, const std::string&
   timing.warmups = std::max(1u, settings.warmups);
   timing.repeats = settings.repeats;
   const kiln::Timing t = check(device.timed_launch(program, launch, timing));
-  return kiln::tune::resolved_statistic(settings.statistic, device.info().kind) == kiln::tune::TimingStatistic::Min
+  return kiln::tune::resolved_statistic(settings.statistic, device.info()) == kiln::tune::TimingStatistic::Min
              ? t.min_ns
              : t.median_ns;
 }

@@ -25,13 +25,14 @@ enum class TuneMode {
 std::string_view tune_mode_name(TuneMode mode);  // "tune", "db-only", "off"
 
 // Which statistic of a candidate's timed runs ranks it. Auto: the minimum
-// on CPU devices (cores shared with everything else on the machine: another
-// process only adds time, and a 2-thread launch waits for a descheduled
-// thread), the median elsewhere (device timers).
+// on devices timed by the host clock around a synchronous run (c:0, whose
+// cores are shared with everything else on the machine: another process
+// only adds time, and a 2-thread launch waits for a descheduled thread),
+// the median on devices with their own timers.
 enum class TimingStatistic { Auto, Median, Min };
 std::string_view timing_statistic_name(TimingStatistic statistic);  // "auto", "median", "min"
-// The statistic used on a device of `kind`: Auto resolved, the others as they are.
-TimingStatistic resolved_statistic(TimingStatistic statistic, DeviceKind kind);
+// The statistic used on `device`: Auto resolved, the others as they are.
+TimingStatistic resolved_statistic(TimingStatistic statistic, const DeviceInfo& device);
 
 struct AutotuneSettings {
   TuneMode mode = TuneMode::Tune;
