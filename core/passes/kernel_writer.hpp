@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 namespace kiln::passes::opts {
 
@@ -46,6 +47,64 @@ class KernelWriter {
     if (scale == 0) return c(offset);
     ir::Value v = scale == 1 ? x : b_.mul(x, c(scale));
     return offset == 0 ? v : b_.add(v, c(offset));
+  }
+
+  // The k loop of a kernel that stages its A and B tiles through LOCAL
+  // memory (mma_staged, simt_staged), `steps` tiles of k. `stager` copies
+  // and computes: plan_copy_units(), copy_tile(kt, stage) (asynchronous
+  // copies), load_tile(kt) -> values and store_tile(values, stage) (through
+  // registers), compute(stage).
+  //   async: `stages` buffers filled by asynchronous copies, stages - 1
+  //     tiles in flight before the loop, one copy group each (empty past the
+  //     last tile, so the count of groups stays known);
+  //   stages 1: load, store, barrier, compute, barrier per step;
+  //   else two buffers: the next tile's loads go out before this step's
+  //     compute and are stored after it, one barrier per step.
+  template <class Stager>
+  void staged_k_loop(Stager& stager, std::int64_t steps, bool async, std::int64_t stages) {
+    if (async) {
+      const std::int64_t ahead = stages - 1;
+      stager.plan_copy_units();
+      for (std::int64_t t = 0; t < ahead; ++t) {
+        if (t < steps) stager.copy_tile(c(t), c(t));
+        b_.copy_commit();
+      }
+      const ir::Value kt = loop(steps);
+      // Tile kt has landed once at most stages - 2 groups are pending; the
+      // barrier shows it to every thread and ends every read of the buffer
+      // that tile kt + stages - 1 goes into (the one step kt - 1 read).
+      b_.copy_wait(static_cast<std::uint32_t>(ahead - 1));
+      b_.barrier();
+      const ir::Value next = b_.add(kt, c(ahead));
+      const ir::ValueId branch = b_.if_(b_.cmplt(next, c(steps)));
+      new_scope();  // constants made inside the IF stay inside it
+      stager.copy_tile(next, b_.mod(next, c(stages)));
+      b_.end_if(branch);
+      new_scope();
+      b_.copy_commit();
+      stager.compute(b_.mod(kt, c(stages)));
+      end_loop(kt);
+    } else if (stages == 1) {
+      const ir::Value kt = loop(steps);
+      stager.store_tile(stager.load_tile(kt), c(0));
+      b_.barrier();
+      stager.compute(c(0));
+      b_.barrier();
+      end_loop(kt);
+    } else {
+      stager.store_tile(stager.load_tile(c(0)), c(0));
+      b_.barrier();
+      const ir::Value kt = loop(steps);
+      const ir::Value current = b_.mod(kt, c(2));
+      // The last step loads its own tile again (into the buffer nobody
+      // reads): no IF around the loads, which go out before the compute.
+      const ir::Value next = b_.min(b_.add(kt, c(1)), c(steps - 1));
+      const std::vector<ir::Value> copies = stager.load_tile(next);
+      stager.compute(current);
+      stager.store_tile(copies, b_.sub(c(1), current));
+      b_.barrier();
+      end_loop(kt);
+    }
   }
 
   ir::Builder b_;

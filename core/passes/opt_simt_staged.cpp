@@ -162,6 +162,8 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
 
 // Emits the staged SIMT kernel.
 class Emitter : private KernelWriter {
+  friend class KernelWriter;  // staged_k_loop copies and computes through the private members
+
  public:
   Emitter(const Kernel& old, const Product& p, const Config& s) : old_(old), p_(p), s_(s), plan_(plan_of(p, s)) {}
 
@@ -194,51 +196,7 @@ class Emitter : private KernelWriter {
     for (std::int64_t q = 0; q < s_.tm * s_.tn / kVec; ++q) b_.store(acc_, c(kVec * q), zero4);
 
     const std::int64_t steps = ceil_div(k_, s_.bk);
-    if (s_.async) {
-      // As mma_staged's: tiles 0 .. stages - 2 in flight before the loop, one
-      // group each (empty past the last tile, so the count stays known).
-      const std::int64_t ahead = s_.stages - 1;
-      plan_copy_units();
-      for (std::int64_t t = 0; t < ahead; ++t) {
-        if (t < steps) copy_tile(c(t), c(t));
-        b_.copy_commit();
-      }
-      const Value kt = loop(steps);
-      // Tile kt has landed once at most stages - 2 groups are pending; the
-      // barrier shows it to every thread and ends every read of the buffer
-      // that tile kt + stages - 1 goes into (the one step kt - 1 read).
-      b_.copy_wait(static_cast<std::uint32_t>(ahead - 1));
-      b_.barrier();
-      const Value next = b_.add(kt, c(ahead));
-      const ValueId branch = b_.if_(b_.cmplt(next, c(steps)));
-      new_scope();  // constants made inside the IF stay inside it
-      copy_tile(next, b_.mod(next, c(s_.stages)));
-      b_.end_if(branch);
-      new_scope();
-      b_.copy_commit();
-      compute(b_.mod(kt, c(s_.stages)));
-      end_loop(kt);
-    } else if (s_.stages == 1) {
-      const Value kt = loop(steps);
-      store_tile(load_tile(kt), c(0));
-      b_.barrier();
-      compute(c(0));
-      b_.barrier();
-      end_loop(kt);
-    } else {
-      store_tile(load_tile(c(0)), c(0));
-      b_.barrier();
-      const Value kt = loop(steps);
-      const Value current = b_.mod(kt, c(2));
-      // The last step loads its own tile again (into the buffer nobody
-      // reads): no IF around the loads, which go out before the FMAs.
-      const Value next = b_.min(b_.add(kt, c(1)), c(steps - 1));
-      const std::vector<Value> copies = load_tile(next);
-      compute(current);
-      store_tile(copies, b_.sub(c(1), current));
-      b_.barrier();
-      end_loop(kt);
-    }
+    staged_k_loop(*this, steps, s_.async, s_.stages);
     store_c();
     return b_.finish();
   }
