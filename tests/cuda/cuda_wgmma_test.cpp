@@ -218,7 +218,38 @@ TEST(CudaWgmma, Tf32KernelsCompileForSm90aUnserialized) {
 
 namespace {
 
-class CudaWgmmaDevice : public kiln::test::CudaPluginTest {};
+class CudaWgmmaDevice : public kiln::test::CudaPluginTest {
+ protected:
+  // The accumulator in: 16384 f32 integers in [-100, 100].
+  static HostArg random_accumulator(std::mt19937_64& rng) {
+    HostArg c = HostArg::buffer(KILN_DTYPE_F32, 16384);
+    for (std::size_t e = 0; e < 16384; ++e)
+      c.set(e, std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(rng() % 201) - 100)));
+    return c;
+  }
+
+  // Runs `ops` (one_wgmma's kernel) on the device with the tiles `x` and
+  // the accumulator `c` and expects the interpreter's bits in its output,
+  // with a compact account of what differs (thread, element: got, want), so
+  // a layout mistake shows its pattern.
+  void expect_interpreters_bits(const std::vector<kiln_op>& ops, const HostArg& x, const HostArg& c) {
+    std::vector<HostArg> args = {x, c, HostArg::poisoned(KILN_DTYPE_F32, 16384)};
+    const std::vector<HostArg> want = kiln::conformance::interpreted(ops, args);
+    try {
+      const std::string source = kiln::conformance::run_kernel(*plugin, device, ops, args);
+      std::string diffs;
+      unsigned differing = 0;
+      for (std::size_t e = 0; e < 16384; ++e)
+        if (args.back().get(e) != want.back().get(e) && ++differing <= 24)
+          diffs += " (" + std::to_string(e / 128) + "," + std::to_string(e % 128) + ": " +
+                   std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(args.back().get(e)))) + " want " +
+                   std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(want.back().get(e)))) + ")";
+      EXPECT_EQ(differing, 0u) << "accumulator elements differ:" << diffs << "\n" << source;
+    } catch (const AbiError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+};
 
 }  // namespace
 
@@ -236,26 +267,7 @@ TEST_F(CudaWgmmaDevice, OneWarpGroupMmaGivesTheInterpretersBits) {
         const float v = static_cast<float>(static_cast<int>(rng() % 9) - 4);
         x.set(e, bf16 ? kiln::sdk::f32_to_bf16_bits(v) : kiln::sdk::f32_to_f16_bits(v));
       }
-      HostArg c = HostArg::buffer(KILN_DTYPE_F32, 16384);
-      for (std::size_t e = 0; e < 16384; ++e) c.set(e, std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(rng() % 201) - 100)));
-      const std::vector<kiln_op> ops = wire(one_wgmma(bf16 ? "bf16" : "f16", n));
-      std::vector<HostArg> args = {x, c, HostArg::poisoned(KILN_DTYPE_F32, 16384)};
-      const std::vector<HostArg> want = kiln::conformance::interpreted(ops, args);
-      try {
-        const std::string source = kiln::conformance::run_kernel(*plugin, device, ops, args);
-        // A compact account of what differs (thread, element: got, want), so
-        // a layout mistake shows its pattern.
-        std::string diffs;
-        unsigned differing = 0;
-        for (std::size_t e = 0; e < 16384; ++e)
-          if (args.back().get(e) != want.back().get(e) && ++differing <= 24)
-            diffs += " (" + std::to_string(e / 128) + "," + std::to_string(e % 128) + ": " +
-                     std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(args.back().get(e)))) + " want " +
-                     std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(want.back().get(e)))) + ")";
-        EXPECT_EQ(differing, 0u) << "accumulator elements differ:" << diffs << "\n" << source;
-      } catch (const AbiError& e) {
-        ADD_FAILURE() << e.what();
-      }
+      expect_interpreters_bits(wire(one_wgmma(bf16 ? "bf16" : "f16", n)), x, random_accumulator(rng));
     }
 }
 
@@ -281,23 +293,6 @@ TEST_F(CudaWgmmaDevice, Tf32GivesTheInterpretersBits) {
       const float i = kPowers[rng() % 7], j = static_cast<float>(rng() % 4);
       x.set(e, std::bit_cast<std::uint32_t>(i * (1.0f + j * 0x1p-12f)));
     }
-    HostArg c = HostArg::buffer(KILN_DTYPE_F32, 16384);
-    for (std::size_t e = 0; e < 16384; ++e) c.set(e, std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(rng() % 201) - 100)));
-    const std::vector<kiln_op> ops = wire(one_wgmma("f32", n));
-    std::vector<HostArg> args = {x, c, HostArg::poisoned(KILN_DTYPE_F32, 16384)};
-    const std::vector<HostArg> want = kiln::conformance::interpreted(ops, args);
-    try {
-      const std::string source = kiln::conformance::run_kernel(*plugin, device, ops, args);
-      std::string diffs;
-      unsigned differing = 0;
-      for (std::size_t e = 0; e < 16384; ++e)
-        if (args.back().get(e) != want.back().get(e) && ++differing <= 24)
-          diffs += " (" + std::to_string(e / 128) + "," + std::to_string(e % 128) + ": " +
-                   std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(args.back().get(e)))) + " want " +
-                   std::to_string(std::bit_cast<float>(static_cast<std::uint32_t>(want.back().get(e)))) + ")";
-      EXPECT_EQ(differing, 0u) << "accumulator elements differ:" << diffs << "\n" << source;
-    } catch (const AbiError& e) {
-      ADD_FAILURE() << e.what();
-    }
+    expect_interpreters_bits(wire(one_wgmma("f32", n)), x, random_accumulator(rng));
   }
 }
