@@ -169,6 +169,9 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
   best.threads = uses_local_threads(best.schedule.lowered);
   best.barriers = uses_barriers(best.schedule.lowered);
   std::size_t considered = 1;
+  // Only where it can win (see the end): elsewhere no copy of each
+  // barrier-free candidate is kept.
+  const bool track_barrier_free = switches_subgroups_at_barriers(device);
   Ranked best_barrier_free;  // cost 0: none yet
   for (Candidate& c : candidates(kernel, device, space)) {
     Result<ir::Kernel> lowered = space.lower(kernel, c.sequence, device);
@@ -184,7 +187,7 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
     // Ties go to the later candidate: the thread splits come largest first,
     // and smaller groups spread a few hundred rows over the cores (softmax
     // 256 x 4096 on lavapipe: 5.4 ms in groups of 32, 8.5 ms in one of 256).
-    if (!candidate.barriers && candidate.threads &&
+    if (track_barrier_free && !candidate.barriers && candidate.threads &&
         (best_barrier_free.schedule.cost_ns == 0 || candidate.schedule.cost_ns <= best_barrier_free.schedule.cost_ns))
       best_barrier_free = candidate;
     if (better(candidate, best, prefer_threads, avoid_barriers)) best = std::move(candidate);
@@ -196,7 +199,7 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
   // ran sum-rows 2048^2 in 17-20 ms with the recipe's tiled_reduce(local=64)
   // against 5.6-6.5 ms with one thread a row. LOCAL-tiled matrix products
   // keep their tiles (the barrier-free ones cost far more).
-  if (switches_subgroups_at_barriers(device) && best.barriers && best_barrier_free.schedule.cost_ns > 0 &&
+  if (track_barrier_free && best.barriers && best_barrier_free.schedule.cost_ns > 0 &&
       best_barrier_free.schedule.cost_ns < best.schedule.cost_ns)
     best = std::move(best_barrier_free);
   best.schedule.considered = considered;

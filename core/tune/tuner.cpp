@@ -460,9 +460,7 @@ class Tuning {
   }
 
   // Auto: the minimum on devices timed by the host clock, the median
-  // elsewhere (kiln/tune/autotune_config.hpp). On c:0 under load a 2 s tuning of
-  // sum-rows 2048^2 once ranked its 134 us heuristic kernel at 1.7 ms by
-  // the median of its runs and returned a kernel 12x slower.
+  // elsewhere (kiln/tune/autotune_config.hpp, docs/autotune.md "Timing").
   TimingStatistic resolved_statistic() const { return tune::resolved_statistic(settings_.statistic, device_.info()); }
 
   unsigned compile_threads() const {
