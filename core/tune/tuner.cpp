@@ -110,13 +110,30 @@ class Tuning {
                               ": " + untuned->error);
       return {};
     };
-    // Whatever returns early, the compile job ends before `this` does.
+    // The heuristic choice is measured first whatever the search finds, so
+    // it compiles from the start too, beside the untuned kernel, rather
+    // than in the pipeline after the search: there it waited behind the
+    // search's first compiles (a 2 s matmul 4096^3 tuning on the H200 spent
+    // 1.48 s waiting for it and ended 23% past its budget).
+    std::optional<HeuristicSchedule> heuristic;
+    if (Result<HeuristicSchedule> h = heuristic_schedule(kernel_, device_.info(), space_);
+        h && !h->sequence.empty())
+      heuristic = std::move(h).value();
+    std::future<detail::PreparedCandidate> heuristic_job;
+    if (heuristic)
+      heuristic_job = std::async(std::launch::async, [this, sequence = heuristic->sequence] {
+        SearchCandidate c;
+        c.sequence = sequence;
+        c.recipe = true;
+        return detail::prepare_candidate(device_, kernel_, space_, std::move(c), settings_.max_kernel_ops);
+      });
+    // Whatever returns early, the compile jobs end before `this` does.
     struct JoinOnExit {
       std::future<detail::PreparedCandidate>& job;
       ~JoinOnExit() {
         if (job.valid()) job.wait();
       }
-    } join_on_exit{untuned_job};
+    } join_on_exit{untuned_job}, join_heuristic_on_exit{heuristic_job};
 
     Result<ir::Kernel> lowered_untuned = space_.lower(kernel_, {}, device_.info());
     if (!lowered_untuned) {
@@ -160,16 +177,23 @@ class Tuning {
     std::vector<SearchCandidate> queue = measurement_order(search, settings_.n_launches);
     if (!queue.empty() && queue.front().sequence.empty()) untuned_cost_ns_ = queue.front().cost_ns;
     queue.erase(queue.begin());  // the untuned kernel, prepared above
-    seed(queue);
-    planned_ = static_cast<std::uint32_t>(std::min<std::size_t>(settings_.n_launches, queue.size() + 1));
+    seed(queue, heuristic_job.valid());
+    planned_ = static_cast<std::uint32_t>(
+        std::min<std::size_t>(settings_.n_launches, queue.size() + 1 + (heuristic_job.valid() ? 1 : 0)));
     const bool overlap = overlap_compile();
     detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(), overlap,
                                        settings_.max_kernel_ops);
     // The untuned kernel's compile, done by now as a rule, is the first
-    // estimate of what a compile takes.
+    // estimate of what a compile takes; the heuristic choice's, when done,
+    // the second (a tensor-core kernel takes NVRTC longer than a plain one).
     if (untuned_job.valid() && untuned_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
       KILN_TRY(join_untuned());
     if (untuned) budget_.compile_took(untuned->prepare_seconds);
+    std::optional<detail::PreparedCandidate> heuristic_prepared;
+    if (heuristic_job.valid() && heuristic_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      heuristic_prepared = heuristic_job.get();
+      if (!heuristic_prepared->failure) budget_.compile_took(heuristic_prepared->prepare_seconds);
+    }
     if (overlap) pipeline.set_may_submit([this] { return budget_.compile_fits(clock_()); });
     // The first candidates compile while the untuned kernel may still be.
     pipeline.start();
@@ -183,7 +207,23 @@ class Tuning {
     seen_.insert(untuned->final_hash);
     // The heuristic choice first, then the untuned kernel (often the
     // slowest: it can then be cut short at abort_factor x the heuristic).
-    if (std::optional<detail::PreparedCandidate> heuristic = next_from(pipeline)) take(std::move(*heuristic), bench);
+    if (heuristic_job.valid()) {
+      const double before = clock_();
+      heuristic_prepared = heuristic_job.get();
+      const double waited = clock_() - before;
+      times_.compile_s += waited;
+      budget_.compiled(waited);
+      if (!heuristic_prepared->failure) budget_.compile_took(heuristic_prepared->prepare_seconds);
+    }
+    if (heuristic_prepared) {
+      // Its estimate on the search's scale: once it is measured, the
+      // estimates of the candidates after it (the untuned kernel's first)
+      // scale by its time (predicted_past_its_cap).
+      heuristic_prepared->search.cost_ns = ranking_space().cost(heuristic->lowered, device_.info());
+      take(std::move(*heuristic_prepared), bench);
+    } else if (std::optional<detail::PreparedCandidate> first = next_from(pipeline)) {
+      take(std::move(*first), bench);  // no heuristic choice: the cost model's first
+    }
     take(std::move(*untuned), bench);
     while (measured_ < settings_.n_launches) {
       // Nothing starts that cannot finish: a measurement costs at least
@@ -224,24 +264,14 @@ class Tuning {
 
   // The seed sequences go right after the heuristic choice, measured
   // whatever their size as the recipes are (they won elsewhere).
-  void seed(std::vector<SearchCandidate>& queue) {
+  void seed(std::vector<SearchCandidate>& queue, bool heuristic_first) {
     // The heuristic schedule (what a compile without a record gives,
-    // kiln/tune/heuristic.hpp) goes first, before the cost model's best: a
-    // tuning then never hands back a program slower than the one the user
-    // had without it, up to the noise. The two differ where the model
-    // misjudges (on PoCL a 1024^3 matmul: the heuristic's 21 ms against the
-    // model's choice, 1.05 s, which a 3 s tuning returned).
-    if (Result<HeuristicSchedule> heuristic = heuristic_schedule(kernel_, device_.info(), space_);
-        heuristic && !heuristic->sequence.empty()) {
-      SearchCandidate c;
-      c.sequence = heuristic->sequence;
-      c.recipe = true;
-      // Its estimate on the search's scale: once it is measured, the
-      // estimates of the candidates after it (the untuned kernel's first)
-      // scale by its time (predicted_past_its_cap).
-      c.cost_ns = ranking_space().cost(heuristic->lowered, device_.info());
-      queue.insert(queue.begin(), std::move(c));
-    }
+    // kiln/tune/heuristic.hpp) is measured before them all (run() compiles
+    // it from the start): a tuning then never hands back a program slower
+    // than the one the user had without it, up to the noise. The two differ
+    // where the model misjudges (on PoCL a 1024^3 matmul: the heuristic's
+    // 21 ms against the model's choice, 1.05 s, which a 3 s tuning
+    // returned).
     std::vector<SearchCandidate> seeds;
     for (const std::string& text : options_.seed_sequences) {
       Result<passes::OptSequence> sequence = passes::parse_sequence(text);
@@ -254,7 +284,9 @@ class Tuning {
       c.recipe = true;
       seeds.push_back(std::move(c));
     }
-    queue.insert(queue.begin() + (queue.empty() ? 0 : 1), std::make_move_iterator(seeds.begin()),
+    // Right after the heuristic choice, or after the cost model's first
+    // when there is none (run() measures that one in its place).
+    queue.insert(queue.begin() + (heuristic_first || queue.empty() ? 0 : 1), std::make_move_iterator(seeds.begin()),
                  std::make_move_iterator(seeds.end()));
   }
 
