@@ -1,4 +1,4 @@
-// wgmma_staged(bm, bn, stages, inflight, split, mma_first, tf32): the
+// wgmma_staged(bm, bn, stages, inflight, split, mma_first, tf32, b_async): the
 // f16/bf16 matrix products mma_staged takes (opt_mma_match.hpp) on the
 // warp-group MMA (WGMMA, kernel_ir.h; wgmma.mma_async on sm_90a), and f32
 // ones on its tf32 form with tf32=1 (below). docs/passes.md,
@@ -38,6 +38,14 @@
 // stored with the refill, tile next + 1 loaded right after it, its zeros
 // for the edges put in at the store (nothing waits for the loads before
 // the next step). The WGMMA truncates each input to tf32.
+// With b_async=1 B's tile is copied too (16-byte copies in A's commit
+// groups, `ahead` tiles early) into a plain piece tile, each thread's
+// pieces contiguous across its warp; after the step's COPY_WAIT each thread
+// transposes the pieces it copied itself (visible to it without a barrier)
+// into B's swizzled stage (a ring of inflight + 2: the steps whose groups
+// may still read theirs, and this one), fences them for the WGMMAs, then
+// the step's barrier. The pieces ring holds `ahead` tiles: tile
+// kt + ahead lands in the pieces tile kt just left, each thread's own.
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/verify.hpp"
@@ -65,7 +73,7 @@ constexpr std::string_view kName = "wgmma_staged";
 constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice (f16/bf16)
 
 struct Config {
-  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0, tf32 = 0;
+  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0, tf32 = 0, b_async = 0;
   std::int64_t wn() const { return bn / split; }  // n of one WGMMA
   std::int64_t groups() const { return bm / 64; }  // warp groups
   std::int64_t threads() const { return 128 * groups(); }
@@ -80,6 +88,13 @@ struct Config {
   std::int64_t ahead() const { return stages - 1 - inflight; }  // tiles in flight before a step
   // tf32: B's elements a thread moves per step, through registers (4 per unit).
   std::int64_t b_units() const { return bk() * bn / 4 / threads(); }
+  // B's stages WGMMAs read (tf32 b_async=1: the transposed tiles of the
+  // steps whose groups may be in flight, this step's and the next's) and
+  // b_async's plain [32 k][bn] tiles the copies land in, one per tile in
+  // flight (each thread transposes the 16-byte pieces it copied itself).
+  std::int64_t b_stages() const { return b_async ? inflight + 2 : stages; }
+  std::int64_t raw_stages() const { return b_async ? ahead() : 0; }
+  std::int64_t local_elements() const { return stages * a_size() + (b_stages() + raw_stages()) * b_size(); }
 };
 
 std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
@@ -89,6 +104,8 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   if (s.tf32 != 0 && s.tf32 != 1) return "tf32 must be 0 or 1";
   if (p.input == DType::F32 && !s.tf32) return "f32 inputs need tf32=1 (the WGMMA reads them as tf32)";
   if (p.input != DType::F32 && s.tf32) return "tf32=1 is for f32 inputs; A and B are " + std::string(ir::dtype_name(p.input));
+  if (s.b_async != 0 && s.b_async != 1) return "b_async must be 0 or 1";
+  if (s.b_async && !s.tf32) return "b_async=1 is tf32's B staging (tf32=1); f16/bf16 copy B as it is";
   if (p.input != DType::F16 && p.input != DType::BF16 && p.input != DType::F32)
     return "wgmma multiplies f16, bf16 or f32 (as tf32), not " + std::string(ir::dtype_name(p.input));
   const auto input = static_cast<unsigned>(p.input);
@@ -117,13 +134,14 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   if (s.threads() > device.max_local_threads || s.threads() > device.max_local_dims[0])
     return std::to_string(s.threads()) + " threads per group exceed the device's " + std::to_string(device.max_local_threads);
   // The stages plus the kilobyte the device may need to align them.
-  const auto local = static_cast<std::uint64_t>(s.stages * (s.a_size() + s.b_size()) * s.bytes() + 1024);
+  const auto local = static_cast<std::uint64_t>(s.local_elements() * s.bytes() + 1024);
   if (local > device.local_memory_bytes)
     return "the tiles need " + std::to_string(local) + " LOCAL bytes; the device has " + std::to_string(device.local_memory_bytes);
   // bn / 2 accumulators per thread, at most half of what the group's
   // registers allow per thread (and at most 128: 255 registers a thread);
-  // with tf32's B staging registers, at most 5/8 (128 x 256: 160 of 255).
-  const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2), staging = static_cast<std::uint64_t>(s.tf32 ? 16 * s.b_units() : 0);
+  // with tf32's B staging registers (b_async=0), at most 5/8 (128 x 256: 160 of 255).
+  const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2),
+             staging = static_cast<std::uint64_t>(s.tf32 && !s.b_async ? 16 * s.b_units() : 0);
   const std::uint64_t per_thread = device.register_bytes *
                                    static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
                                    static_cast<std::uint64_t>(s.threads());
@@ -157,21 +175,22 @@ class Emitter : private KernelWriter {
     group_ = s_.groups() == 1 ? c(0) : b_.div(tid_, c(128));
     zero_ = b_.constant(p_.input, 0.0);
 
-    tiles_ = b_.storage(ir::Scope::Local, p_.input, static_cast<std::uint64_t>(s_.stages * (s_.a_size() + s_.b_size())));
+    tiles_ = b_.storage(ir::Scope::Local, p_.input, static_cast<std::uint64_t>(s_.local_elements()));
     for (std::int64_t q = 0; q < s_.split; ++q)
       acc_.push_back(b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.wn() / 2)));
     const Value zero4 = b_.broadcast(b_.constant(DType::F32, 0.0), 4);
     for (const Value acc : acc_)
       for (std::int64_t q = 0; q < s_.wn() / 2; q += 4) b_.store(acc, c(q), zero4);
     a_group_ = b_.mul(group_, c(64 * s_.bk()));  // the warp group's rows in an A stage
-    if (s_.tf32) b_staged_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(4 * s_.b_units()));
+    const bool b_regs = s_.tf32 && !s_.b_async;  // tf32's B through registers
+    if (b_regs) b_staged_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(4 * s_.b_units()));
 
     const std::int64_t steps = ceil_div(k_, s_.bk());
     plan_copy_units();
     for (std::int64_t t = 0; t < s_.ahead(); ++t) {
       if (t < steps) {
-        copy_tile(c(t), c(t));
-        if (s_.tf32) {
+        copy_tile(c(t), c(t), s_.b_async ? c(t) : Value{});
+        if (b_regs) {
           load_b(c(t));
           store_b(c(t), c(t));
         }
@@ -179,12 +198,22 @@ class Emitter : private KernelWriter {
       b_.copy_commit();
     }
     // tf32: B's tile `ahead` waits in registers for the loop's first refill.
-    if (s_.tf32) load_b(c(s_.ahead()), s_.ahead() < steps ? Value{} : b_.constant(DType::Bool, 0));
+    if (b_regs) load_b(c(s_.ahead()), s_.ahead() < steps ? Value{} : b_.constant(DType::Bool, 0));
     const Value kt = loop(steps);
     // Tile kt has landed once at most ahead - 1 copy groups are pending; the
     // barrier shows it to every thread and comes after every thread's
     // wgmma_wait that finished the reads of the stage refilled below.
     b_.copy_wait(static_cast<std::uint32_t>(s_.ahead() - 1));
+    // tf32 b_async=1: each thread transposes the pieces of tile kt it copied
+    // (its own copies: the wait above shows them to it) into B's stage
+    // kt % b_stages, which the group of step kt - inflight - 2 read last
+    // (every thread waited for it before the previous step's barrier); the
+    // fence orders these writes before the WGMMAs (the async proxy) that read
+    // them after the barrier.
+    if (s_.b_async) {
+      transpose_b(b_.mod(kt, c(s_.raw_stages())), b_.mod(kt, c(s_.b_stages())));
+      b_.wgmma_fence();
+    }
     b_.barrier();
     // Past the last tile the refill copies zeros (nothing read): no IF, so
     // the WGMMAs in flight stay asynchronous (ptxas serializes them across a
@@ -196,19 +225,22 @@ class Emitter : private KernelWriter {
     // tf32: B's tile `next` goes from the registers into its stage with the
     // refill, and tile next + 1 is loaded into them right after (its loads
     // in flight for a whole step, as A's copies).
+    // b_async=1: B's plain tile `next` into the piece tile kt left above
+    // (ahead pieces, next % ahead = kt % ahead; only this thread reads its
+    // pieces, and it did before the barrier).
     const auto refill = [&] {
       const Value stage = b_.mod(next, c(s_.stages));
-      copy_tile(next, stage, b_.cmplt(next, c(steps)));
-      if (s_.tf32) store_b(next, stage);
+      copy_tile(next, stage, s_.b_async ? b_.mod(next, c(s_.raw_stages())) : Value{}, b_.cmplt(next, c(steps)));
+      if (b_regs) store_b(next, stage);
       b_.copy_commit();
-      if (s_.tf32) {
+      if (b_regs) {
         const Value after = b_.add(next, c(1));
         load_b(after, b_.cmplt(after, c(steps)));
       }
     };
     if (s_.mma_first == 0) refill();
     b_.wgmma_fence();
-    compute(b_.mod(kt, c(s_.stages)));
+    compute(b_.mod(kt, c(s_.stages)), s_.b_async ? b_.mod(kt, c(s_.b_stages())) : Value{});
     b_.wgmma_commit();
     if (s_.mma_first == 1) refill();
     b_.wgmma_wait(static_cast<std::uint32_t>(s_.inflight));
@@ -284,6 +316,10 @@ class Emitter : private KernelWriter {
       const Value local = b_.add(b_.add(row, b_.mod(r, c(4))), c(s_.stages * s_.a_size()));
       b_units_.push_back({source, local, r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
       b_xor_.push_back(x);
+      // b_async=1: the unit's 16-byte piece of a plain tile, thread-major
+      // (a warp's 32 pieces are 512 consecutive bytes: no bank conflicts
+      // for the copy nor for the load).
+      if (s_.b_async) b_raw_.push_back(b_.add(b_.mul(e, c(4)), c(s_.stages * s_.a_size() + s_.b_stages() * s_.b_size())));
     }
   }
 
@@ -330,15 +366,39 @@ class Emitter : private KernelWriter {
     }
   }
 
+  // tf32 b_async=1: this thread's pieces of the plain tile in piece stage
+  // `raw` (copied, zeros outside the matrix included) into B's stage
+  // `stage`, one element at a time (as store_b).
+  void transpose_b(Value raw, Value stage) {
+    const Value raw_base = b_.mul(raw, c(s_.b_size())), base = b_.mul(stage, c(s_.b_size()));
+    for (std::size_t q = 0; q < b_units_.size(); ++q) {
+      const Value v = b_.load(tiles_, b_.add(raw_base, b_raw_[q]), 4);
+      const Value at = b_.add(base, b_units_[q].local);
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
+        b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), b_.extract(v, i));
+      }
+    }
+  }
+
   // The copies of tile kt into stage `stage`; zeros where `live` (when
-  // given) is false. tf32: A only (B is load_b's and store_b's).
-  void copy_tile(Value kt, Value stage, Value live = {}) {
+  // given) is false. tf32: A, and with b_async=1 B's plain tile into piece
+  // stage `raw` (else B is load_b's and store_b's).
+  void copy_tile(Value kt, Value stage, Value raw, Value live = {}) {
     const Value k0 = b_.mul(kt, c(s_.bk()));
     const Value a_base = b_.mul(stage, c(s_.a_size())), b_base = b_.mul(stage, c(s_.b_size()));
     const Value b_step = scaled(k0, p_.b.c0);
     for (const CopyUnit& u : a_units_) {
       const Value v = guarded_load(a_mem_, b_.add(u.source, k0), {u.inside, guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, live});
       b_.copy_async(tiles_, b_.add(a_base, u.local), v);
+    }
+    if (s_.b_async) {
+      const Value raw_base = b_.mul(raw, c(s_.b_size()));
+      for (std::size_t q = 0; q < b_units_.size(); ++q) {
+        const Value v = guarded_load(b_mem_, b_.add(b_units_[q].source, b_step), {b_inside(k0, q), live});
+        b_.copy_async(tiles_, b_.add(raw_base, b_raw_[q]), v);
+      }
+      return;
     }
     if (s_.tf32) return;
     for (const CopyUnit& u : b_units_) {
@@ -361,9 +421,9 @@ class Emitter : private KernelWriter {
 
   // The 4 WGMMAs of one step from stage `stage`: k 16 j of the warp group's
   // A rows and of B's slice j.
-  void compute(Value stage) {
+  void compute(Value stage, Value b_stage_index = {}) {
     const Value a_stage = b_.add(b_.mul(stage, c(s_.a_size())), a_group_);
-    const Value b_stage = b_.add(b_.mul(stage, c(s_.b_size())), c(s_.stages * s_.a_size()));
+    const Value b_stage = b_.add(b_.mul(b_stage_index.valid() ? b_stage_index : stage, c(s_.b_size())), c(s_.stages * s_.a_size()));
     for (std::int64_t j = 0; j < s_.bk() / s_.mma_k(); ++j) {
       for (std::int64_t q = 0; q < s_.split; ++q) {
         // tf32: B's rows are n, k j 8 into each (kernel_ir.h, the tf32 form).
@@ -422,12 +482,14 @@ class Emitter : private KernelWriter {
   std::vector<Value> acc_;  // one per WGMMA along n
   std::vector<CopyUnit> a_units_, b_units_;
   std::vector<Value> b_xor_;  // tf32: each B unit's swizzle XOR before its element's i
+  std::vector<Value> b_raw_;  // tf32 b_async=1: each B unit's piece in piece stage 0
 };
 
 Result<Config> config_of(const OptStep& step) {
   for (const auto& [key, value] : step.params)
-    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first" && key != "tf32")
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first, tf32)");
+    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first" && key != "tf32" &&
+        key != "b_async")
+      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first, tf32, b_async)");
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
@@ -436,6 +498,7 @@ Result<Config> config_of(const OptStep& step) {
   s.split = step.param("split", 1);
   s.mma_first = step.param("mma_first", 0);
   s.tf32 = step.param("tf32", 0);
+  s.b_async = step.param("b_async", 0);
   return s;
 }
 
@@ -445,8 +508,8 @@ class WgmmaStaged final : public Optimization {
   std::string_view description() const override {
     return "matrix products of f16/bf16 (or f32 as tf32, when asked: tf32=1) on the warp-group MMA (wgmma, sm_90a), "
            "a bm x bn block per group of bm / 64 warp groups, A and B tiles of 64 (tf32: 32) along k copied "
-           "asynchronously (tf32's B through registers, transposed) into 128-byte-swizzled LOCAL memory in "
-           "2 to 6 stages, up to 2 WGMMA groups kept in flight (inflight, default 1)";
+           "asynchronously (tf32's B through registers, or with b_async=1 copied too and transposed in LOCAL) "
+           "into 128-byte-swizzled LOCAL memory in 2 to 6 stages, up to 2 WGMMA groups kept in flight (inflight, default 1)";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {

@@ -398,8 +398,9 @@ SearchSpace make_default_space(Precision precision) {
     // (wgmma_staged tf32=1; elsewhere it does not apply): 256 x 128 (four
     // warp groups, the fewest B elements a thread stages through its
     // registers: 199.6 TFLOP/s at 4096^3 on the H200 against 133 for
-    // 128 x 128 and 128 x 256), in 3 stages and in 4 (not yet measured),
-    // then 128 x 256 and 128 x 128.
+    // 128 x 128 and 128 x 256), in 3 stages and in 4 (201.1), then 128 x 256
+    // and 128 x 128. B copied and transposed in LOCAL (b_async=1) measured
+    // slower (153.0; docs/passes.md), so no recipe proposes it.
     for (const char* recipe : {
              "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)",
              "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1)",

@@ -193,7 +193,12 @@ TEST(CudaWgmma, Tf32KernelsCompileForSm90aUnserialized) {
   }
   for (const char* step : {"wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1)", "wgmma_staged(bm=128,bn=128,stages=4,inflight=1,tf32=1)",
                            "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1)", "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)", "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1)",
-                           "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1)", "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1)"}) {
+                           "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1)", "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1)",
+                           // B copied asynchronously and transposed in shared memory.
+                           "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_async=1)",
+                           "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,b_async=1)",
+                           "wgmma_staged(bm=128,bn=128,stages=4,inflight=1,tf32=1,b_async=1)",
+                           "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1,b_async=1)"}) {
     for (const kiln::kernels::KernelSize size : {kiln::kernels::KernelSize{.m = 512, .n = 512, .k = 1024},
                                                  kiln::kernels::KernelSize{.m = 1000, .n = 1000, .k = 1000}}) {
       SCOPED_TRACE(std::string(step) + " " + std::to_string(size.m));
@@ -294,5 +299,61 @@ TEST_F(CudaWgmmaDevice, Tf32GivesTheInterpretersBits) {
       x.set(e, std::bit_cast<std::uint32_t>(i * (1.0f + j * 0x1p-12f)));
     }
     expect_interpreters_bits(wire(one_wgmma("f32", n)), x, random_accumulator(rng));
+  }
+}
+
+TEST_F(CudaWgmmaDevice, Tf32StagedKernelsGiveTheUntunedKernelsBits) {
+  // wgmma_staged tf32=1 whole (the tiles' layouts, B's transpose through
+  // registers or b_async=1's copies and shared-memory transpose, the
+  // pipeline's waits and barriers, the guards at odd edges) on the device
+  // against the untuned kernel on the same device: inputs are integers in
+  // [-4, 4] (exact in tf32, every product and sum exact in f32 in any
+  // order), so any element out of place shows as a wrong value.
+  const kiln_device_info info = plugin->info(0);
+  if (!kiln::sdk::has_op_kind(info, KILN_DTYPE_F32, KILN_OP_WGMMA))
+    GTEST_SKIP() << info.name << " does not claim the tf32 wgmma (an sm_90 does)";
+  struct Case {
+    kiln::kernels::KernelSize size;
+    const char* step;
+  };
+  const Case cases[] = {
+      {{.m = 512, .n = 256, .k = 512}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)"},
+      {{.m = 512, .n = 256, .k = 512}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_async=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,b_async=1)"},
+      {{.m = 300, .n = 200, .k = 100}, "wgmma_staged(bm=128,bn=128,stages=4,inflight=1,tf32=1,b_async=1)"},
+      {{.m = 130, .n = 260, .k = 36}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1,b_async=1)"},
+  };
+  kiln::DeviceInfo device_info = sm90_device();
+  device_info.local_memory_bytes = info.local_memory_bytes;
+  std::mt19937_64 rng(20261204);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.size.m) + "x" + std::to_string(c.size.n) + "x" + std::to_string(c.size.k) + " " + c.step);
+    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, kiln::ir::DType::F32);
+    ASSERT_TRUE(kernel.ok());
+    const auto untuned = kiln::passes::optimize(kernel->kernel, {}, device_info);
+    const auto tuned = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device_info);
+    ASSERT_TRUE(untuned.ok() && tuned.ok()) << (tuned.ok() ? untuned.error().to_string() : tuned.error().to_string());
+    std::vector<HostArg> args;
+    for (std::size_t count : {static_cast<std::size_t>(c.size.m * c.size.k), static_cast<std::size_t>(c.size.k * c.size.n)}) {
+      HostArg arg = HostArg::buffer(KILN_DTYPE_F32, count);
+      for (std::size_t e = 0; e < count; ++e) arg.set(e, std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<int>(rng() % 9) - 4)));
+      args.push_back(arg);
+    }
+    args.push_back(HostArg::poisoned(KILN_DTYPE_F32, static_cast<std::size_t>(c.size.m * c.size.n)));
+    std::vector<HostArg> want = args, got = args;
+    try {
+      kiln::conformance::run_kernel(*plugin, device, untuned->to_wire(), want);
+      kiln::conformance::run_kernel(*plugin, device, tuned->to_wire(), got);
+    } catch (const AbiError& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    int bad = 0;
+    for (std::size_t e = 0; e < want[2].count(); ++e)
+      if (want[2].get(e) != got[2].get(e) && bad++ < 5)
+        ADD_FAILURE() << "c[" << e << "] (row " << e / static_cast<std::size_t>(c.size.n) << ", column "
+                      << e % static_cast<std::size_t>(c.size.n) << "): " << got[2].as<float>(e) << ", untuned "
+                      << want[2].as<float>(e);
+    EXPECT_EQ(bad, 0);
   }
 }

@@ -4,7 +4,8 @@
 // interpreter behind the plugin ABI) and must give the untuned kernel's
 // outputs exactly: odd shapes (every side guarded), every block and stage
 // count, both in-flight forms, f16 and bf16; f32 with tf32=1 within the
-// tolerance tf32's inputs allow.
+// tolerance tf32's inputs allow, and its two ways of staging B (through
+// registers; b_async=1, copied and transposed in LOCAL) bit for bit alike.
 #include "passes/mma_support.hpp"
 
 #include "kiln/ir/dtype.hpp"
@@ -15,6 +16,7 @@ using namespace kiln;
 using namespace kiln::passes;
 using namespace kiln::passes::test;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -133,6 +135,11 @@ TEST(WgmmaStaged, Tf32OnlyWhenAsked) {
   const std::string text = ir::print(applied(f32.kernel, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1)", d));
   EXPECT_THAT(text, HasSubstr("wgmma n128 f32"));
   EXPECT_THAT(text, HasSubstr("copy_async"));  // A; B goes through registers (transposed)
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=128,bn=128,tf32=1,b_async=2)", d), HasSubstr("b_async must be 0 or 1"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,
+                                 "wgmma_staged(bm=64,bn=64,b_async=1)", d),
+              HasSubstr("b_async=1 is tf32's B staging"));
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=128,bn=128,tf32=1,b_copy=1)", d), HasSubstr("unknown parameter 'b_copy'"));
   // B k-fastest or N not in 16-byte chunks: refused.
   EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 62, .k = 64}).kernel, "wgmma_staged(bm=64,bn=64,tf32=1)", d),
               HasSubstr("B must be contiguous along n"));
@@ -158,6 +165,10 @@ TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
       {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1)"},
       {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=3,inflight=1,tf32=1)"},
       {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1)"},
+      // B copied asynchronously and transposed in LOCAL (b_async=1).
+      {{.m = 256, .n = 128, .k = 96}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_async=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,b_async=1)"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,b_async=1)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(case_name(c.size, ir::DType::F32, c.step));
@@ -165,4 +176,68 @@ TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
     // relative per product (see MmaStaged.Tf32OnlyWhenAsked).
     EXPECT_EQ(differs_on_dummy(standard("matmul", c.size), c.step, 1e-2, 5, true, true), "");
   }
+}
+
+// b_async=1 stages B another way (16-byte copies into a plain tile, each
+// thread transposing its own pieces into the swizzled stage) but feeds the
+// WGMMAs the same tiles in the same order: bit for bit the register form's
+// outputs on the interpreter, odd shapes (every side guarded), one k step,
+// more stages than steps, 0 to 2 groups in flight, split and mma_first
+// included.
+TEST(WgmmaStaged, Tf32BAsyncGivesTheRegisterFormsBits) {
+  const DeviceInfo* info = mma_device_info(true, true);
+  ASSERT_NE(info, nullptr);
+  const Device device = mma_runtime()->device(info->id).value();
+  struct Case {
+    kernels::KernelSize size;
+    std::string_view step;  // the register form; b_async=1 appended
+  };
+  const Case cases[] = {
+      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1"},
+      {{.m = 128, .n = 128, .k = 288}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1"},
+      {{.m = 128, .n = 64, .k = 224}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2,tf32=1"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2,tf32=1"},
+      {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1,tf32=1"},
+      {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1"},
+      {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1"},
+  };
+  for (const Case& c : cases) {
+    const std::string registers = std::string(c.step) + ")", copied = std::string(c.step) + ",b_async=1)";
+    SCOPED_TRACE(case_name(c.size, ir::DType::F32, copied));
+    const kernels::StandardKernel k = standard("matmul", c.size);
+    const RunOutcome want = run_on_device(device, applied(k.kernel, registers, *info), k.args, 7);
+    const RunOutcome got = run_on_device(device, applied(k.kernel, copied, *info), k.args, 7);
+    EXPECT_EQ(compare_outcomes(want, got, 0), "");
+  }
+}
+
+TEST(WgmmaStaged, Tf32BAsyncCopiesBAndTransposesItInLocal) {
+  const DeviceInfo& d = wgmma_device();
+  const kernels::StandardKernel f32 = standard("matmul", {.m = 256, .n = 128, .k = 256});
+  const auto count = [](const std::string& text, std::string_view what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string registers = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)", d));
+  const std::string copied = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_async=1)", d));
+  // 512 threads: 4 A pieces and 2 B pieces each, in the prologue's one tile
+  // and the loop's refill (registers: A's only).
+  EXPECT_EQ(count(registers, "copy_async"), 2u * 4u);
+  EXPECT_EQ(count(copied, "copy_async"), 2u * (4u + 2u));
+  // The B pieces' transpose is fenced before the barrier, the WGMMAs after it.
+  EXPECT_EQ(count(copied, "wgmma_fence"), 2u);
+  EXPECT_EQ(count(registers, "wgmma_fence"), 1u);
+  // No staging registers: the accumulators' storage alone.
+  EXPECT_THAT(registers, HasSubstr("storage register f32[8]"));
+  EXPECT_THAT(copied, Not(HasSubstr("storage register f32[8]")));
+  // 3 stages of A (32 KiB each), B's 3 transposed stages and 1 plain tile (16 KiB each): 160 KiB.
+  EXPECT_THAT(copied, HasSubstr("storage local f32[40960]"));
+  // Whatever does not fit the device's 227 KiB is refused: 4 stages of 256 x 256.
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 256, .n = 256, .k = 256}).kernel,
+                                 "wgmma_staged(bm=256,bn=256,stages=4,inflight=1,tf32=1,b_async=1)", d),
+              HasSubstr("LOCAL bytes"));
 }
