@@ -241,6 +241,7 @@ void Device::wait_or_lose(const std::shared_ptr<Submission>& submission, std::ui
   const VkResult status = vk_.vkWaitForFences(device_, 1, &submission->fence_, VK_TRUE, timeout_ns);
   if (status == VK_TIMEOUT) {
     lost_ = true;
+    any_lost_ = true;
     sdk::fail_timeout("vulkan: a timed dispatch", timeout_ns,
                       "Vulkan cannot cancel a running dispatch, so the device is now lost for this process");
   }

@@ -97,6 +97,10 @@ class Device {
   // begin/submit/synchronize fails DEVICE_LOST, and nothing it may touch
   // (memory, fences, command buffers, the VkDevice) is freed, only leaked.
   bool lost() const { return lost_; }
+  // Whether any device of this process was lost: its runaway dispatch may
+  // still run on the driver's threads, so the instance (whose destruction
+  // lets the loader unload the driver) must then outlive the process too.
+  static bool any_lost() { return any_lost_; }
 
   // Reusable staging buffers for copies.
   StagingCache& staging() { return *staging_; }
@@ -129,6 +133,7 @@ class Device {
   std::string cache_key_;
   std::uint32_t wait_spin_us_ = 0;
   std::atomic<bool> lost_{false};
+  static inline std::atomic<bool> any_lost_{false};
   void check_not_lost() const;
   std::unique_ptr<StagingCache> staging_;
 };

@@ -57,8 +57,14 @@ kiln_error* init(kiln_init_args* raw) {
 
 void shutdown() {
   if (!g_state.ready()) return;
-  // Devices first (they wait for their queues), then the instance.
-  g_state.get().opened.clear();
+  // Devices first (they wait for their queues), then the instance; but
+  // after a lost device (a runaway dispatch still running on the driver's
+  // threads, its VkDevice leaked) the instance is leaked too: destroying it
+  // before its devices is invalid, and lets the loader unload the driver
+  // those threads run in.
+  PluginState& state = g_state.get();
+  state.opened.clear();
+  if (Device::any_lost()) static_cast<void>(state.instance.release());
   g_state.reset();
 }
 
