@@ -26,7 +26,7 @@ std::vector<double> search_features(const Device& device, const ir::Kernel& kern
 }
 
 PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
-                                  SearchCandidate candidate, std::size_t max_kernel_ops) {
+                                  SearchCandidate candidate, std::size_t max_kernel_ops, CompileForecast* forecast) {
   PreparedCandidate p;
   p.text = passes::to_string(candidate.sequence);
   p.search = std::move(candidate);
@@ -49,7 +49,18 @@ PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel
                 "): compiling it would take too long";
       return p;
     }
+    if (forecast != nullptr) {
+      if (std::optional<std::string> why = forecast->refuses(p.kernel.size())) {
+        p.failure = CandidateStatus::Skipped;
+        p.error = *why;
+        return p;
+      }
+    }
+    const auto compile_started = std::chrono::steady_clock::now();
     Result<Program> program = device.compile(p.kernel, {.mode = CompileMode::Frozen});
+    if (forecast != nullptr)
+      forecast->took(p.kernel.size(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_started).count());
     if (!program) {
       p.failure = CandidateStatus::CompileFailed;
       p.error = program.error().to_string();
@@ -66,9 +77,9 @@ PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel
 }  // namespace
 
 PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
-                                    SearchCandidate candidate, std::size_t max_kernel_ops) {
+                                    SearchCandidate candidate, std::size_t max_kernel_ops, CompileForecast* forecast) {
   const auto started = std::chrono::steady_clock::now();
-  PreparedCandidate p = prepare_untimed(device, kernel, space, std::move(candidate), max_kernel_ops);
+  PreparedCandidate p = prepare_untimed(device, kernel, space, std::move(candidate), max_kernel_ops, forecast);
   p.prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return p;
 }
@@ -76,7 +87,7 @@ PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kern
 
 CandidatePipeline::CandidatePipeline(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
                                      std::vector<SearchCandidate> queue, unsigned threads, bool overlap,
-                                     std::size_t max_kernel_ops)
+                                     std::size_t max_kernel_ops, CompileForecast* forecast)
     : device_(device),
       kernel_(kernel),
       space_(space),
@@ -84,12 +95,17 @@ CandidatePipeline::CandidatePipeline(const Device& device, const ir::Kernel& ker
       threads_(std::max(threads, 1u)),
       overlap_(overlap),
       max_kernel_ops_(max_kernel_ops),
+      forecast_(forecast),
       pool_(threads_) {}
 
 void CandidatePipeline::submit_one() {
+  // The first is always compiled, as may_submit_ never stops it (the
+  // tuner measures it whatever the budget left, in place of a heuristic
+  // choice when there is none).
+  CompileForecast* forecast = next_ == 0 ? nullptr : forecast_;
   const SearchCandidate& candidate = queue_[next_++];
-  in_flight_.push_back(pool_.submit([this, &candidate] {
-    return prepare_candidate(device_, kernel_, space_, candidate, max_kernel_ops_);
+  in_flight_.push_back(pool_.submit([this, &candidate, forecast] {
+    return prepare_candidate(device_, kernel_, space_, candidate, max_kernel_ops_, forecast);
   }));
 }
 

@@ -6,6 +6,7 @@
 // compiles; every failure is carried as data, never thrown.
 #pragma once
 
+#include "compile_forecast.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/tune/tournament_search.hpp"
 #include "kiln/tune/search_space.hpp"
@@ -32,9 +33,12 @@ struct PreparedCandidate {
   double prepare_seconds = 0;       // wall time of the lowering and the compile (steady clock)
 };
 
-// Lowers and compiles one candidate (on any thread).
+// Lowers and compiles one candidate (on any thread). With a `forecast`,
+// the compile is skipped (Skipped, with the forecast's reason) when it
+// would end past the deadline, and its duration is told to the forecast.
 PreparedCandidate prepare_candidate(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
-                                    SearchCandidate candidate, std::size_t max_kernel_ops);
+                                    SearchCandidate candidate, std::size_t max_kernel_ops,
+                                    CompileForecast* forecast = nullptr);
 
 class CandidatePipeline {
  public:
@@ -42,7 +46,8 @@ class CandidatePipeline {
   // measured; otherwise prepare a batch of `threads`, wait for all of it,
   // and hand them out one by one (nothing compiles during a measurement).
   CandidatePipeline(const Device& device, const ir::Kernel& kernel, const SearchSpace& space,
-                    std::vector<SearchCandidate> queue, unsigned threads, bool overlap, std::size_t max_kernel_ops);
+                    std::vector<SearchCandidate> queue, unsigned threads, bool overlap, std::size_t max_kernel_ops,
+                    CompileForecast* forecast = nullptr);
   // Drops what has not started; waits for jobs in progress.
   ~CandidatePipeline() = default;
   CandidatePipeline(const CandidatePipeline&) = delete;
@@ -79,6 +84,7 @@ class CandidatePipeline {
   bool submitting_ = true;
   std::function<bool()> may_submit_;
   std::size_t max_kernel_ops_;
+  CompileForecast* forecast_;
   std::deque<std::future<PreparedCandidate>> in_flight_;
   ThreadPool pool_;  // last: destroyed (joined) first, while what its jobs use still exists
 };

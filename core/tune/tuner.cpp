@@ -181,18 +181,27 @@ class Tuning {
     planned_ = static_cast<std::uint32_t>(
         std::min<std::size_t>(settings_.n_launches, queue.size() + 1 + (heuristic_job.valid() ? 1 : 0)));
     const bool overlap = overlap_compile();
+    // Each compile job asks, once its kernel is lowered, whether its compile
+    // still ends before the deadline (compile_forecast.hpp), on the steady
+    // clock: the jobs run on pool threads, where the tuner's clock may not be
+    // read.
+    detail::CompileForecast forecast(
+        detail::CompileForecast::Clock::now() +
+        std::chrono::duration_cast<detail::CompileForecast::Clock::duration>(
+            std::chrono::duration<double>(budget_.deadline() - clock_())));
     detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(), overlap,
-                                       settings_.max_kernel_ops);
+                                       settings_.max_kernel_ops, &forecast);
     // The untuned kernel's compile, done by now as a rule, is the first
     // estimate of what a compile takes; the heuristic choice's, when done,
     // the second (a tensor-core kernel takes NVRTC longer than a plain one).
     if (untuned_job.valid() && untuned_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
       KILN_TRY(join_untuned());
-    if (untuned) budget_.compile_took(untuned->prepare_seconds);
+    const bool untuned_counted = untuned.has_value();
+    if (untuned) took_compile(*untuned, forecast);
     std::optional<detail::PreparedCandidate> heuristic_prepared;
     if (heuristic_job.valid() && heuristic_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
       heuristic_prepared = heuristic_job.get();
-      if (!heuristic_prepared->failure) budget_.compile_took(heuristic_prepared->prepare_seconds);
+      took_compile(*heuristic_prepared, forecast);
     }
     if (overlap) pipeline.set_may_submit([this] { return budget_.compile_fits(clock_()); });
     // The first candidates compile while the untuned kernel may still be.
@@ -202,6 +211,7 @@ class Tuning {
       KILN_TRY(join_untuned());
       times_.setup_untuned_s = clock_() - before;  // what of the untuned compile the search did not hide
       times_.setup_s += times_.setup_untuned_s;
+      if (!untuned_counted) took_compile(*untuned, forecast);
     }
 
     seen_.insert(untuned->final_hash);
@@ -213,7 +223,7 @@ class Tuning {
       const double waited = clock_() - before;
       times_.compile_s += waited;
       budget_.compiled(waited);
-      if (!heuristic_prepared->failure) budget_.compile_took(heuristic_prepared->prepare_seconds);
+      took_compile(*heuristic_prepared, forecast);
     }
     if (heuristic_prepared) {
       // Its estimate on the search's scale: once it is measured, the
@@ -288,6 +298,14 @@ class Tuning {
     // when there is none (run() measures that one in its place).
     queue.insert(queue.begin() + (heuristic_first || queue.empty() ? 0 : 1), std::make_move_iterator(seeds.begin()),
                  std::make_move_iterator(seeds.end()));
+  }
+
+  // A compile done outside the pipeline (the untuned kernel, the heuristic
+  // choice) is the gates' estimate too.
+  void took_compile(const detail::PreparedCandidate& p, detail::CompileForecast& forecast) {
+    if (p.failure) return;
+    budget_.compile_took(p.prepare_seconds);
+    forecast.took(p.kernel.size(), p.prepare_seconds);
   }
 
   // The pipeline's next candidate; the wait, when it had to compile, is

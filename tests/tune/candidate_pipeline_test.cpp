@@ -62,3 +62,33 @@ TEST(CandidatePipeline, MaySubmitStopsEveryCompileButTheFirst) {
 }
 
 }  // namespace
+
+// Each job but the first asks the compile forecast (compile_forecast.hpp)
+// once its kernel is lowered: past the deadline, with a compile known to be
+// slow, no compile starts (the job is Skipped, with the forecast's reason),
+// and compiles that do run tell it what they took.
+TEST(CandidatePipeline, AForecastPastTheDeadlineSkipsTheCompileAndNamesWhy) {
+  using tune::detail::CompileForecast;
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = add_kernel();
+  CompileForecast late(CompileForecast::Clock::now() + std::chrono::milliseconds(100));
+  late.took(10, 3600);  // a compile of 10 ops took an hour
+  CandidatePipeline pipeline(device, kernel, tune::default_search_space(), splits(), 2, /*overlap=*/true, 0, &late);
+  std::size_t skipped = 0;
+  const std::optional<tune::detail::PreparedCandidate> first = pipeline.next();
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(first->failure) << "the first is always compiled: " << first->error;
+  while (std::optional<tune::detail::PreparedCandidate> p = pipeline.next()) {
+    ASSERT_TRUE(p->failure);
+    EXPECT_EQ(*p->failure, tune::CandidateStatus::Skipped);
+    EXPECT_NE(p->error.find("not compiled"), std::string::npos) << p->error;
+    EXPECT_NE(p->error.find("before the budget's deadline"), std::string::npos) << p->error;
+    ++skipped;
+  }
+  EXPECT_EQ(skipped, 3u);
+
+  CompileForecast roomy(CompileForecast::Clock::now() + std::chrono::hours(1));
+  CandidatePipeline timed(device, kernel, tune::default_search_space(), splits(), 2, /*overlap=*/true, 0, &roomy);
+  EXPECT_EQ(prepared(timed), 4u);
+  EXPECT_GT(roomy.predict_s(1), 0) << "the compiles told it what they took";
+}
