@@ -29,8 +29,10 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DEVICES=()
 for d in "$@"; do DEVICES+=(--device "$d"); done
-"$KILN" "${CONFIG[@]}" bench "${DEVICES[@]}" "${QUICK[@]}" --tuned --db "$TMP/empty.sqlite" --json >"$TMP/heuristic.json"
-"$KILN" "${CONFIG[@]}" bench "${DEVICES[@]}" "${QUICK[@]}" --budget "$BUDGET" --db "$TMP/tuned.sqlite" --json >"$TMP/tuned.json"
+# A run with failed rows exits 1 but still prints its JSON (the failed rows
+# with their errors): the table below names them instead of ending here.
+"$KILN" "${CONFIG[@]}" bench "${DEVICES[@]}" "${QUICK[@]}" --tuned --db "$TMP/empty.sqlite" --json >"$TMP/heuristic.json" || [ -s "$TMP/heuristic.json" ]
+"$KILN" "${CONFIG[@]}" bench "${DEVICES[@]}" "${QUICK[@]}" --budget "$BUDGET" --db "$TMP/tuned.sqlite" --json >"$TMP/tuned.json" || [ -s "$TMP/tuned.json" ]
 python3 - "$TMP/heuristic.json" "$TMP/tuned.json" <<'PY'
 import json, sys
 heuristic = {(r["device"], r["kernel"]): r for r in json.load(open(sys.argv[1]))["rows"] if r.get("status") == "ok"}
@@ -47,4 +49,8 @@ for r in tuned:
     worst = max(worst, ratio)
     print(f"| {r['device']} | {r['kernel']} | {ms(h['time_ns'])} | {ms(r['time_ns'])} | {ratio:.2f} |")
 print(f"\nworst heuristic / tuned: {worst:.2f}")
+for name, path in (("untuned", sys.argv[1]), ("tuned", sys.argv[2])):
+    for r in json.load(open(path))["rows"]:
+        if r.get("status") != "ok":
+            print(f"{name} run: {r['device']} {r['kernel']} failed: {str(r.get('reason', ''))[:200]}")
 PY

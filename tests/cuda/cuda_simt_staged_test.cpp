@@ -6,6 +6,7 @@
 
 #include "cuda_plugin_fixture.hpp"
 #include "cuda_source.hpp"
+#include "matmul_untuned_bits.hpp"
 #include "nvrtc_compiler.hpp"
 #include "support/kernel_runner.hpp"
 
@@ -124,33 +125,8 @@ TEST_F(CudaSimtStagedDevice, GivesTheUntunedKernelsBits) {
       std::cout << "skipped (" << info.name << " does not copy asynchronously): " << c.step << "\n";
       continue;
     }
-    const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, kiln::ir::DType::F32);
-    ASSERT_TRUE(kernel.ok());
-    const auto untuned = kiln::passes::optimize(kernel->kernel, {}, device_info);
-    const auto tuned = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), device_info);
-    ASSERT_TRUE(untuned.ok() && tuned.ok()) << (tuned.ok() ? untuned.error().to_string() : tuned.error().to_string());
-    std::vector<kiln::test::HostArg> args;
-    for (std::size_t count : {static_cast<std::size_t>(c.size.m * c.size.k), static_cast<std::size_t>(c.size.k * c.size.n)}) {
-      kiln::test::HostArg arg = kiln::test::HostArg::buffer(KILN_DTYPE_F32, count);
-      for (std::size_t e = 0; e < count; ++e)
-        arg.set(e, std::bit_cast<std::uint32_t>((rng() & 1) != 0 ? magnitude(rng) : -magnitude(rng)));
-      args.push_back(arg);
-    }
-    args.push_back(kiln::test::HostArg::poisoned(KILN_DTYPE_F32, static_cast<std::size_t>(c.size.m * c.size.n)));
-    std::vector<kiln::test::HostArg> want = args, got = args;
-    try {
-      kiln::conformance::run_kernel(*plugin, device, untuned->to_wire(), want);
-      kiln::conformance::run_kernel(*plugin, device, tuned->to_wire(), got);
-    } catch (const kiln::test::AbiError& e) {
-      ADD_FAILURE() << e.what();
-      continue;
-    }
-    int bad = 0;
-    for (std::size_t e = 0; e < want[2].count(); ++e)
-      if (want[2].get(e) != got[2].get(e) && bad++ < 5)
-        ADD_FAILURE() << "c[" << e << "] (row " << e / static_cast<std::size_t>(c.size.n) << ", column "
-                      << e % static_cast<std::size_t>(c.size.n) << "): " << got[2].as<float>(e) << ", untuned "
-                      << want[2].as<float>(e);
-    EXPECT_EQ(bad, 0);
+    kiln::test::expect_matmul_gives_the_untuned_kernels_bits(*plugin, device, device_info, c.size, c.step, [&] {
+      return (rng() & 1) != 0 ? magnitude(rng) : -magnitude(rng);
+    });
   }
 }
