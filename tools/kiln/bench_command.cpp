@@ -127,6 +127,13 @@ kiln::Result<kiln::Program> compile_for_bench(const kiln::Runtime& runtime, cons
     options.tuning.on_progress = [&](const kiln::tune::TuneProgress& p) {
       if (p.phase == kiln::tune::TuneProgress::Phase::Search)
         fmt::print(stderr, "bench: {} on {}: tuning (budget {:g} s)\n", kernel.name, device.id(), p.budget_s);
+      // A candidate past its time limit loses the device where a run cannot
+      // be cancelled (OpenCL, Vulkan, CUDA): every later row then fails
+      // with "the device is lost", so the one that lost it is named here.
+      if (p.phase == kiln::tune::TuneProgress::Phase::Measure && p.last != nullptr &&
+          p.last->status == kiln::tune::CandidateStatus::TimedOut)
+        fmt::print(stderr, "bench: {} on {}: candidate '{}' timed out: {}\n", kernel.name, device.id(),
+                   p.last->sequence.empty() ? "(untuned)" : p.last->sequence, p.last->error);
     };
   return device.compile(kernel.kernel, options);
 }
