@@ -216,8 +216,10 @@ std::string c_group_index(unsigned axis) { return "kiln_g" + std::to_string(axis
 // one). They give half.hpp's bits for every non-NaN value; a signalling f16
 // NaN comes back quiet (half.hpp keeps it signalling), every other NaN as
 // half.hpp gives it. bf16: half.hpp's integer rounding on whole vectors
-// (GCC/Clang vector extensions), bit for bit, NaNs included. AVX-512 BF16's
-// vcvtneps2bf16 is not used: it flushes subnormals to zero.
+// (GCC/Clang vector extensions), bit for bit, NaNs included; 16 lanes with
+// no NaN or subnormal by AVX-512 BF16's vcvtneps2bf16 where the compiler
+// targets it (kBf16Fast: it reads subnormals as zero, so those vectors keep
+// the integer path).
 struct F16Chunk {
   unsigned lanes;
   const char *floats, *bits, *load, *store, *up, *down;
@@ -263,6 +265,18 @@ std::string f16_chunks(const HalfVector& h, const F16Chunk& c, bool stream) {
 }
 
 const std::string kIntrinsics = "#if defined(__AVX__) || defined(__F16C__)\n#include <immintrin.h>\n#endif\n";
+
+// bf16 rounding of 16 lanes by AVX-512 BF16's vcvtneps2bf16 where no lane is
+// a NaN or a subnormal (vpfpclassps with 0xa1: quiet NaN, subnormal,
+// signalling NaN): for every other f32 it rounds to nearest even as
+// half.hpp does, whatever MXCSR holds; it reads subnormals as zero and
+// quiets NaNs its own way, so a vector with such a lane takes the integer
+// path. Opens an `if` (and an #if closed by the caller) that the caller
+// completes with the fast path's block.
+const std::string kBf16Fast =
+    "#if defined(__AVX512BF16__) && defined(__AVX512DQ__)\n"
+    "  __m512 f; memcpy(&f, &v, sizeof f);\n"
+    "  if (!_mm512_fpclass_ps_mask(f, 0xa1))\n";
 
 std::string c_half_vector(const Dialect&, const HalfVector& h) {
   const std::string v(h.vector_type), name(h.name), n = std::to_string(h.lanes);
@@ -316,16 +330,24 @@ std::string c_half_vector(const Dialect&, const HalfVector& h) {
              "  const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16);\n"
              "  memcpy(&out, &w, sizeof out);\n#else\n" + portable + "#endif\n" + tail;
     }
-    case HalfVectorOp::Round: return head + types + rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
+    case HalfVectorOp::Round:
+      if (h.lanes == 16)
+        return kIntrinsics + head + types + kBf16Fast + "  {\n    const __m256bh nb = _mm512_cvtneps_pbh(f);\n"
+               "    const __m512i x = _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)nb), 16);\n"
+               "    memcpy(&out, &x, sizeof out);\n    return out;\n  }\n#endif\n" + rounded +
+               "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
+      return head + types + rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
     default: {
-      std::string out = (stream || h.lanes == 16 ? kIntrinsics : std::string()) + head + types + rounded;
+      std::string out = (stream || h.lanes == 16 ? kIntrinsics : std::string()) + head + types;
       // AVX-512F narrows 16 lanes in one vpmovdw (GCC's own narrowing is a permute).
       if (h.lanes == 16)
-        out += "#if defined(__AVX512F__)\n  __m512i wide; memcpy(&wide, &r, sizeof wide);\n"
-               "  const __m256i narrow = _mm512_cvtepi32_epi16(wide);\n  h_t b; memcpy(&b, &narrow, sizeof b);\n#else\n"
-               "  const h_t b = __builtin_convertvector(r, h_t);\n#endif\n";
+        out += "  h_t b;\n" + kBf16Fast + "  {\n    const __m256bh nb = _mm512_cvtneps_pbh(f);\n    memcpy(&b, &nb, sizeof b);\n"
+               "  } else\n#endif\n  {\n" + rounded +
+               "#if defined(__AVX512F__)\n  __m512i wide; memcpy(&wide, &r, sizeof wide);\n"
+               "  const __m256i narrow = _mm512_cvtepi32_epi16(wide);\n  memcpy(&b, &narrow, sizeof b);\n#else\n"
+               "  b = __builtin_convertvector(r, h_t);\n#endif\n  }\n";
       else
-        out += "  const h_t b = __builtin_convertvector(r, h_t);\n";
+        out += rounded + "  const h_t b = __builtin_convertvector(r, h_t);\n";
       if (stream && h.lanes == 16)
         out += "#if defined(__AVX__)\n  if (((uintptr_t)p & 31) == 0) { __m256i x; memcpy(&x, &b, sizeof x); _mm256_stream_si256((__m256i*)p, x); return; }\n#endif\n";
       return out + "  memcpy(p, &b, sizeof b);\n" + tail;
