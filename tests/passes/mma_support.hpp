@@ -11,16 +11,22 @@
 
 namespace kiln::passes::test {
 
-// The dummy plugin alone, with three devices: dummy:0 claims the MMA op and
+// The dummy plugin alone, with four devices: dummy:0 claims the MMA op and
 // features; dummy:1 also the asynchronous copies, the warp's matrix loads
 // and an sm_90's 227 KiB of LOCAL memory per group (as the CUDA plugin on an
-// H200); dummy:2 also the warp-group MMA (WGMMA, as on an H200). One runtime: a process loads the plugin once, with one set of options.
+// H200); dummy:2 also the warp-group MMA (WGMMA, as on an H200); dummy:3 is
+// a one-thread-per-group CPU with DOT_BF16 (as c:0 with AVX512_BF16). One
+// runtime for every test of a binary: a process loads the plugin once, with
+// the options of the first runtime that asks (a second runtime with other
+// options gets the first's devices, so a test that made its own failed
+// whenever another test of its binary had run first).
 inline const Runtime* mma_runtime() {
   static const std::unique_ptr<Runtime> runtime = []() -> std::unique_ptr<Runtime> {
     Result<Config> config = parse_config(
         R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"mma": true},
               {"mma": true, "copy_async": true, "load_matrix": true, "local_memory_bytes": 232448},
-              {"mma": true, "copy_async": true, "load_matrix": true, "wgmma": true, "local_memory_bytes": 232448}]}},
+              {"mma": true, "copy_async": true, "load_matrix": true, "wgmma": true, "local_memory_bytes": 232448},
+              {"max_local_threads": 1, "vector_widths": [4, 8], "dot_bf16": true}]}},
                         "c": {"enabled": false}, "opencl": {"enabled": false}, "vulkan": {"enabled": false},
                         "cuda": {"enabled": false}}})",
         "mma-tile-test-config.json");
@@ -41,6 +47,15 @@ inline const DeviceInfo* mma_device_info(bool async = false, bool wgmma = false)
   const std::size_t index = wgmma ? 2 : async ? 1 : 0;
   if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.size() <= index) return nullptr;
   return &record->devices[index];
+}
+
+// The dummy's DOT_BF16 CPU (dummy:3), or nullptr.
+inline const DeviceInfo* dot_bf16_device_info() {
+  const Runtime* runtime = mma_runtime();
+  if (runtime == nullptr) return nullptr;
+  const PluginRecord* record = runtime->plugin("dummy");
+  if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.size() <= 3) return nullptr;
+  return &record->devices[3];
 }
 
 // The GPU preset with the MMA op and its three features claimed.

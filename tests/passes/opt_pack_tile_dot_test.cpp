@@ -9,6 +9,7 @@
 // (37 x 41 x 29) and within tolerance of the untuned kernel at 1000 x 999 x 1001;
 // configs and recipes only for bf16 inputs on a device that claims the ops.
 #include "passes/device_runner.hpp"
+#include "passes/mma_support.hpp"
 #include "passes/opt_perf_support.hpp"
 
 #include "kiln/ir/dtype.hpp"
@@ -214,22 +215,12 @@ TEST(PackTileBf16, MatchesTheInterpreterOnC) {
 // The dummy with its dot_bf16 option (the interpreter behind the ABI) runs
 // the packed kernel exactly as the interpreter does, on any CPU.
 TEST(PackTileBf16, RunsOnTheDummyWithItsOption) {
-  Result<Config> config = parse_config(
-      R"({"plugins": {"dummy": {"enabled": true, "options": {"simulate": [{"max_local_threads": 1, "vector_widths": [4, 8],
-                                                                             "dot_bf16": true}]}},
-                      "c": {"enabled": false}, "cblas": {"enabled": false}, "opencl": {"enabled": false},
-                      "vulkan": {"enabled": false}, "cuda": {"enabled": false}}})",
-      "pack-tile-dot-dummy-config.json");
-  ASSERT_TRUE(config.ok()) << config.error().to_string();
-  Result<Runtime> runtime = Runtime::create(std::move(config).value());
-  ASSERT_TRUE(runtime.ok()) << runtime.error().to_string();
-  const PluginRecord* record = runtime->plugin("dummy");
-  ASSERT_TRUE(record != nullptr && record->status == PluginStatus::Loaded && !record->devices.empty())
-      << "the dummy device is not there (it is built with the tests)";
-  const DeviceInfo& info = record->devices.front();
+  const DeviceInfo* found = dot_bf16_device_info();
+  ASSERT_TRUE(found != nullptr) << "the dummy device is not there (it is built with the tests)";
+  const DeviceInfo& info = *found;
   ASSERT_TRUE(info.supports_op_kind(KILN_OP_DOT_BF16, KILN_DTYPE_F32));
   ASSERT_TRUE(info.has_feature(KILN_FEATURE_CPU_AVX512_BF16));
-  const Device device = runtime->device(info.id).value();
+  const Device device = mma_runtime()->device(info.id).value();
   const kernels::StandardKernel k = standard("matmul-bt", kOdd, ir::DType::BF16);
   Result<ir::Kernel> lowered =
       optimize(k.kernel, {OptStep::parse("pack_tile(bm=16,bn=16,bk=8,tm=8,tn=8,lanes=8,unroll=2,dot=1)").value()}, info);
