@@ -38,25 +38,24 @@ inline const Runtime* mma_runtime() {
   return runtime.get();
 }
 
-// The dummy's MMA device (with `async`, the one with copies and matrix
-// loads), or nullptr (the test then fails: the dummy is always built with the tests).
-inline const DeviceInfo* mma_device_info(bool async = false, bool wgmma = false) {
+// Device `index` of the shared dummy runtime, or nullptr (the test then
+// fails: the dummy is always built with the tests).
+inline const DeviceInfo* shared_dummy_device_info(std::size_t index) {
   const Runtime* runtime = mma_runtime();
   if (runtime == nullptr) return nullptr;
   const PluginRecord* record = runtime->plugin("dummy");
-  const std::size_t index = wgmma ? 2 : async ? 1 : 0;
   if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.size() <= index) return nullptr;
   return &record->devices[index];
 }
 
-// The dummy's DOT_BF16 CPU (dummy:3), or nullptr.
-inline const DeviceInfo* dot_bf16_device_info() {
-  const Runtime* runtime = mma_runtime();
-  if (runtime == nullptr) return nullptr;
-  const PluginRecord* record = runtime->plugin("dummy");
-  if (record == nullptr || record->status != PluginStatus::Loaded || record->devices.size() <= 3) return nullptr;
-  return &record->devices[3];
+// The dummy's MMA device (with `async`, the one with copies and matrix
+// loads; with `wgmma`, the one with the warp-group MMA too).
+inline const DeviceInfo* mma_device_info(bool async = false, bool wgmma = false) {
+  return shared_dummy_device_info(wgmma ? 2 : async ? 1 : 0);
 }
+
+// The dummy's DOT_BF16 CPU (dummy:3).
+inline const DeviceInfo* dot_bf16_device_info() { return shared_dummy_device_info(3); }
 
 // The GPU preset with the MMA op and its three features claimed.
 inline DeviceInfo mma_preset() {
