@@ -92,6 +92,15 @@ class Tuning {
       args = std::move(derived).value();
     }
 
+    // Each compile job asks, once its kernel is lowered, whether its compile
+    // still ends before the deadline (compile_forecast.hpp), on the steady
+    // clock: the jobs run on pool threads, where the tuner's clock may not be
+    // read. Every compile that ends tells it (and the budget) what it took.
+    detail::CompileForecast forecast(
+        detail::CompileForecast::Clock::now() +
+        std::chrono::duration_cast<detail::CompileForecast::Clock::duration>(
+            std::chrono::duration<double>(budget_.deadline() - clock_())));
+
     // The untuned kernel compiles on a thread of its own while the inputs
     // are made, the reference is interpreted and the search runs: the
     // set-up is charged to the budget, so it overlaps what it can.
@@ -102,6 +111,7 @@ class Tuning {
     const auto join_untuned = [&]() -> Result<void> {
       if (untuned) return {};
       untuned = untuned_job.get();
+      took_compile(*untuned, forecast);
       if (untuned->failure)
         return make_error(untuned->failure == CandidateStatus::LowerFailed ? ErrorCode::Verify : ErrorCode::CompileFailed,
                           "tune: the untuned kernel " +
@@ -127,6 +137,22 @@ class Tuning {
         c.recipe = true;
         return detail::prepare_candidate(device_, kernel_, space_, std::move(c), settings_.max_kernel_ops);
       });
+    // Takes the heuristic choice once its compile has ended (or, with
+    // `wait`, waits for it: compile time, as next_from counts it).
+    std::optional<detail::PreparedCandidate> heuristic_prepared;
+    const auto join_heuristic = [&](bool wait) {
+      if (!heuristic_job.valid()) return;
+      const bool ready = heuristic_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+      if (!ready && !wait) return;
+      const double before = clock_();
+      heuristic_prepared = heuristic_job.get();
+      if (!ready) {
+        const double waited = clock_() - before;
+        times_.compile_s += waited;
+        budget_.compiled(waited);
+      }
+      took_compile(*heuristic_prepared, forecast);
+    };
     // Whatever returns early, the compile jobs end before `this` does.
     struct JoinOnExit {
       std::future<detail::PreparedCandidate>& job;
@@ -181,14 +207,6 @@ class Tuning {
     planned_ = static_cast<std::uint32_t>(
         std::min<std::size_t>(settings_.n_launches, queue.size() + 1 + (heuristic_job.valid() ? 1 : 0)));
     const bool overlap = overlap_compile();
-    // Each compile job asks, once its kernel is lowered, whether its compile
-    // still ends before the deadline (compile_forecast.hpp), on the steady
-    // clock: the jobs run on pool threads, where the tuner's clock may not be
-    // read.
-    detail::CompileForecast forecast(
-        detail::CompileForecast::Clock::now() +
-        std::chrono::duration_cast<detail::CompileForecast::Clock::duration>(
-            std::chrono::duration<double>(budget_.deadline() - clock_())));
     detail::CandidatePipeline pipeline(device_, kernel_, space_, std::move(queue), compile_threads(), overlap,
                                        settings_.max_kernel_ops, &forecast);
     // The untuned kernel's compile, done by now as a rule, is the first
@@ -196,13 +214,7 @@ class Tuning {
     // the second (a tensor-core kernel takes NVRTC longer than a plain one).
     if (untuned_job.valid() && untuned_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
       KILN_TRY(join_untuned());
-    const bool untuned_counted = untuned.has_value();
-    if (untuned) took_compile(*untuned, forecast);
-    std::optional<detail::PreparedCandidate> heuristic_prepared;
-    if (heuristic_job.valid() && heuristic_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      heuristic_prepared = heuristic_job.get();
-      took_compile(*heuristic_prepared, forecast);
-    }
+    join_heuristic(/*wait=*/false);
     if (overlap) pipeline.set_may_submit([this] { return budget_.compile_fits(clock_()); });
     // The first candidates compile while the untuned kernel may still be.
     pipeline.start();
@@ -211,20 +223,12 @@ class Tuning {
       KILN_TRY(join_untuned());
       times_.setup_untuned_s = clock_() - before;  // what of the untuned compile the search did not hide
       times_.setup_s += times_.setup_untuned_s;
-      if (!untuned_counted) took_compile(*untuned, forecast);
     }
 
     seen_.insert(untuned->final_hash);
     // The heuristic choice first, then the untuned kernel (often the
     // slowest: it can then be cut short at abort_factor x the heuristic).
-    if (heuristic_job.valid()) {
-      const double before = clock_();
-      heuristic_prepared = heuristic_job.get();
-      const double waited = clock_() - before;
-      times_.compile_s += waited;
-      budget_.compiled(waited);
-      took_compile(*heuristic_prepared, forecast);
-    }
+    join_heuristic(/*wait=*/true);
     if (heuristic_prepared) {
       // Its estimate on the search's scale: once it is measured, the
       // estimates of the candidates after it (the untuned kernel's first)
