@@ -348,6 +348,17 @@ class Emitter : private KernelWriter {
     }
   }
 
+  // tf32: B unit q's 4 consecutive n of one k (`v`) into B's stage at
+  // `base`, one element at a time: n rows of 32 k, each element's 16-byte
+  // chunk XORed by the unit's swizzle.
+  void store_transposed(Value base, std::size_t q, Value v) {
+    const Value at = b_.add(base, b_units_[q].local);
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
+      b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), b_.extract(v, i));
+    }
+  }
+
   // tf32: the staging registers (tile kt) into B's stage `stage`, one element
   // at a time, zeros outside the matrix. A tile past the last (loaded from
   // element 0) goes into a stage no later step reads.
@@ -358,11 +369,7 @@ class Emitter : private KernelWriter {
       Value v = b_.load(b_staged_, c(static_cast<std::int64_t>(4 * q)), 4);
       const Value inside = b_inside(k0, q);
       if (inside.valid()) v = b_.select(inside, v, b_.broadcast(zero_, 4));
-      const Value at = b_.add(base, b_units_[q].local);
-      for (std::uint32_t i = 0; i < 4; ++i) {
-        const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
-        b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), b_.extract(v, i));
-      }
+      store_transposed(base, q, v);
     }
   }
 
@@ -373,11 +380,7 @@ class Emitter : private KernelWriter {
     const Value raw_base = b_.mul(raw, c(s_.b_size())), base = b_.mul(stage, c(s_.b_size()));
     for (std::size_t q = 0; q < b_units_.size(); ++q) {
       const Value v = b_.load(tiles_, b_.add(raw_base, b_raw_[q]), 4);
-      const Value at = b_.add(base, b_units_[q].local);
-      for (std::uint32_t i = 0; i < 4; ++i) {
-        const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
-        b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), b_.extract(v, i));
-      }
+      store_transposed(base, q, v);
     }
   }
 
