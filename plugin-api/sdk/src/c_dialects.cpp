@@ -330,13 +330,13 @@ std::string c_half_vector(const Dialect&, const HalfVector& h) {
              "  const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16);\n"
              "  memcpy(&out, &w, sizeof out);\n#else\n" + portable + "#endif\n" + tail;
     }
-    case HalfVectorOp::Round:
-      if (h.lanes == 16)
-        return kIntrinsics + head + types + kBf16Fast + "  {\n    const __m256bh nb = _mm512_cvtneps_pbh(f);\n"
-               "    const __m512i x = _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)nb), 16);\n"
-               "    memcpy(&out, &x, sizeof out);\n    return out;\n  }\n#endif\n" + rounded +
-               "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
-      return head + types + rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
+    case HalfVectorOp::Round: {
+      const std::string integer = rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
+      if (h.lanes != 16) return head + types + integer;
+      return kIntrinsics + head + types + kBf16Fast + "  {\n    const __m256bh nb = _mm512_cvtneps_pbh(f);\n"
+             "    const __m512i x = _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)nb), 16);\n"
+             "    memcpy(&out, &x, sizeof out);\n    return out;\n  }\n#endif\n" + integer;
+    }
     default: {
       std::string out = (stream || h.lanes == 16 ? kIntrinsics : std::string()) + head + types;
       // AVX-512F narrows 16 lanes in one vpmovdw (GCC's own narrowing is a permute).
