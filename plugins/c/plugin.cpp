@@ -9,9 +9,10 @@
 //   threads                cores    OpenMP threads per launch
 //   cache_dir              $XDG_CACHE_HOME/kiln/c, else ~/.cache/kiln/c
 //   keep_source            false    keep <key>.c next to each cached <key>.so
-//   vector_math            true     exp/log/sin/cos/pow vectorise through glibc's libmvec
-//                                   (when the compiler finds it; results within libmvec's
-//                                   few-ulp accuracy instead of libm's)
+//   vector_math            true     exp/log/sin/cos/pow vectorise when the compiler finds
+//                                   glibc's libmvec: f32 exp inline (kiln_exp_f32, within
+//                                   1.01 ulp, results below FLT_MIN flushed to 0), the others
+//                                   through libmvec (within its few ulps instead of libm's)
 // -fno-math-errno is always passed: kernels never read errno, and without it
 // no libm call can vectorise or inline.
 //   memory_bandwidth_gbps  0        reported to the cost model (0: unknown)

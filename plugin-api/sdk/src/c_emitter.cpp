@@ -831,7 +831,7 @@ class Emitter {
     } else if (op.kind == KILN_OP_UNARY && op.code == KILN_UNARY_NEG) {
       value = "(-" + x + ")";
     } else if (op.kind == KILN_OP_UNARY && d_.simd_function_helpers && shape_.vector_math && op.code < KILN_UNARY_COUNT &&
-               !d_.unary_f32[op.code].empty() && !d_.unary_f32[op.code].starts_with("kiln_")) {
+               defined_before_simd_helpers(d_.unary_f32[op.code])) {
       const std::string f32 = value_type(id, KILN_DTYPE_F32, op.lanes);
       value = simd_function(d_.unary_f32[op.code], KILN_DTYPE_F32, op.lanes, f32) + "(" + x + ")";
     } else {
@@ -842,10 +842,20 @@ class Emitter {
     return {value, round};
   }
 
+  // Whether `function` (a unary_f32/unary_f64 name) exists before the SIMD
+  // helpers: a libm function, or one of the prelude's (kiln_exp_f32), but
+  // not a shared helper (detail::math_helper's kiln_sigmoid_f32 ...), which
+  // is defined after them.
+  bool defined_before_simd_helpers(std::string_view function) const {
+    if (function.empty()) return false;
+    return !function.starts_with("kiln_") || d_.helper == nullptr || d_.helper(d_, function).empty();
+  }
+
   // The name of a helper applying libm's `function` to every lane of a
   // `dtype` x `lanes` vector (defined once, at file scope).
   std::string simd_function(std::string_view function, unsigned dtype, unsigned lanes, const std::string& vector_type) {
-    const std::string name = "kiln_simd_" + std::string(function) + "_" + std::to_string(lanes);
+    const std::string_view base = function.starts_with("kiln_") ? function.substr(5) : function;
+    const std::string name = "kiln_simd_" + std::string(base) + "_" + std::to_string(lanes);
     if (simd_helpers_.insert(name).second) {
       const std::string scalar(d_.value_types[dtype]), n = std::to_string(lanes);
       globals_ += "static inline " + vector_type + " " + name + "(" + vector_type + " x) {\n  " + scalar + " a[" + n +
@@ -935,9 +945,9 @@ class Emitter {
     if (op.kind == KILN_OP_UNARY && op.lanes > 1 && d_.simd_function_helpers && shape_.vector_math &&
         (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64)) {
       const std::string_view function = dt == KILN_DTYPE_F32 ? d_.unary_f32[op.code] : d_.unary_f64[op.code];
-      // A prelude helper (kiln_sigmoid_f32 ...) is defined after the SIMD
+      // A shared helper (kiln_sigmoid_f32 ...) is defined after the SIMD
       // helpers: those ops go lane by lane below.
-      if (!function.empty() && !function.starts_with("kiln_"))
+      if (defined_before_simd_helpers(function))
         return define(id, type, simd_function(function, dt, op.lanes, type) + "(" + var(op.src[0]) + ")");
     }
     if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_MAX || op.code == KILN_BINARY_MIN) && op.lanes > 1 &&
