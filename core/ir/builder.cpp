@@ -39,6 +39,11 @@ std::optional<ValueType> inferred_type(const Kernel& kernel, const Op& op) {
       if (!memory) return std::nullopt;
       return ValueType{memory->dtype, op.lanes};
     }
+    case OpKind::Prefetch: {
+      auto memory = operand(0);
+      if (!memory) return std::nullopt;
+      return ValueType{memory->dtype, 1};
+    }
     case OpKind::Store:
     case OpKind::CopyAsync:
       return operand(2);
@@ -189,6 +194,7 @@ Value Builder::load_matrix(Value local, Value row_index, std::uint32_t matrices,
   return append_inferred(op);
 }
 void Builder::copy_commit() { append(make(OpKind::CopyCommit)); }
+void Builder::prefetch(Value buffer, Value index) { append_inferred(make(OpKind::Prefetch, 0, {buffer.id, index.id})); }
 void Builder::wgmma(Value local, Value tiles, Value accumulator, std::uint32_t n) {
   Op op = make(OpKind::Wgmma, 0, {local.id, tiles.id, accumulator.id});
   op.attr = n;

@@ -223,6 +223,16 @@ class Parser {
     if (name == "endloop" || name == "endif") return parse_end(head, name == "endloop");
     if (name == "barrier") return builder_.append(op_of(OpKind::Barrier, static_cast<std::uint8_t>(Scope::Local))).id;
     if (name == "copy_commit") return builder_.append(op_of(OpKind::CopyCommit)).id;
+    if (name == "prefetch") {
+      // prefetch [type] %buffer[%index]
+      const auto written = optional_type();
+      Op op = op_of(OpKind::Prefetch);
+      op.src[0] = value();
+      expect('[');
+      op.src[1] = value();
+      expect(']');
+      return emit(op, written);
+    }
     if (name == "load_matrix") {
       // load_matrix x<1|2|4> [trans] [type] %mem[%row]
       const Token& at = peek();

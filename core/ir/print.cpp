@@ -118,6 +118,9 @@ class Printer {
       case OpKind::CopyCommit:
         if (!unshown_fields_default(op, false, false, false, false)) return {};
         return "copy_commit";
+      case OpKind::Prefetch:
+        if (!typed || op.lanes != 1 || !unshown_fields_default(op, true, false, false, false)) return {};
+        return "prefetch " + type + " " + names[0] + "[" + names[1] + "]";
       case OpKind::Wgmma:
         if (!typed || op.lanes != 1 || !unshown_fields_default(op, true, false, true, false)) return {};
         return "wgmma n" + std::to_string(op.attr) + " " + type + " " + names[0] + "[" + names[1] + "], " + names[2];

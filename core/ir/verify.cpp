@@ -113,7 +113,7 @@ bool Verifier::check_operands(ValueId id) {
                                            std::string(kind_name(def.kind)) + "), which has no value");
     const bool wants_memory =
         (i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::CopyAsync ||
-                    op.kind == OpKind::LoadMatrix || op.kind == OpKind::Wgmma)) ||
+                    op.kind == OpKind::LoadMatrix || op.kind == OpKind::Wgmma || op.kind == OpKind::Prefetch)) ||
         (i == 2 && op.kind == OpKind::Wgmma);
     if (wants_memory && !def.is_memory())
       return fail(id, "operand-memory", "the memory operand %" + std::to_string(v) + " is not a buffer param or storage");

@@ -40,6 +40,18 @@ bool Verifier::check_op(ValueId id) {
     case OpKind::Storage: return check_storage(id, op);
     case OpKind::Load: case OpKind::Store: return check_memory_access(id, op);
     case OpKind::CopyAsync: return check_copy_async(id, op);
+    case OpKind::Prefetch: {
+      // kernel_ir.h, PREFETCH: any index (it never faults), of a buffer param.
+      const Op& memory = kernel_[op.src[0]];
+      if (memory.kind != OpKind::Param)
+        return fail(id, "prefetch-target", "%" + std::to_string(op.src[0]) + " is storage, not a buffer param (only params are prefetched)");
+      if (!is_i64_scalar(op.src[1]))
+        return fail(id, "index-type", "the element index must be i64, got " + tn(type(op.src[1])));
+      if (op.dtype != memory.dtype || op.lanes != 1)
+        return fail(id, "prefetch-type", "prefetch of " + tn(type(id)) + " from " + std::string(dtype_name(memory.dtype)) +
+                                             " memory (it names one element of the param's dtype)");
+      return true;
+    }
     case OpKind::LoadMatrix: return check_load_matrix(id, op);
     case OpKind::Wgmma: return check_wgmma(id, op);
     case OpKind::WgmmaFence: return check_wgmma_collective(id, "wgmma_fence");

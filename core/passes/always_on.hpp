@@ -30,6 +30,8 @@ Kernel eliminate_dead_code(const Kernel& kernel, const DeviceInfo& device);     
 
 // --- finalize ----------------------------------------------------------------
 Kernel lower_math(const Kernel& kernel, const DeviceInfo& device);               // lower_math.cpp (also Device::compile)
+Kernel drop_unclaimed_prefetch(const Kernel& kernel, const DeviceInfo& device);  // drop_prefetch.cpp (also Device::compile)
+bool has_unclaimed_prefetch(const Kernel& kernel, const DeviceInfo& device);     // drop_prefetch.cpp
 Kernel convert_exp_base(const Kernel& kernel, const DeviceInfo& device);         // exp_base.cpp
 Kernel fuse_multiply_add(const Kernel& kernel, const DeviceInfo& device);        // fuse_multiply_add.cpp
 

@@ -46,7 +46,7 @@ std::vector<bool> live_ops(const Kernel& kernel, const ir::Blocks& blocks, const
         root = !is_storage(kernel, op.src[0]) || storage_read[op.src[0]];
         break;
       case OpKind::CopyCommit: case OpKind::CopyWait: case OpKind::Wgmma: case OpKind::WgmmaFence:
-      case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
+      case OpKind::WgmmaCommit: case OpKind::WgmmaWait: case OpKind::Prefetch:
         root = true;
         break;
       case OpKind::Barrier:

@@ -87,6 +87,9 @@ DeviceInfo cpu_preset() {
   d.cache_bytes = {32 * 1024, 1 << 20, 32 << 20};
   d.peak_gflops = 8 * 3.0 * 16 * 2 * 2;
   d.memory_bandwidth_gbps = 25;
+  // As the C plugin: PREFETCH wherever it loads (prefetch_rows applies).
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if ((d.op_kind_dtypes[KILN_OP_LOAD] & KILN_DTYPE_BIT(dt)) != 0) d.op_kind_dtypes[KILN_OP_PREFETCH] |= KILN_DTYPE_BIT(dt);
   return d;
 }
 

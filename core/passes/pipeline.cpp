@@ -30,6 +30,7 @@ const std::vector<Pass>& always_on_passes() {
 
 const std::vector<Pass>& finalize_passes() {
   static const std::vector<Pass> passes = {
+      {"drop_prefetch", detail::drop_unclaimed_prefetch},
       {"lower_math", detail::lower_math},
       {"exp_base", detail::convert_exp_base},
       {"fuse_mad", detail::fuse_multiply_add},

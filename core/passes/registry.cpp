@@ -39,6 +39,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::reciprocal_divide());
     all.push_back(&opts::wgmma_staged());
     all.push_back(&opts::simt_staged());
+    all.push_back(&opts::prefetch_rows());
     // end of performance
 
     return all;

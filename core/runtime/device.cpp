@@ -101,9 +101,13 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
   // (passes/lower_math.cpp). optimize's finalize did it already for tuned
   // kernels; this is for every other way in. Untouched kernels keep their op
   // numbers for the plugin's failed_op.
-  bool lowers = false;
+  // Likewise a PREFETCH it does not claim is dropped (a hint: no result
+  // depends on it).
+  bool lowers = passes::detail::has_unclaimed_prefetch(source, state_->info());
   for (const ir::Op& op : source.ops) lowers = lowers || unclaimed_math(op, state_->info());
-  const ir::Kernel lowered = lowers ? passes::detail::lower_math(source, state_->info()) : ir::Kernel{};
+  const ir::Kernel lowered =
+      lowers ? passes::detail::lower_math(passes::detail::drop_unclaimed_prefetch(source, state_->info()), state_->info())
+             : ir::Kernel{};
   const ir::Kernel& given = lowers ? lowered : source;
   // The one place below which plugins are called: every path (run, tune and
   // its candidates, host applications) passes the bounds policy here.

@@ -242,6 +242,14 @@ SearchSpace make_default_space(Precision precision) {
            // a load per element (44 against 48 ms in f32, 24 against 36 ms in f16).
            "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
+           // The same two with the next row prefetched in the loop after the first
+           // (prefetch_rows, on a device that claims PREFETCH: the C plugin): softmax's
+           // exponentials and the norms' writing loop run on a row in the caches while
+           // memory would sit idle, so the next row's read goes out under them.
+           "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
+           "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
+           "prefetch_rows(loop=1,distance=1)",
            // CPU, rows that are no multiple of 16: lane partials only (scalar loads).
            "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
            "lane_reduce(loop=0,lanes=16)",

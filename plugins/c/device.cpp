@@ -55,6 +55,9 @@ kiln_device_info describe_device(const Settings& settings) {
   if (cpu.avx512_bf16) sdk::set_feature(info, KILN_FEATURE_CPU_AVX512_BF16);
   if (cpu.amx_bf16) sdk::set_feature(info, KILN_FEATURE_CPU_AMX_BF16);
   if (cpu.avx512_bf16 && cc.avx512_bf16) sdk::set_dot_bf16(info);
+  // PREFETCH is __builtin_prefetch, which GCC and Clang have on every target
+  // (a no-op where the processor has no prefetch instruction).
+  sdk::set_prefetch(info);
   // Estimated f32 peak: threads x clock x f32 lanes per register x 2 flops
   // per FMA x 2 FMA pipes (x86 cores with AVX2/AVX-512 and recent Arm cores
   // have two; the cost model only needs the order of magnitude).

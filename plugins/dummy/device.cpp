@@ -183,6 +183,10 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
     sdk::set_feature(info, KILN_FEATURE_CPU_AVX512_BF16);
   }
 
+  // PREFETCH likewise, when asked (the tests of prefetch_rows on a device
+  // that claims it; the interpreter does nothing for it).
+  if (o.get_bool("prefetch", false)) sdk::set_prefetch(info);
+
   // Peak f32 rate: an FMA is two flops; by default each unit issues 4 warp
   // instructions per cycle.
   const double default_peak = 2.0 * info.compute_units * 4 * info.warp_size * info.clock_mhz / 1000.0;

@@ -409,6 +409,30 @@ std::vector<kiln_op> vector_exp(std::int64_t n) {
   return w.ops;
 }
 
+// PREFETCH on the C plugin (which claims it): __builtin_prefetch of the next
+// group's row before each row load, past the buffer for the last group; the
+// results are the kernel's (out = 2 x), nothing faults.
+TEST(CKernels, PrefetchOfTheNextRowIsAHintThatNeverFaults) {
+  const std::int64_t rows = 64, cols = 256;
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, static_cast<std::uint64_t>(rows * cols));
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, static_cast<std::uint64_t>(rows * cols));
+  auto g = w.group_index(0, w.const_i64(rows));
+  auto row = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(cols));
+  auto j = w.loop(w.const_i64(cols / 16));
+  auto i = w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, row, w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, j, w.const_i64(16)));
+  w.prefetch(KILN_DTYPE_F32, x, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, i, w.const_i64(cols)));
+  auto v = w.load(KILN_DTYPE_F32, x, i, 16);
+  w.store(KILN_DTYPE_F32, y, i, w.binary(KILN_BINARY_ADD, KILN_DTYPE_F32, v, v, 16), 16);
+  w.end_loop(j);
+  const std::vector<float> in = random_floats(static_cast<std::size_t>(rows * cols), 5);
+  std::vector<HostArg> args = {HostArg::of(in), HostArg::poisoned(KILN_DTYPE_F32, in.size())};
+  const std::string source = run_kernel(c_plugin(), device(), w.ops, args);
+  EXPECT_NE(source.find("__builtin_prefetch((v0 + v"), std::string::npos) << source;
+  const std::vector<float> out = args[1].values<float>();
+  for (std::size_t k = 0; k < out.size(); ++k) ASSERT_EQ(out[k], in[k] + in[k]) << k;
+}
+
 // The C dialect's f32 exp with vector math (c_dialects.cpp, kInlineExpF32):
 // within 1.01 ulp of exp over every f32 input (checked exhaustively when it
 // was written); here every 509th bit pattern, both signs, and the edges:

@@ -95,6 +95,26 @@ barrier
 store f32x4 %1[%6], %15
 )";
 
+// PREFETCH (appended in ABI 1.1): each of 4 groups doubles its row of 16
+// floats, prefetching the same element of the next group's row (past the
+// buffer for the last group: a prefetch never faults).
+inline constexpr std::string_view kPrefetch = R"(%0 = param 0 global f32[64]
+%1 = param 1 global_mut f32[64]
+%2 = const i64 4
+%3 = index group 0 %2
+%4 = const i64 16
+%5 = mul i64 %3, %4
+%6 = loop %2
+  %7 = mul i64 %6, %2
+  %8 = add i64 %5, %7
+  %9 = add i64 %8, %4
+  prefetch f32 %0[%9]
+  %11 = load f32x4 %0[%8]
+  %12 = add f32x4 %11, %11
+  store f32x4 %1[%8], %12
+endloop %6
+)";
+
 // LOAD_MATRIX (appended in ABI 1.1): 32 threads write a LOCAL f16 tile and
 // read it back with the warp's matrix loads, each count and form.
 inline constexpr std::string_view kLoadMatrix = R"(%0 = param 0 global f16[256]

@@ -54,7 +54,7 @@ TEST(Text, SamplesAreTheirOwnCanonicalText) {
   for (std::string_view sample : {samples::kAdd8, samples::kTreeReduce}) EXPECT_EQ(print(parsed(sample)), sample);
   bool seen[KILN_OP_KIND_COUNT] = {};
   for (std::string_view sample : {samples::kEveryOpKind, samples::kMma, samples::kSubgroupReduce, samples::kDotBf16,
-                                  samples::kCopyAsync, samples::kLoadMatrix, samples::kWgmma}) {
+                                  samples::kCopyAsync, samples::kLoadMatrix, samples::kWgmma, samples::kPrefetch}) {
     const Kernel k = parsed(sample);
     EXPECT_EQ(print(k), sample);
     EXPECT_TRUE(verify(k).ok()) << verify(k).error().to_string();

@@ -65,7 +65,7 @@ TEST(Verify, ValidKernelsPass) {
     }
 }
 
-TEST(Verify, RuleKind) { expect_violation("raw kind=32\n", 0, "kind", "unknown op kind 32"); }  // KILN_OP_KIND_COUNT
+TEST(Verify, RuleKind) { expect_violation("raw kind=33\n", 0, "kind", "unknown op kind 33"); }  // KILN_OP_KIND_COUNT
 
 TEST(Verify, RuleUnusedFields) {
   expect_violation("%0 = const f32 1\nraw kind=12 dtype=3 lanes=1 code=1 attr=0 src=@0,@0,_ reserved=0 imm=0x0\n", 1,

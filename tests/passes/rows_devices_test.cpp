@@ -187,6 +187,42 @@ TEST_P(RowsOnDevices, AlignedRecipesAtALongOddRowMatchTheInterpreter) {
   EXPECT_GE(runs, 20);
 }
 
+// A kernel lowered for a CPU with the next row prefetched (PREFETCH) runs on
+// every device: the C plugin claims the op (__builtin_prefetch), the others
+// do not and Device::compile drops it (a hint); the results are the
+// interpreter's either way.
+TEST_P(RowsOnDevices, APrefetchingKernelRunsOnEveryDeviceClaimedOrNot) {
+  const std::string plugin = GetParam();
+  const Runtime* runtime = runtime_for(plugin);
+  ASSERT_NE(runtime, nullptr);
+  const PluginRecord* record = runtime->plugin(plugin);
+  if (record == nullptr || record->status != PluginStatus::Loaded)
+    GTEST_SKIP() << "plugin '" << plugin << "' is not loaded" << (record ? ": " + record->reason : "");
+  const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 160});
+  const Result<ir::Kernel> lowered = passes::optimize(
+      k.kernel,
+      passes::parse_sequence("split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+                             "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); "
+                             "prefetch_rows(loop=1,distance=1)")
+          .value(),
+      passes::cpu_preset());
+  ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
+  ASSERT_NE(ir::print(*lowered).find("prefetch f32"), std::string::npos);
+  const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 47);
+  int runs = 0;
+  for (const DeviceInfo& info : record->devices) {
+    // 16-lane vectors: not every device has them (lavapipe: 4).
+    if (!info.can_compile() || (info.vector_width_mask & (1u << 16)) == 0) continue;
+    SCOPED_TRACE(info.id + (info.supports_op_kind(KILN_OP_PREFETCH, KILN_DTYPE_F32) ? " (claims PREFETCH)" : ""));
+    EXPECT_EQ(compare_outcomes(expected, run_on_device(runtime->device(info.id).value(), *lowered, k.args, 47), tolerance(k)), "");
+    ++runs;
+  }
+  if (runs == 0) GTEST_SKIP() << "no device of '" << plugin << "' has 16-lane vectors";
+  if (plugin == "c") {
+    EXPECT_TRUE(record->devices[0].supports_op_kind(KILN_OP_PREFETCH, KILN_DTYPE_F32));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Plugins, RowsOnDevices, ::testing::ValuesIn(kPlugins),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 

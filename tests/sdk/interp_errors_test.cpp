@@ -24,7 +24,7 @@ std::vector<kiln_op> edited(std::vector<kiln_op> ops, std::size_t bad, const std
 
 TEST(InterpreterValidation, OpKindsDtypesAndLanes) {
   const auto add = wire_add_f32(8);  // ops: a b c len i x y s store
-  expect_invalid(edited(add, 5, [](kiln_op& o) { o.kind = KILN_OP_KIND_COUNT; }), "unknown op kind 32", 5);
+  expect_invalid(edited(add, 5, [](kiln_op& o) { o.kind = KILN_OP_KIND_COUNT; }), "unknown op kind 33", 5);
   expect_invalid(edited(add, 5, [](kiln_op& o) { o.kind = 0; }), "unknown op kind 0", 5);
   expect_invalid(edited(add, 3, [](kiln_op& o) { o.dtype = 0; }), "invalid dtype 0", 3);
   expect_invalid(edited(add, 3, [](kiln_op& o) { o.dtype = 14; }), "invalid dtype 14", 3);

@@ -383,7 +383,19 @@ typedef enum kiln_op_kind {
    * group. */
   KILN_OP_WGMMA_WAIT = 31,
 
-  KILN_OP_KIND_COUNT = 32
+  /* PREFETCH: a hint that the thread will soon read a buffer param's
+   * element: src[0] = a GLOBAL or GLOBAL_MUT param, src[1] = element index
+   * (i64 scalar). No result, no effect on any result; dtype = the param's,
+   * lanes = 1, code = attr = imm = 0. The index may lie outside the buffer
+   * (the next row after the last): the op never faults and reads nothing
+   * (the reference interpreter does nothing). A CPU brings the element's
+   * cache line into its caches (C: __builtin_prefetch(p, 0, 2), x86
+   * prefetcht1: the L2 and outward). A device claims
+   * op_kind_dtypes[KILN_OP_PREFETCH] for each dtype it prefetches; the host
+   * drops the op from kernels for a device that does not claim it. */
+  KILN_OP_PREFETCH = 32,
+
+  KILN_OP_KIND_COUNT = 33
 } kiln_op_kind;
 
 /* MMA shapes (KILN_OP_MMA code). */

@@ -709,6 +709,10 @@ static inline float kiln_dot_bf16_1(float acc, uint32_t a, uint32_t b) {
   return out + "#if " + fast + "#else\n" + portable + "#endif\n";
 }
 
+// PREFETCH: read, moderate locality (x86 prefetcht1: into the L2 and
+// outward). A prefetch never faults, so an address past the buffer is fine.
+std::string c_prefetch(std::string_view address) { return "__builtin_prefetch(" + std::string(address) + ", 0, 2);"; }
+
 const Dialect& c_dialect() {
   static const Dialect d{
       .name = "c",
@@ -745,6 +749,7 @@ const Dialect& c_dialect() {
       .local_index = nullptr,
       .half_vector = c_half_vector,
       .dot_bf16 = c_dot_bf16,
+      .prefetch = c_prefetch,
   };
   return d;
 }

@@ -411,6 +411,13 @@ class Emitter {
       case KILN_OP_COPY_WAIT:
         line(d_.copy_wait != nullptr ? d_.copy_wait(op.attr) : "/* copy_wait: copies are plain stores */");
         return;
+      case KILN_OP_PREFETCH: {
+        const kiln_op& mem = memory_operand(id, false);
+        if (mem.kind != KILN_OP_PARAM) reject(id, KILN_STATUS_INVALID_ARGUMENT, "prefetch names a buffer param");
+        // Pointer arithmetic, not &p[i]: the index may lie past the buffer.
+        if (d_.prefetch != nullptr) line(d_.prefetch("(" + var(op.src[0]) + " + " + var(op.src[1]) + ")"));
+        return;
+      }
       default:
         reject(id, KILN_STATUS_UNSUPPORTED, "op kind " + std::to_string(op.kind) + " is unknown");
     }

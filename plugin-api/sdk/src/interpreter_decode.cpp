@@ -161,6 +161,7 @@ class Decoder {
           continue;
         case KILN_OP_PARAM:
         case KILN_OP_STORAGE:
+        case KILN_OP_PREFETCH:  // a hint with no effect on any result
           continue;
         case KILN_OP_INDEX:
           (op.code == KILN_SCOPE_GROUP ? out_.group_indices : out_.local_indices).push_back({slot_[id], op.attr});

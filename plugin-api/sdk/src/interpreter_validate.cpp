@@ -163,6 +163,15 @@ class Validator {
           value(id, 2, op.dtype, op.lanes);
           break;
         }
+        case KILN_OP_PREFETCH: {
+          // A hint: any index (it reads nothing), one element of a buffer param.
+          const kiln_op& mem = memory(id);
+          if (mem.kind != KILN_OP_PARAM) op_error(id, "prefetch names a buffer param, not the storage at op " + str(op.src[0]));
+          if (op.dtype != mem.dtype || op.lanes != 1)
+            op_error(id, "prefetch is typed as one element of its param's dtype");
+          value(id, 1, KILN_DTYPE_I64, 1);
+          break;
+        }
         case KILN_OP_LOAD_MATRIX: {
           const kiln_op& mem = memory(id);
           if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL)

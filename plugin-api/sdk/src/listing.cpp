@@ -62,6 +62,7 @@ std::string line(const kiln_op& op) {
     case KILN_OP_DOT_BF16: return "dot_bf16 " + type(op) + " " + a + ", " + b + ", " + c;
     case KILN_OP_COPY_ASYNC: return "copy_async " + type(op) + " " + a + "[" + b + "] = " + c;
     case KILN_OP_COPY_COMMIT: return "copy_commit";
+    case KILN_OP_PREFETCH: return "prefetch " + type(op) + " " + a + "[" + b + "]";
     case KILN_OP_LOAD_MATRIX:
       return "load_matrix x" + std::to_string(op.attr) + (op.code == 1 ? " trans " : " ") + type(op) + " " + a + "[" + b + "]";
     case KILN_OP_COPY_WAIT: return "copy_wait " + std::to_string(op.attr);

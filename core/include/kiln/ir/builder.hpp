@@ -116,6 +116,9 @@ class Builder {
   // covers its group.
   void copy_async(Value local, Value index, Value value);
   void copy_commit();
+  // kernel_ir.h, PREFETCH: a hint that element `index` of the buffer param
+  // `buffer` will be read soon (the index may lie outside the buffer).
+  void prefetch(Value buffer, Value index);
   // kernel_ir.h, LOAD_MATRIX: `matrices` 8 x 8 matrices of 16-bit elements
   // from LOCAL storage, rows at the warp's `row_index` values.
   Value load_matrix(Value local, Value row_index, std::uint32_t matrices, bool transposed);

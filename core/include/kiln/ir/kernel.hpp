@@ -72,6 +72,7 @@ enum class OpKind : std::uint8_t {
   WgmmaFence = KILN_OP_WGMMA_FENCE,
   WgmmaCommit = KILN_OP_WGMMA_COMMIT,
   WgmmaWait = KILN_OP_WGMMA_WAIT,
+  Prefetch = KILN_OP_PREFETCH,
 };
 
 enum class MmaShape : std::uint8_t {

@@ -267,6 +267,10 @@ struct Dialect {
   // place around the asynchronous ops (the compiler may not move its reads
   // and writes across them).
   std::string (*wgmma_hold)(std::string_view accumulator, unsigned count) = nullptr;
+  // PREFETCH (kernel_ir.h): the statement bringing the cache line at
+  // `address` (a pointer expression into a buffer param, possibly past its
+  // end) closer; nullptr: PREFETCH is written as nothing (it is a hint).
+  std::string (*prefetch)(std::string_view address) = nullptr;
 };
 
 // The dialects shipped with the SDK.

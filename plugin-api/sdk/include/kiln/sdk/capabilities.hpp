@@ -136,6 +136,14 @@ inline void set_wgmma(kiln_device_info& info) {
     if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_WGMMA);
 }
 
+// Claims PREFETCH (kernel_ir.h) on every dtype the device loads: for a
+// device whose compiler turns it into a cache prefetch (the C plugin's
+// __builtin_prefetch).
+inline void set_prefetch(kiln_device_info& info) {
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_PREFETCH);
+}
+
 // The 1.0 word of `dt` that the arrays imply.
 inline std::uint32_t legacy_dtype_caps(const kiln_device_info& info, unsigned dt) {
   std::uint32_t bits = 0;

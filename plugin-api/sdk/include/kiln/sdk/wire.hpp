@@ -59,7 +59,7 @@ inline constexpr std::array<std::string_view, KILN_OP_KIND_COUNT> kOpKindNames =
     "invalid", "const", "param", "storage", "load", "store", "index", "loop", "endloop", "if",
     "endif", "barrier", "unary", "binary", "cast", "mad", "select", "broadcast", "insert",
     "extract", "mma", "subgroup_reduce", "bf16_pair", "dot_bf16", "copy_async", "copy_commit", "copy_wait",
-    "load_matrix", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait",
+    "load_matrix", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait", "prefetch",
 }};
 
 inline constexpr std::array<std::string_view, KILN_MMA_SHAPE_COUNT> kMmaShapeNames = {{"invalid", "m16n8k16", "m16n8k8"}};
@@ -184,6 +184,7 @@ constexpr unsigned operand_count(unsigned kind) {
     case KILN_OP_VEC_EXTRACT: case KILN_OP_SUBGROUP_REDUCE:
       return 1;
     case KILN_OP_LOAD: case KILN_OP_BINARY: case KILN_OP_VEC_INSERT: case KILN_OP_BF16_PAIR: case KILN_OP_LOAD_MATRIX:
+    case KILN_OP_PREFETCH:
       return 2;
     case KILN_OP_STORE: case KILN_OP_MAD: case KILN_OP_SELECT: case KILN_OP_MMA: case KILN_OP_DOT_BF16:
     case KILN_OP_COPY_ASYNC: case KILN_OP_WGMMA:
@@ -266,7 +267,7 @@ constexpr bool has_result(unsigned kind) {
     case KILN_OP_STORE: case KILN_OP_END_LOOP: case KILN_OP_END_IF: case KILN_OP_BARRIER:
     case KILN_OP_IF: case KILN_OP_INVALID: case KILN_OP_COPY_ASYNC: case KILN_OP_COPY_COMMIT:
     case KILN_OP_COPY_WAIT: case KILN_OP_WGMMA: case KILN_OP_WGMMA_FENCE: case KILN_OP_WGMMA_COMMIT:
-    case KILN_OP_WGMMA_WAIT:
+    case KILN_OP_WGMMA_WAIT: case KILN_OP_PREFETCH:
       return false;
     default:
       return kind < KILN_OP_KIND_COUNT;

@@ -47,6 +47,7 @@ class WireBuilder {
   Id local_index(std::uint32_t axis, Id length) { return op(KILN_OP_INDEX, KILN_DTYPE_I64, KILN_SCOPE_LOCAL, length, KILN_NO_OPERAND, KILN_NO_OPERAND, axis); }
   Id load(std::uint8_t dtype, Id mem, Id index, std::uint8_t lanes = 1) { return op(KILN_OP_LOAD, dtype, 0, mem, index, KILN_NO_OPERAND, 0, 0, lanes); }
   Id store(std::uint8_t dtype, Id mem, Id index, Id value, std::uint8_t lanes = 1) { return op(KILN_OP_STORE, dtype, 0, mem, index, value, 0, 0, lanes); }
+  Id prefetch(std::uint8_t dtype, Id mem, Id index) { return op(KILN_OP_PREFETCH, dtype, 0, mem, index, KILN_NO_OPERAND, 0, 0, 1); }
   Id loop(Id count) { return op(KILN_OP_LOOP, KILN_DTYPE_I64, 0, count); }
   Id end_loop(Id loop_id) { return op(KILN_OP_END_LOOP, KILN_DTYPE_INVALID, 0, loop_id); }
   Id if_(Id cond) { return op(KILN_OP_IF, KILN_DTYPE_INVALID, 0, cond); }

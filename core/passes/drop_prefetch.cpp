@@ -1,0 +1,28 @@
+// PREFETCH ops (kernel_ir.h) dropped for a device that does not claim them on
+// their dtype: a prefetch is a hint with no effect on any result, so a kernel
+// written or tuned with it still runs everywhere (finalize, and
+// Device::compile for every other way in).
+#include "always_on.hpp"
+#include "kiln/ir/rewriter.hpp"
+
+namespace kiln::passes::detail {
+
+bool has_unclaimed_prefetch(const Kernel& kernel, const DeviceInfo& device) {
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::Prefetch && !device.supports_op_kind(KILN_OP_PREFETCH, static_cast<unsigned>(op.dtype)))
+      return true;
+  return false;
+}
+
+Kernel drop_unclaimed_prefetch(const Kernel& kernel, const DeviceInfo& device) {
+  if (!has_unclaimed_prefetch(kernel, device)) return kernel;
+  return ir::rewrite(kernel, [&](ir::Rewriter& rw, ir::ValueId id) {
+    const ir::Op& op = kernel[id];
+    if (op.kind != ir::OpKind::Prefetch || device.supports_op_kind(KILN_OP_PREFETCH, static_cast<unsigned>(op.dtype)))
+      return false;
+    rw.drop(id);
+    return true;
+  });
+}
+
+}  // namespace kiln::passes::detail

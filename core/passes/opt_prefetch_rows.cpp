@@ -1,0 +1,129 @@
+// prefetch_rows(loop, distance): in the loop-th LOOP (program order), before
+// each LOAD of a buffer param whose index is one row of a GROUP axis away
+// from the next group's (affine in exactly one GROUP INDEX, coefficient s:
+// the row stride), a PREFETCH of the element s * distance further on, i.e.
+// the same element of the row `distance` groups ahead. Results are
+// unchanged: PREFETCH is a hint (kernel_ir.h).
+//
+// Why: on the CPU (c:0) a row kernel's threads each run their rows one after
+// the other, and each row's loops run in sequence: the first reads the row
+// from DRAM, the later ones compute on it in the caches (softmax's
+// exponentials, the norms' scaling) while memory sits idle. Prefetching the
+// next row in a later loop overlaps the two. A hand-written probe of f32
+// softmax 4096 x 16384 (docs/passes.md, "CPU figures") ran 20.2-20.4 ms with
+// a prefetch of the next row once per 16 elements of its exponential loop,
+// 26.0-26.9 ms without.
+//
+// Only loads of at least 32 bytes (vectors) get one: a prefetch per element
+// would cost more issue slots than the misses it hides. Only on a device
+// that claims PREFETCH for the param's dtype.
+#include "kiln/ir/analysis.hpp"
+#include "kiln/ir/dtype.hpp"
+#include "kiln/ir/rewriter.hpp"
+#include "opt_support.hpp"
+#include "optimizations.hpp"
+#include "structural_support.hpp"
+
+#include <kiln/sdk/wire.hpp>
+
+#include <optional>
+#include <string>
+
+namespace kiln::passes::opts {
+
+namespace {
+
+using ir::Kernel;
+using ir::OpKind;
+using ir::ValueId;
+
+constexpr std::uint64_t kMinPrefetchedBytes = 32;
+
+// The row stride of LOAD `id`'s index: the coefficient of its one GROUP
+// INDEX term; nullopt when it has none or several, or a non-positive one.
+std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId id) {
+  const std::optional<ir::AffineForm> form = forms.of(kernel[id].src[1]);
+  if (!form) return std::nullopt;
+  std::optional<std::int64_t> stride;
+  for (const auto& [atom, coefficient] : form->terms) {
+    const ir::Op& a = kernel[atom];
+    if (a.kind != OpKind::Index || a.scope() != ir::Scope::Group) continue;
+    if (stride) return std::nullopt;
+    stride = coefficient;
+  }
+  if (!stride || *stride <= 0) return std::nullopt;
+  return stride;
+}
+
+// The LOADs of loop `site` to prefetch ahead of, with their row strides.
+std::vector<std::pair<ValueId, std::int64_t>> prefetched_loads(const Kernel& kernel, const LoopSite& site,
+                                                               const DeviceInfo& device) {
+  std::vector<std::pair<ValueId, std::int64_t>> loads;
+  ir::AffineForms forms(kernel);
+  for (ValueId id = site.loop + 1; id < site.end; ++id) {
+    const ir::Op& op = kernel[id];
+    if (op.kind != OpKind::Load || kernel[op.src[0]].kind != OpKind::Param) continue;
+    if (static_cast<std::uint64_t>(op.lanes) * ir::dtype_bytes(op.dtype) < kMinPrefetchedBytes) continue;
+    if (!device.supports_op_kind(KILN_OP_PREFETCH, static_cast<unsigned>(op.dtype))) continue;
+    if (const auto stride = row_stride(kernel, forms, id)) loads.emplace_back(id, *stride);
+  }
+  return loads;
+}
+
+class PrefetchRows final : public Optimization {
+ public:
+  std::string_view name() const override { return "prefetch_rows"; }
+  std::string_view description() const override {
+    return "before each vector load of a row in a LOOP, a prefetch of the same element `distance` rows (groups) ahead";
+  }
+
+  // Every loop with such loads, one and two rows ahead.
+  std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
+    std::vector<OptStep> steps;
+    if (!is_valid(kernel)) return steps;
+    const std::vector<LoopSite> sites = loop_sites(kernel);
+    for (std::size_t position = 0; position < sites.size(); ++position) {
+      if (prefetched_loads(kernel, sites[position], device).empty()) continue;
+      for (const std::int64_t distance : {1, 2})
+        steps.push_back(make_step(name(), {{"loop", static_cast<std::int64_t>(position)}, {"distance", distance}}));
+    }
+    return steps;
+  }
+
+  Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
+    KILN_TRY(check_input(step, kernel));
+    KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "distance"}));
+    KILN_TRY_ASSIGN(const auto site, step_loop(step, kernel, params[0]));
+    const std::int64_t distance = params[1];
+    if (distance < 1 || distance > 8) return step_error(step, "distance must be 1..8 rows");
+    const auto loads = prefetched_loads(kernel, site, device);
+    if (loads.empty())
+      return step_error(step, "the loop has no vector load (>= " + std::to_string(kMinPrefetchedBytes) +
+                                  " bytes) of a param indexed by one GROUP axis that the device prefetches");
+    std::vector<std::int64_t> ahead(kernel.size(), 0);
+    for (const auto& [id, stride] : loads) {
+      if (stride > INT64_MAX / distance) return step_error(step, "the row stride times the distance overflows");
+      ahead[id] = stride * distance;
+    }
+    Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
+      if (ahead[id] == 0) return false;
+      ir::Builder& b = rw.out();
+      const ir::Op& load = kernel[id];
+      const ir::Value offset = b.constant_i64(ahead[id]);
+      const ir::Value index = b.add(rw.map(load.src[1]), offset);
+      b.prefetch(rw.map(load.src[0]), index);
+      rw.copy(id);
+      return true;
+    });
+    return checked_output(step, std::move(out));
+  }
+};
+
+}  // namespace
+
+const Optimization& prefetch_rows() {
+  static const PrefetchRows instance;
+  return instance;
+}
+
+}  // namespace kiln::passes::opts
