@@ -29,9 +29,10 @@ constexpr std::array<std::string_view, KILN_UNARY_COUNT> kLibmF64 = {
     "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs",
     "tanh", "erf", "kiln_sigmoid_f64", "kiln_rsqrt_f64", "log1p", "expm1"};
 // CUDA's math library has rsqrtf/rsqrt (2 ulp / 1 ulp in the CUDA C
-// Programming Guide's tables), the rest as libm.
+// Programming Guide's tables), the rest as libm, but f32 exp2: a prelude
+// helper (cuda_helper below).
 constexpr std::array<std::string_view, KILN_UNARY_COUNT> kCudaF32 = {
-    "", "", "", "expf", "exp2f", "logf", "log2f", "", "sqrtf", "sinf", "cosf", "floorf", "truncf", "fabsf",
+    "", "", "", "expf", "kiln_exp2_f32", "logf", "log2f", "", "sqrtf", "sinf", "cosf", "floorf", "truncf", "fabsf",
     "tanhf", "erff", "kiln_sigmoid_f32", "rsqrtf", "log1pf", "expm1f"};
 constexpr std::array<std::string_view, KILN_UNARY_COUNT> kCudaF64 = {
     "", "", "", "exp", "exp2", "log", "log2", "", "sqrt", "sin", "cos", "floor", "trunc", "fabs",
@@ -436,6 +437,25 @@ static __device__ __forceinline__ unsigned long long kiln_wgmma_desc(unsigned in
 )";
 }
 
+// f32 exp2 as the hardware's ex2.approx.ftz.f32 (MUFU.EX2): exp2f is the
+// same instruction (2 ulp in the CUDA C Programming Guide's tables) with a
+// fix-up for results below 2^-126, three more instructions an exp on sm_90
+// (FSETP and two predicated FMULs) for a subnormal result, which kiln's
+// accuracy rules let a device flush to zero (docs/ir.md). The exponentials
+// (exp lowers to exp2 on a device with a native exp2: finalize's exp_base)
+// are most of the f16/bf16 softmax's instructions, which bound it on the
+// H200: at n = 50257 its LOCAL-row kernel went from 1672 SASS instructions
+// to 1328.
+std::string cuda_helper(const Dialect& d, std::string_view name) {
+  if (name == "kiln_exp2_f32")
+    return "static __device__ __forceinline__ float kiln_exp2_f32(float x) {\n"
+           "  float y;\n"
+           "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n"
+           "  return y;\n"
+           "}\n";
+  return detail::math_helper(d, name);
+}
+
 // A block is the kernel's LOCAL threads, so its size is known here: bounding
 // it keeps ptxas within the registers such a block has (65536 / threads
 // each: 64 at 1024), spilling where it must, instead of a kernel that needs
@@ -456,13 +476,24 @@ static __device__ __forceinline__ unsigned long long kiln_wgmma_desc(unsigned in
 // into the same 4 registers right before its 8 MMAs (shared-memory latency
 // exposed 16 times per k step); with (128, 2) it takes 216 and loads them
 // ahead, at the same occupancy.
+//
+// A group of 1024 threads whose dynamic shared memory leaves room for a
+// second one on the SM is bounded to two groups per SM: 32 registers a
+// thread (65536 / 2048), where the register file, not the shared memory,
+// would otherwise decide the occupancy. The row kernels that keep a row in
+// LOCAL memory (row_cache local=1: a 100 KB f16 row at n = 50257, or 96 KB
+// of an f32 one) are made for two groups per SM, yet ptxas took 34-54
+// registers for some of them (rmsnorm f16, the f32 part-rows), so one group
+// ran per SM, its phases back to back. Only whole 1024-thread groups: the
+// matrix kernels (at most 512 threads) keep every register they take.
 std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
   const std::int64_t threads = shape.local_sizes[0] * shape.local_sizes[1] * shape.local_sizes[2];
   std::string groups;
   if (shape.dynamic_local_bytes > 0 && threads > 1) {
-    constexpr std::uint64_t kSharedPerSm = 228 * 1024, kReservedPerGroup = 1024;
+    constexpr std::uint64_t kSharedPerSm = 228 * 1024, kReservedPerGroup = 1024, kThreadsPerSm = 2048;
     const std::uint64_t most = std::max<std::uint64_t>(1, kSharedPerSm / (shape.dynamic_local_bytes + kReservedPerGroup));
     if (static_cast<std::uint64_t>(threads) * most <= 256) groups = ", " + std::to_string(most);
+    else if (threads == 1024 && most >= 2) groups = ", " + std::to_string(kThreadsPerSm / 1024);
   }
   const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + groups + ") " : "";
   return "\nextern \"C\" __global__ void " + bounds + shape.entry + "(" + pointer_params(d, shape, "", " __restrict__") + ") {\n";
@@ -779,7 +810,7 @@ const Dialect& cuda_dialect() {
       .raw_halves = true,
       .cast = c_cast,
       .literal = c_literal,
-      .helper = detail::math_helper,
+      .helper = cuda_helper,
       .vector_type = kiln_vector_name,
       .vector_typedef = cuda_vector_typedef,
       .lane = cuda_lane,
