@@ -440,12 +440,11 @@ static __device__ __forceinline__ unsigned long long kiln_wgmma_desc(unsigned in
 // f32 exp2 as the hardware's ex2.approx.ftz.f32 (MUFU.EX2): exp2f is the
 // same instruction (2 ulp in the CUDA C Programming Guide's tables) with a
 // fix-up for results below 2^-126, three more instructions an exp on sm_90
-// (FSETP and two predicated FMULs) for a subnormal result, which kiln's
-// accuracy rules let a device flush to zero (docs/ir.md). The exponentials
-// (exp lowers to exp2 on a device with a native exp2: finalize's exp_base)
-// are most of the f16/bf16 softmax's instructions, which bound it on the
-// H200: at n = 50257 its LOCAL-row kernel went from 1672 SASS instructions
-// to 1328.
+// (FSETP and two predicated FMULs), for subnormal results, which kiln's
+// accuracy rules let a device flush to zero (docs/ir.md). exp lowers to
+// exp2 on a device with a native exp2 (finalize's exp_base): softmax's
+// kernel at n = 50257 in f16 (the row in LOCAL memory, blocks of 4, 1024
+// threads) went from 1672 SASS instructions to 1484.
 std::string cuda_helper(const Dialect& d, std::string_view name) {
   if (name == "kiln_exp2_f32")
     return "static __device__ __forceinline__ float kiln_exp2_f32(float x) {\n"
@@ -476,24 +475,13 @@ std::string cuda_helper(const Dialect& d, std::string_view name) {
 // into the same 4 registers right before its 8 MMAs (shared-memory latency
 // exposed 16 times per k step); with (128, 2) it takes 216 and loads them
 // ahead, at the same occupancy.
-//
-// A group of 1024 threads whose dynamic shared memory leaves room for a
-// second one on the SM is bounded to two groups per SM: 32 registers a
-// thread (65536 / 2048), where the register file, not the shared memory,
-// would otherwise decide the occupancy. The row kernels that keep a row in
-// LOCAL memory (row_cache local=1: a 100 KB f16 row at n = 50257, or 96 KB
-// of an f32 one) are made for two groups per SM, yet ptxas took 34-54
-// registers for some of them (rmsnorm f16, the f32 part-rows), so one group
-// ran per SM, its phases back to back. Only whole 1024-thread groups: the
-// matrix kernels (at most 512 threads) keep every register they take.
 std::string cuda_kernel_begin(const Dialect& d, const KernelShape& shape) {
   const std::int64_t threads = shape.local_sizes[0] * shape.local_sizes[1] * shape.local_sizes[2];
   std::string groups;
   if (shape.dynamic_local_bytes > 0 && threads > 1) {
-    constexpr std::uint64_t kSharedPerSm = 228 * 1024, kReservedPerGroup = 1024, kThreadsPerSm = 2048;
+    constexpr std::uint64_t kSharedPerSm = 228 * 1024, kReservedPerGroup = 1024;
     const std::uint64_t most = std::max<std::uint64_t>(1, kSharedPerSm / (shape.dynamic_local_bytes + kReservedPerGroup));
     if (static_cast<std::uint64_t>(threads) * most <= 256) groups = ", " + std::to_string(most);
-    else if (threads == 1024 && most >= 2) groups = ", " + std::to_string(kThreadsPerSm / 1024);
   }
   const std::string bounds = threads > 1 ? "__launch_bounds__(" + std::to_string(threads) + groups + ") " : "";
   return "\nextern \"C\" __global__ void " + bounds + shape.entry + "(" + pointer_params(d, shape, "", " __restrict__") + ") {\n";
