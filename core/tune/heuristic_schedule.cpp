@@ -4,8 +4,11 @@
 #include "kiln/passes/optimization.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -168,29 +171,60 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
   best.schedule.lowered = std::move(untuned);
   best.threads = uses_local_threads(best.schedule.lowered);
   best.barriers = uses_barriers(best.schedule.lowered);
+  // Every candidate lowered and priced on threads of their own (a row kernel
+  // at n = 50257 has 279, each a recipe of up to 24 steps with the always-on
+  // passes after each: 6.5 s on one core here, most of a 3 s tuning's budget
+  // on the H200, where the tuner asks for this schedule before it measures
+  // anything); the space's lower and cost are thread-safe (the tuner's
+  // compile pool lowers in parallel). Only what the ranking needs is kept,
+  // and it is ranked in the candidates' order, as one thread would: the
+  // winner is the same, and it is lowered once more at the end.
+  struct Priced {
+    Tier tier = Tier::Untuned;
+    double cost_ns = 0;
+    bool threads = false;
+    bool barriers = false;
+  };
+  std::vector<Candidate> all = candidates(kernel, device, space);
+  std::vector<std::optional<Priced>> priced(all.size());
+  {
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < all.size();) {
+        Result<ir::Kernel> lowered = space.lower(kernel, all[i].sequence, device);
+        if (!lowered) continue;  // a recipe that does not fit this kernel or device
+        priced[i] = Priced{all[i].tier, space.cost(*lowered, device), uses_local_threads(*lowered), uses_barriers(*lowered)};
+      }
+    };
+    const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), all.size());
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  }
   std::size_t considered = 1;
-  // Only where it can win (see the end): elsewhere no copy of each
-  // barrier-free candidate is kept.
+  // Only where it can win (see the end): elsewhere no barrier-free candidate is tracked.
   const bool track_barrier_free = switches_subgroups_at_barriers(device);
-  Ranked best_barrier_free;  // cost 0: none yet
-  for (Candidate& c : candidates(kernel, device, space)) {
-    Result<ir::Kernel> lowered = space.lower(kernel, c.sequence, device);
-    if (!lowered) continue;  // a recipe that does not fit this kernel or device
+  std::optional<std::size_t> best_index, best_barrier_free;  // indices into `all`
+  const auto ranked = [&](std::size_t i) {
+    Ranked r;
+    r.tier = priced[i]->tier;
+    r.schedule.cost_ns = priced[i]->cost_ns;
+    r.threads = priced[i]->threads;
+    r.barriers = priced[i]->barriers;
+    return r;
+  };
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!priced[i]) continue;
     ++considered;
-    Ranked candidate;
-    candidate.tier = c.tier;
-    candidate.schedule.cost_ns = space.cost(*lowered, device);
-    candidate.threads = uses_local_threads(*lowered);
-    candidate.barriers = uses_barriers(*lowered);
-    candidate.schedule.lowered = std::move(lowered).value();
-    candidate.schedule.sequence = std::move(c.sequence);
+    const Priced& candidate = *priced[i];
     // Ties go to the later candidate: the thread splits come largest first,
     // and smaller groups spread a few hundred rows over the cores (softmax
     // 256 x 4096 on lavapipe: 5.4 ms in groups of 32, 8.5 ms in one of 256).
     if (track_barrier_free && !candidate.barriers && candidate.threads &&
-        (best_barrier_free.schedule.cost_ns == 0 || candidate.schedule.cost_ns <= best_barrier_free.schedule.cost_ns))
-      best_barrier_free = candidate;
-    if (better(candidate, best, prefer_threads, avoid_barriers)) best = std::move(candidate);
+        (!best_barrier_free || candidate.cost_ns <= priced[*best_barrier_free]->cost_ns))
+      best_barrier_free = i;
+    if (better(ranked(i), best_index ? ranked(*best_index) : best, prefer_threads, avoid_barriers)) best_index = i;
   }
   // lavapipe-like devices (a CPU with warp > 1): a group's subgroups take
   // turns on one core and each barrier switches between them (the cost
@@ -199,9 +233,15 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
   // ran sum-rows 2048^2 in 17-20 ms with the recipe's tiled_reduce(local=64)
   // against 5.6-6.5 ms with one thread a row. LOCAL-tiled matrix products
   // keep their tiles (the barrier-free ones cost far more).
-  if (track_barrier_free && best.barriers && best_barrier_free.schedule.cost_ns > 0 &&
-      best_barrier_free.schedule.cost_ns < best.schedule.cost_ns)
-    best = std::move(best_barrier_free);
+  const bool best_has_barriers = best_index ? priced[*best_index]->barriers : best.barriers;
+  const double best_cost = best_index ? priced[*best_index]->cost_ns : best.schedule.cost_ns;
+  if (track_barrier_free && best_has_barriers && best_barrier_free && priced[*best_barrier_free]->cost_ns < best_cost)
+    best_index = best_barrier_free;
+  if (best_index) {
+    KILN_TRY_ASSIGN(best.schedule.lowered, space.lower(kernel, all[*best_index].sequence, device));
+    best.schedule.cost_ns = priced[*best_index]->cost_ns;
+    best.schedule.sequence = std::move(all[*best_index].sequence);
+  }
   best.schedule.considered = considered;
   return std::move(best.schedule);
 }

@@ -117,3 +117,26 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   EXPECT_GT(aligned_rows, 8);
   EXPECT_GT(compiled, 20);
 }
+
+// Softmax's exponentials (exp lowers to exp2 on the H200) are the hardware's
+// ex2.approx.ftz.f32, not exp2f, whose fix-up for subnormal results is three
+// more instructions an exp; NVRTC compiles the kernel for sm_90.
+TEST(CudaRows, SoftmaxExponentialsAreTheHardwareEx2) {
+  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
+  NvrtcOptions options;
+  options.include_dirs = default_include_dirs();
+  const std::string sequence =
+      "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
+      "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=0); unroll(loop=2,factor=0); unroll(loop=1,factor=0); "
+      "unroll(loop=0,factor=0)";
+  for (const kiln::ir::DType dtype : {kiln::ir::DType::F16, kiln::ir::DType::F32}) {
+    const auto kernel = kiln::kernels::make_standard_kernel("softmax-rows", {.m = 64, .n = 50257}, dtype).value();
+    const auto optimized = kiln::passes::optimize(kernel.kernel, kiln::passes::parse_sequence(sequence).value(), h200_shaped());
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    const std::string source = generate_cuda_source(optimized->to_wire());
+    EXPECT_NE(source.find("ex2.approx.ftz.f32"), std::string::npos) << source;
+    EXPECT_NE(source.find("kiln_exp2_f32("), std::string::npos) << source;
+    EXPECT_EQ(source.find("exp2f("), std::string::npos) << source;
+    EXPECT_TRUE(compile_cuda(nvrtc, source, 9, 0, options).is_cubin);
+  }
+}

@@ -241,3 +241,27 @@ TEST(HeuristicSchedule, AvoidsBarriersOnACpuWhoseGroupThreadsRunOneAfterAnother)
   ASSERT_TRUE(simd.ok()) << simd.error().to_string();
   EXPECT_TRUE(has_local_threads(simd->lowered)) << passes::to_string(simd->sequence);
 }
+
+// The candidates are lowered and priced on several threads, then ranked in
+// their order: among equally priced recipes the first that applies wins,
+// as it does on one thread, whatever thread lowered it. 48 recipes the
+// kernel cannot take (a thread split of a grid axis it lacks) come first.
+TEST(HeuristicSchedule, EquallyPricedRecipesKeepTheirOrderAcrossThreads) {
+  const auto k = standard("add", {.n = 1 << 12});
+  tune::SearchSpace space = tune::default_search_space();
+  space.cost = [](const ir::Kernel&, const DeviceInfo&) { return 1.0; };
+  space.recipes.clear();
+  for (int i = 0; i < 48; ++i) space.recipes.push_back(passes::parse_sequence("split_local(axis=2,factor=64)").value());
+  for (const char* recipe : {"split_local(axis=0,factor=128)", "split_local(axis=0,factor=64)", "split_local(axis=0,factor=256)",
+                             "split_local(axis=0,factor=32)"})
+    for (int i = 0; i < 8; ++i) space.recipes.push_back(passes::parse_sequence(recipe).value());
+  for (int run = 0; run < 4; ++run) {
+    Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::gpu_preset(), space);
+    ASSERT_TRUE(h.ok()) << h.error().to_string();
+    EXPECT_EQ(passes::to_string(h->sequence), "split_local(axis=0,factor=128)");
+    EXPECT_GE(h->considered, 33u);  // the untuned kernel and the 32 recipes that apply (then generic bodies)
+    Result<ir::Kernel> lowered = space.lower(k.kernel, h->sequence, passes::gpu_preset());
+    ASSERT_TRUE(lowered.ok());
+    EXPECT_EQ(h->lowered, *lowered);
+  }
+}
