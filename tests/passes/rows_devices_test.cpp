@@ -97,15 +97,23 @@ double tolerance(const kernels::StandardKernel& k) {
   return std::max(floor, 16 * k.tolerance);
 }
 
+// The plugin's record when the runtime loaded it; else nullptr and why not.
+const PluginRecord* loaded_record(const Runtime& runtime, const std::string& plugin, std::string& why) {
+  const PluginRecord* record = runtime.plugin(plugin);
+  if (record != nullptr && record->status == PluginStatus::Loaded) return record;
+  why = "plugin '" + plugin + "' is not loaded" + (record ? ": " + record->reason : "");
+  return nullptr;
+}
+
 class RowsOnDevices : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
   const std::string plugin = GetParam();
   const Runtime* runtime = runtime_for(plugin);
   ASSERT_NE(runtime, nullptr);
-  const PluginRecord* record = runtime->plugin(plugin);
-  if (record == nullptr || record->status != PluginStatus::Loaded)
-    GTEST_SKIP() << "plugin '" << plugin << "' is not loaded" << (record ? ": " + record->reason : "");
+  std::string why;
+  const PluginRecord* record = loaded_record(*runtime, plugin, why);
+  if (record == nullptr) GTEST_SKIP() << why;
   if (record->devices.empty()) GTEST_SKIP() << "plugin '" << plugin << "' has no device";
   int runs = 0, with_row_steps = 0;
   for (const DeviceInfo& info : record->devices) {
@@ -161,9 +169,9 @@ TEST_P(RowsOnDevices, AlignedRecipesAtALongOddRowMatchTheInterpreter) {
   if (std::string(GetParam()) != "dummy") GTEST_SKIP() << "on the interpreter-backed dummy only (bounded time)";
   const Runtime* runtime = runtime_for("dummy");
   ASSERT_NE(runtime, nullptr);
-  const PluginRecord* record = runtime->plugin("dummy");
-  if (record == nullptr || record->status != PluginStatus::Loaded)
-    GTEST_SKIP() << "plugin 'dummy' is not loaded" << (record ? ": " + record->reason : "");
+  std::string why;
+  const PluginRecord* record = loaded_record(*runtime, "dummy", why);
+  if (record == nullptr) GTEST_SKIP() << why;
   const auto h200 = std::find_if(record->devices.begin(), record->devices.end(),
                                  [](const DeviceInfo& d) { return d.name == "h200-shaped"; });
   // The dummy plugin keeps the devices of the first runtime that loaded it in
@@ -195,9 +203,9 @@ TEST_P(RowsOnDevices, APrefetchingKernelRunsOnEveryDeviceClaimedOrNot) {
   const std::string plugin = GetParam();
   const Runtime* runtime = runtime_for(plugin);
   ASSERT_NE(runtime, nullptr);
-  const PluginRecord* record = runtime->plugin(plugin);
-  if (record == nullptr || record->status != PluginStatus::Loaded)
-    GTEST_SKIP() << "plugin '" << plugin << "' is not loaded" << (record ? ": " + record->reason : "");
+  std::string why;
+  const PluginRecord* record = loaded_record(*runtime, plugin, why);
+  if (record == nullptr) GTEST_SKIP() << why;
   const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 160});
   const Result<ir::Kernel> lowered = passes::optimize(
       k.kernel,
