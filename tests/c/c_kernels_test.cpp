@@ -428,7 +428,7 @@ TEST(CKernels, PrefetchOfTheNextRowIsAHintThatNeverFaults) {
   const std::vector<float> in = random_floats(static_cast<std::size_t>(rows * cols), 5);
   std::vector<HostArg> args = {HostArg::of(in), HostArg::poisoned(KILN_DTYPE_F32, in.size())};
   const std::string source = run_kernel(c_plugin(), device(), w.ops, args);
-  EXPECT_NE(source.find("__builtin_prefetch((v0 + v"), std::string::npos) << source;
+  EXPECT_NE(source.find("__builtin_prefetch((const void*)((uintptr_t)v0 + (uintptr_t)v"), std::string::npos) << source;
   const std::vector<float> out = args[1].values<float>();
   for (std::size_t k = 0; k < out.size(); ++k) ASSERT_EQ(out[k], in[k] + in[k]) << k;
 }

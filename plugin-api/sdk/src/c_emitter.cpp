@@ -414,8 +414,11 @@ class Emitter {
       case KILN_OP_PREFETCH: {
         const kiln_op& mem = memory_operand(id, false);
         if (mem.kind != KILN_OP_PARAM) reject(id, KILN_STATUS_INVALID_ARGUMENT, "prefetch names a buffer param");
-        // Pointer arithmetic, not &p[i]: the index may lie past the buffer.
-        if (d_.prefetch != nullptr) line(d_.prefetch("(" + var(op.src[0]) + " + " + var(op.src[1]) + ")"));
+        // The address as an integer, not &p[i] or p + i: the index may lie
+        // past the buffer, where pointer arithmetic is undefined in C.
+        if (d_.prefetch != nullptr)
+          line(d_.prefetch("(const void*)((uintptr_t)" + var(op.src[0]) + " + (uintptr_t)" + var(op.src[1]) + " * sizeof *" +
+                           var(op.src[0]) + ")"));
         return;
       }
       default:
