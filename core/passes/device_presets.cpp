@@ -13,7 +13,9 @@ namespace kiln::passes {
 
 namespace {
 
-DeviceInfo base(std::string id, std::string name, DeviceKind kind) {
+// `claims`: what the preset claims beyond every ABI 1.0 op (the SDK's
+// set_* helpers, as a plugin would call them).
+DeviceInfo base(std::string id, std::string name, DeviceKind kind, void (*claims)(kiln_device_info&) = nullptr) {
   DeviceInfo d;
   d.id = std::move(id);
   d.plugin = "preset";
@@ -24,6 +26,7 @@ DeviceInfo base(std::string id, std::string name, DeviceKind kind) {
   d.memory_bytes = 8ull << 30;
   kiln_device_info caps{};
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_all_ops(caps, dt);
+  if (claims != nullptr) claims(caps);
   std::copy(std::begin(caps.op_kind_dtypes), std::end(caps.op_kind_dtypes), d.op_kind_dtypes.begin());
   std::copy(std::begin(caps.unary_dtypes), std::end(caps.unary_dtypes), d.unary_dtypes.begin());
   std::copy(std::begin(caps.binary_dtypes), std::end(caps.binary_dtypes), d.binary_dtypes.begin());
@@ -74,7 +77,8 @@ DeviceInfo small_preset() {
 }
 
 DeviceInfo cpu_preset() {
-  DeviceInfo d = base("preset:cpu", "CPU-shaped preset", DeviceKind::Cpu);
+  // As the C plugin: PREFETCH wherever it loads (prefetch_rows applies).
+  DeviceInfo d = base("preset:cpu", "CPU-shaped preset", DeviceKind::Cpu, sdk::set_prefetch);
   d.warp_size = 1;
   d.max_local_threads = 1;
   d.max_local_dims = {1, 1, 1};
@@ -87,9 +91,6 @@ DeviceInfo cpu_preset() {
   d.cache_bytes = {32 * 1024, 1 << 20, 32 << 20};
   d.peak_gflops = 8 * 3.0 * 16 * 2 * 2;
   d.memory_bandwidth_gbps = 25;
-  // As the C plugin: PREFETCH wherever it loads (prefetch_rows applies).
-  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
-    if ((d.op_kind_dtypes[KILN_OP_LOAD] & KILN_DTYPE_BIT(dt)) != 0) d.op_kind_dtypes[KILN_OP_PREFETCH] |= KILN_DTYPE_BIT(dt);
   return d;
 }
 

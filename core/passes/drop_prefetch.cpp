@@ -5,21 +5,26 @@
 #include "always_on.hpp"
 #include "kiln/ir/rewriter.hpp"
 
+#include <algorithm>
+
 namespace kiln::passes::detail {
 
+namespace {
+
+bool unclaimed_prefetch(const ir::Op& op, const DeviceInfo& device) {
+  return op.kind == ir::OpKind::Prefetch && !device.supports_op_kind(KILN_OP_PREFETCH, static_cast<unsigned>(op.dtype));
+}
+
+}  // namespace
+
 bool has_unclaimed_prefetch(const Kernel& kernel, const DeviceInfo& device) {
-  for (const ir::Op& op : kernel.ops)
-    if (op.kind == ir::OpKind::Prefetch && !device.supports_op_kind(KILN_OP_PREFETCH, static_cast<unsigned>(op.dtype)))
-      return true;
-  return false;
+  return std::any_of(kernel.ops.begin(), kernel.ops.end(), [&](const ir::Op& op) { return unclaimed_prefetch(op, device); });
 }
 
 Kernel drop_unclaimed_prefetch(const Kernel& kernel, const DeviceInfo& device) {
   if (!has_unclaimed_prefetch(kernel, device)) return kernel;
   return ir::rewrite(kernel, [&](ir::Rewriter& rw, ir::ValueId id) {
-    const ir::Op& op = kernel[id];
-    if (op.kind != ir::OpKind::Prefetch || device.supports_op_kind(KILN_OP_PREFETCH, static_cast<unsigned>(op.dtype)))
-      return false;
+    if (!unclaimed_prefetch(kernel[id], device)) return false;
     rw.drop(id);
     return true;
   });

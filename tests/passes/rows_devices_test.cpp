@@ -97,22 +97,30 @@ double tolerance(const kernels::StandardKernel& k) {
   return std::max(floor, 16 * k.tolerance);
 }
 
-// The plugin's record when the runtime loaded it; else nullptr and why not.
-const PluginRecord* loaded_record(const Runtime& runtime, const std::string& plugin, std::string& why) {
-  const PluginRecord* record = runtime.plugin(plugin);
-  if (record != nullptr && record->status == PluginStatus::Loaded) return record;
-  why = "plugin '" + plugin + "' is not loaded" + (record ? ": " + record->reason : "");
-  return nullptr;
+// The runtime for `plugin` (nullptr when its config did not load: a test
+// failure) and the plugin's record when it loaded (else nullptr and why not:
+// a skip).
+struct LoadedPlugin {
+  const Runtime* runtime = nullptr;
+  const PluginRecord* record = nullptr;
+  std::string why;
+};
+LoadedPlugin load_plugin(const std::string& plugin) {
+  LoadedPlugin loaded;
+  loaded.runtime = runtime_for(plugin);
+  if (loaded.runtime == nullptr) return loaded;
+  const PluginRecord* record = loaded.runtime->plugin(plugin);
+  if (record != nullptr && record->status == PluginStatus::Loaded) loaded.record = record;
+  else loaded.why = "plugin '" + plugin + "' is not loaded" + (record ? ": " + record->reason : "");
+  return loaded;
 }
 
 class RowsOnDevices : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
   const std::string plugin = GetParam();
-  const Runtime* runtime = runtime_for(plugin);
+  const auto [runtime, record, why] = load_plugin(plugin);
   ASSERT_NE(runtime, nullptr);
-  std::string why;
-  const PluginRecord* record = loaded_record(*runtime, plugin, why);
   if (record == nullptr) GTEST_SKIP() << why;
   if (record->devices.empty()) GTEST_SKIP() << "plugin '" << plugin << "' has no device";
   int runs = 0, with_row_steps = 0;
@@ -167,10 +175,8 @@ TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
 // the dummy; bounded time), against the interpreter.
 TEST_P(RowsOnDevices, AlignedRecipesAtALongOddRowMatchTheInterpreter) {
   if (std::string(GetParam()) != "dummy") GTEST_SKIP() << "on the interpreter-backed dummy only (bounded time)";
-  const Runtime* runtime = runtime_for("dummy");
+  const auto [runtime, record, why] = load_plugin("dummy");
   ASSERT_NE(runtime, nullptr);
-  std::string why;
-  const PluginRecord* record = loaded_record(*runtime, "dummy", why);
   if (record == nullptr) GTEST_SKIP() << why;
   const auto h200 = std::find_if(record->devices.begin(), record->devices.end(),
                                  [](const DeviceInfo& d) { return d.name == "h200-shaped"; });
@@ -201,10 +207,8 @@ TEST_P(RowsOnDevices, AlignedRecipesAtALongOddRowMatchTheInterpreter) {
 // interpreter's either way.
 TEST_P(RowsOnDevices, APrefetchingKernelRunsOnEveryDeviceClaimedOrNot) {
   const std::string plugin = GetParam();
-  const Runtime* runtime = runtime_for(plugin);
+  const auto [runtime, record, why] = load_plugin(plugin);
   ASSERT_NE(runtime, nullptr);
-  std::string why;
-  const PluginRecord* record = loaded_record(*runtime, plugin, why);
   if (record == nullptr) GTEST_SKIP() << why;
   const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 160});
   const Result<ir::Kernel> lowered = passes::optimize(
