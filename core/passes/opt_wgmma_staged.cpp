@@ -1,4 +1,4 @@
-// wgmma_staged(bm, bn, stages, inflight, split, mma_first, tf32, b_async): the
+// wgmma_staged(bm, bn, stages, inflight, split, mma_first, tf32, b_async, b_vec): the
 // f16/bf16 matrix products mma_staged takes (opt_mma_match.hpp) on the
 // warp-group MMA (WGMMA, kernel_ir.h; wgmma.mma_async on sm_90a), and f32
 // ones on its tf32 form with tf32=1 (below). docs/passes.md,
@@ -37,7 +37,10 @@
 // stored element by element transposed into [bn rows][32 k]): tile `next`
 // stored with the refill, tile next + 1 loaded right after it, its zeros
 // for the edges put in at the store (nothing waits for the loads before
-// the next step). The WGMMA truncates each input to tf32.
+// the next step). With b_vec = 2 or 4 a thread loads that many consecutive
+// k rows of its 4 n and stores each n's b_vec k as one vector (fewer,
+// wider shared stores; default 1, one element a store). The WGMMA
+// truncates each input to tf32.
 // With b_async=1 B's tile is copied too (16-byte copies in A's commit
 // groups, `ahead` tiles early) into a plain piece tile, each thread's
 // pieces contiguous across its warp; after the step's COPY_WAIT each thread
@@ -73,7 +76,7 @@ constexpr std::string_view kName = "wgmma_staged";
 constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice (f16/bf16)
 
 struct Config {
-  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0, tf32 = 0, b_async = 0;
+  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0, tf32 = 0, b_async = 0, b_vec = 1;
   std::int64_t wn() const { return bn / split; }  // n of one WGMMA
   std::int64_t groups() const { return bm / 64; }  // warp groups
   std::int64_t threads() const { return 128 * groups(); }
@@ -86,8 +89,9 @@ struct Config {
   std::int64_t a_size() const { return bm * bk(); }  // elements of one stage
   std::int64_t b_size() const { return bk() * bn; }
   std::int64_t ahead() const { return stages - 1 - inflight; }  // tiles in flight before a step
-  // tf32: B's elements a thread moves per step, through registers (4 per unit).
-  std::int64_t b_units() const { return bk() * bn / 4 / threads(); }
+  // tf32: B's units a thread moves per step, through registers (a unit is
+  // b_vec k rows of 4 n: 4 b_vec elements).
+  std::int64_t b_units() const { return bk() * bn / 4 / b_vec / threads(); }
   // B's stages WGMMAs read (tf32 b_async=1: the transposed tiles of the
   // steps whose groups may be in flight, this step's and the next's) and
   // b_async's plain [32 k][bn] tiles the copies land in, one per tile in
@@ -106,6 +110,8 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   if (p.input != DType::F32 && s.tf32) return "tf32=1 is for f32 inputs; A and B are " + std::string(ir::dtype_name(p.input));
   if (s.b_async != 0 && s.b_async != 1) return "b_async must be 0 or 1";
   if (s.b_async && !s.tf32) return "b_async=1 is tf32's B staging (tf32=1); f16/bf16 copy B as it is";
+  if (s.b_vec != 1 && s.b_vec != 2 && s.b_vec != 4) return "b_vec must be 1, 2 or 4";
+  if (s.b_vec != 1 && (!s.tf32 || s.b_async)) return "b_vec is the width of tf32's transposed B stores through registers (tf32=1, b_async=0)";
   if (p.input != DType::F16 && p.input != DType::BF16 && p.input != DType::F32)
     return "wgmma multiplies f16, bf16 or f32 (as tf32), not " + std::string(ir::dtype_name(p.input));
   const auto input = static_cast<unsigned>(p.input);
@@ -128,9 +134,9 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
     return "the copies move 16-byte chunks: B must be contiguous along n, in whole chunks";
   // Every thread copies as many 16-byte chunks of A and of B (192 x 128: B's
   // 1024 chunks do not split over 384 threads).
-  if ((s.bm * (bk / vec)) % s.threads() != 0 || (bk * (s.bn / vec)) % s.threads() != 0)
+  if ((s.bm * (bk / vec)) % s.threads() != 0 || (bk * (s.bn / vec)) % (s.threads() * s.b_vec) != 0)
     return "the " + std::to_string(s.threads()) + " threads do not divide the tile copies (A " +
-           std::to_string(s.bm * (bk / vec)) + ", B " + std::to_string(bk * (s.bn / vec)) + ")";
+           std::to_string(s.bm * (bk / vec)) + ", B " + std::to_string(bk * (s.bn / vec) / s.b_vec) + ")";
   if (s.threads() > device.max_local_threads || s.threads() > device.max_local_dims[0])
     return std::to_string(s.threads()) + " threads per group exceed the device's " + std::to_string(device.max_local_threads);
   // The stages plus the kilobyte the device may need to align them.
@@ -141,7 +147,7 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   // registers allow per thread (and at most 128: 255 registers a thread);
   // with tf32's B staging registers (b_async=0), at most 5/8 (128 x 256: 160 of 255).
   const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2),
-             staging = static_cast<std::uint64_t>(s.tf32 && !s.b_async ? 16 * s.b_units() : 0);
+             staging = static_cast<std::uint64_t>(s.tf32 && !s.b_async ? 16 * s.b_vec * s.b_units() : 0);
   const std::uint64_t per_thread = device.register_bytes *
                                    static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
                                    static_cast<std::uint64_t>(s.threads());
@@ -183,7 +189,7 @@ class Emitter : private KernelWriter {
       for (std::int64_t q = 0; q < s_.wn() / 2; q += 4) b_.store(acc, c(q), zero4);
     a_group_ = b_.mul(group_, c(64 * s_.bk()));  // the warp group's rows in an A stage
     const bool b_regs = s_.tf32 && !s_.b_async;  // tf32's B through registers
-    if (b_regs) b_staged_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(4 * s_.b_units()));
+    if (b_regs) b_staged_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(4 * s_.b_vec * s_.b_units()));
 
     const std::int64_t steps = ceil_div(k_, s_.bk());
     plan_copy_units();
@@ -295,18 +301,26 @@ class Emitter : private KernelWriter {
   }
 
   // tf32: B goes through registers into its transposed K-major stage
-  // ([bn][32 k], (k, n) at swz4(32 n + k)). A unit is 4 elements along n of
-  // one k row (one 16-byte load); a warp's 32 units are 16 k rows x 2 of
-  // them, so each row's 32 bytes are one whole sector of the load, and the
-  // scalar stores of element i land in 32 different banks (k % 4, and the
-  // chunk k / 4 XOR n % 8 over k / 4's two low bits and n / 4's parity).
+  // ([bn][32 k], (k, n) at swz4(32 n + k)). A unit is b_vec k rows of 4
+  // elements along n (b_vec 16-byte loads).
+  // b_vec = 1: a warp's 32 units are 16 k rows x 2 of them, so each row's
+  // 32 bytes are one whole sector of the load, and the scalar stores of
+  // element i land in 32 different banks (k % 4, and the chunk k / 4 XOR
+  // n % 8 over k / 4's two low bits and n / 4's parity).
+  // b_vec = 2 or 4: the 32 / b_vec lanes of a warp's slice cover all 32 k
+  // of one 4-n chunk (the warp b_vec chunks side by side: each row's 16 b_vec
+  // bytes whole sectors), so the b_vec-wide stores of element i by one
+  // slice (the lanes one shared-memory wavefront serves: 128 bytes) cover
+  // the n row's 8 chunks, each once.
   void plan_b_units_tf32() {
-    const std::int64_t t = s_.threads();
+    const std::int64_t t = s_.threads(), per = 32 / s_.b_vec;  // lanes along k (b_vec > 1)
     for (std::int64_t q = 0; q < s_.b_units(); ++q) {
       const Value e = b_.add(tid_, c(q * t));
       const Value lane = b_.mod(e, c(32)), unit = b_.div(e, c(32));
-      const Value r = b_.add(b_.mul(b_.mod(unit, c(2)), c(16)), b_.mod(lane, c(16)));
-      const Value nc = b_.add(b_.mul(b_.div(unit, c(2)), c(2)), b_.div(lane, c(16)));
+      const Value r = s_.b_vec == 1 ? b_.add(b_.mul(b_.mod(unit, c(2)), c(16)), b_.mod(lane, c(16)))
+                                    : b_.mul(b_.mod(lane, c(per)), c(s_.b_vec));
+      const Value nc = s_.b_vec == 1 ? b_.add(b_.mul(b_.div(unit, c(2)), c(2)), b_.div(lane, c(16)))
+                                     : b_.add(b_.mul(unit, c(s_.b_vec)), b_.div(lane, c(per)));
       const Value col = b_.add(n0_, b_.mul(nc, c(4)));
       const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
       // Element i (n = 4 nc + i) at 32 n + 4 ((r / 4) ^ (n % 8)) + r % 4,
@@ -337,14 +351,19 @@ class Emitter : private KernelWriter {
   // store_b, so nothing uses the loads until the next step's stores and the
   // thread does not wait for them while its WGMMAs run (a select right
   // after each load stalled every step on the load's latency).
+  // A unit's b_vec rows are inside or outside together (k and K multiples
+  // of b_vec).
   void load_b(Value kt, Value live = {}) {
     const Value k0 = b_.mul(kt, c(s_.bk()));
     const Value b_step = scaled(k0, p_.b.c0);
     for (std::size_t q = 0; q < b_units_.size(); ++q) {
       const Value index = b_.add(b_units_[q].source, b_step);
       const Value inside = b_inside(k0, q, live);
-      const Value v = b_.load(b_mem_, inside.valid() ? b_.select(inside, index, c(0)) : index, 4);
-      b_.store(b_staged_, c(static_cast<std::int64_t>(4 * q)), v);
+      for (std::int64_t j = 0; j < s_.b_vec; ++j) {
+        const Value row = j == 0 ? index : b_.add(index, c(j * p_.b.c0));
+        const Value v = b_.load(b_mem_, inside.valid() ? b_.select(inside, row, c(0)) : row, 4);
+        b_.store(b_staged_, c(static_cast<std::int64_t>(4 * (s_.b_vec * static_cast<std::int64_t>(q) + j))), v);
+      }
     }
   }
 
@@ -366,10 +385,26 @@ class Emitter : private KernelWriter {
     const Value base = b_.mul(stage, c(s_.b_size()));
     const Value k0 = b_.mul(kt, c(s_.bk()));
     for (std::size_t q = 0; q < b_units_.size(); ++q) {
-      Value v = b_.load(b_staged_, c(static_cast<std::int64_t>(4 * q)), 4);
       const Value inside = b_inside(k0, q);
-      if (inside.valid()) v = b_.select(inside, v, b_.broadcast(zero_, 4));
-      store_transposed(base, q, v);
+      std::vector<Value> rows;
+      for (std::int64_t j = 0; j < s_.b_vec; ++j) {
+        Value v = b_.load(b_staged_, c(static_cast<std::int64_t>(4 * (s_.b_vec * static_cast<std::int64_t>(q) + j))), 4);
+        if (inside.valid()) v = b_.select(inside, v, b_.broadcast(zero_, 4));
+        rows.push_back(v);
+      }
+      if (s_.b_vec == 1) {
+        store_transposed(base, q, rows[0]);
+        continue;
+      }
+      // n = 4 nc + i: its b_vec k (rows[j][i]) as one vector, in the
+      // element's chunk (r % 4 = 0 for 4, 0 or 2 for 2: aligned).
+      const Value at = b_.add(base, b_units_[q].local);
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        Value w = b_.broadcast(b_.extract(rows[0], i), static_cast<std::uint8_t>(s_.b_vec));
+        for (std::uint32_t j = 1; j < rows.size(); ++j) w = b_.insert(w, b_.extract(rows[j], i), j);
+        const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
+        b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), w);
+      }
     }
   }
 
@@ -491,8 +526,9 @@ class Emitter : private KernelWriter {
 Result<Config> config_of(const OptStep& step) {
   for (const auto& [key, value] : step.params)
     if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first" && key != "tf32" &&
-        key != "b_async")
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first, tf32, b_async)");
+        key != "b_async" && key != "b_vec")
+      return step_error(step,
+                        "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first, tf32, b_async, b_vec)");
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
@@ -502,6 +538,7 @@ Result<Config> config_of(const OptStep& step) {
   s.mma_first = step.param("mma_first", 0);
   s.tf32 = step.param("tf32", 0);
   s.b_async = step.param("b_async", 0);
+  s.b_vec = step.param("b_vec", 1);
   return s;
 }
 

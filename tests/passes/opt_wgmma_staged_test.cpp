@@ -169,6 +169,11 @@ TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
       {{.m = 256, .n = 128, .k = 96}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_async=1)"},
       {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,b_async=1)"},
       {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,b_async=1)"},
+      // B's transposed stores 2 and 4 k wide (b_vec).
+      {{.m = 256, .n = 128, .k = 96}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_vec=2)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,b_vec=2)"},
+      {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1,b_vec=4)"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,b_vec=4)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(case_name(c.size, ir::DType::F32, c.step));
@@ -212,6 +217,66 @@ TEST(WgmmaStaged, Tf32BAsyncGivesTheRegisterFormsBits) {
     const RunOutcome got = run_on_device(device, applied(k.kernel, copied, *info), k.args, 7);
     EXPECT_EQ(compare_outcomes(want, got, 0), "");
   }
+}
+
+// b_vec = 2 and 4 store B's transpose 2 or 4 k at a time (each thread
+// loading as many k rows): the same tiles into the same WGMMAs, so bit for
+// bit the scalar stores' outputs on the interpreter, odd shapes included;
+// a misplaced element, or a k row loaded twice, changes them.
+TEST(WgmmaStaged, Tf32WideBStoresGiveTheScalarStoresBits) {
+  const DeviceInfo* info = mma_device_info(true, true);
+  ASSERT_NE(info, nullptr);
+  const Device device = mma_runtime()->device(info->id).value();
+  struct Case {
+    kernels::KernelSize size;
+    std::string_view step;  // the scalar form; the staging form appended
+    std::string_view staging;
+  };
+  const Case cases[] = {
+      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1", "b_vec=2"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1", "b_vec=2"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1", "b_vec=4"},
+      {{.m = 128, .n = 128, .k = 288}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1", "b_vec=4"},
+      {{.m = 128, .n = 128, .k = 288}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1", "b_vec=2"},
+      {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1", "b_vec=2"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1", "b_vec=4"},
+  };
+  for (const Case& c : cases) {
+    const std::string scalar = std::string(c.step) + ")", wide = std::string(c.step) + "," + std::string(c.staging) + ")";
+    SCOPED_TRACE(case_name(c.size, ir::DType::F32, wide));
+    const kernels::StandardKernel k = standard("matmul", c.size);
+    const RunOutcome want = run_on_device(device, applied(k.kernel, scalar, *info), k.args, 7);
+    const RunOutcome got = run_on_device(device, applied(k.kernel, wide, *info), k.args, 7);
+    EXPECT_EQ(compare_outcomes(want, got, 0), "");
+  }
+}
+
+TEST(WgmmaStaged, Tf32WideBStoresAreVectorsOfK) {
+  const DeviceInfo& d = wgmma_device();
+  const kernels::StandardKernel f32 = standard("matmul", {.m = 256, .n = 128, .k = 256});
+  const std::string scalar = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)", d));
+  const std::string pairs = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_vec=2)", d));
+  const auto count = [](const std::string& text, std::string_view what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // The staging registers hold as many elements (8 a thread: 2 units of 4,
+  // or 1 unit of 2 rows of 4); with b_vec=2 the unit's 4 n go to LOCAL as 4
+  // pairs of k, in the prologue's one tile and the loop's refill (C's
+  // element pairs are the other f32x2 stores).
+  EXPECT_THAT(scalar, HasSubstr("storage register f32[8]"));
+  EXPECT_THAT(pairs, HasSubstr("storage register f32[8]"));
+  EXPECT_EQ(count(pairs, "store f32x2 "), count(scalar, "store f32x2 ") + 2u * 4u);
+  EXPECT_EQ(count(scalar, "store f32 ") - count(pairs, "store f32 "), 2u * 8u);
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,tf32=1,b_vec=3)", d), HasSubstr("b_vec must be 1, 2 or 4"));
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,tf32=1,b_async=1,b_vec=2)", d),
+              HasSubstr("b_vec is the width of tf32's transposed B stores"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,
+                                 "wgmma_staged(bm=64,bn=64,b_vec=2)", d),
+              HasSubstr("b_vec is the width of tf32's transposed B stores"));
+  // 256 x 128 with 4-wide stores: 256 units of 4 rows over 512 threads.
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,tf32=1,b_vec=4)", d), HasSubstr("do not divide the tile copies"));
 }
 
 TEST(WgmmaStaged, Tf32BAsyncCopiesBAndTransposesItInLocal) {

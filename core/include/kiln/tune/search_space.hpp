@@ -24,7 +24,7 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 14;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
+inline constexpr int kSearchSpaceVersion = 15;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
                                               // and its row recipes (devices that claim SUBGROUP_REDUCE); 5: pack_tile's
                                               // bf16 form (dot=1) and its recipes (devices that claim DOT_BF16); 6: GPU row
                                               // recipes in vectorized blocks (tiled_reduce splits block-storing loops),
@@ -40,7 +40,8 @@ inline constexpr int kSearchSpaceVersion = 14;  // 2: recipes; 3: the CPU elemen
                                               // 12: simt_staged (exact f32 matmul in warp tiles) and its recipes;
                                               // 13: the CPU two-axis-grid recipe (8 x 8 blocks a work-item);
                                               // 14: prefetch_rows (PREFETCH, devices that claim it) and the
-                                              // CPU row recipes with the next row prefetched
+                                              // CPU row recipes with the next row prefetched; 15: wgmma_staged b_vec (tf32's
+                                              // B stored 2 or 4 k a store) and its AllowTf32 recipe
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
