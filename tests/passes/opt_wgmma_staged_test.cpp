@@ -5,12 +5,15 @@
 // outputs exactly: odd shapes (every side guarded), every block and stage
 // count, both in-flight forms, f16 and bf16; f32 with tf32=1 within the
 // tolerance tf32's inputs allow, and its two ways of staging B (through
-// registers; b_async=1, copied and transposed in LOCAL) bit for bit alike.
+// registers, one k or b_vec k a store; b_async=1, copied and transposed in
+// LOCAL) bit for bit alike.
 #include "passes/mma_support.hpp"
 
 #include "kiln/ir/dtype.hpp"
 
 #include <gmock/gmock.h>
+
+#include <span>
 
 using namespace kiln;
 using namespace kiln::passes;
@@ -29,6 +32,37 @@ std::string case_name(const kernels::KernelSize& size, ir::DType dtype, std::str
 
 // The dummy's WGMMA device.
 const DeviceInfo& wgmma_device() { return *mma_device_info(true, true); }
+
+std::size_t occurrences(const std::string& text, std::string_view what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A tf32 step (its text without the closing parenthesis) and the same step
+// with `staging` appended, which stages B another way but must feed the
+// WGMMAs the same tiles in the same order.
+struct StagingCase {
+  kernels::KernelSize size;
+  std::string_view step;
+  std::string_view staging;
+};
+
+// Both forms of each case on the dummy's WGMMA device, same inputs: bit for
+// bit alike.
+void expect_staging_gives_the_same_bits(std::span<const StagingCase> cases) {
+  const DeviceInfo* info = mma_device_info(true, true);
+  ASSERT_NE(info, nullptr);
+  const Device device = mma_runtime()->device(info->id).value();
+  for (const StagingCase& c : cases) {
+    const std::string plain = std::string(c.step) + ")", staged = std::string(c.step) + "," + std::string(c.staging) + ")";
+    SCOPED_TRACE(case_name(c.size, ir::DType::F32, staged));
+    const kernels::StandardKernel k = standard("matmul", c.size);
+    const RunOutcome want = run_on_device(device, applied(k.kernel, plain, *info), k.args, 7);
+    const RunOutcome got = run_on_device(device, applied(k.kernel, staged, *info), k.args, 7);
+    EXPECT_EQ(compare_outcomes(want, got, 0), "");
+  }
+}
 
 }  // namespace
 
@@ -190,33 +224,19 @@ TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
 // more stages than steps, 0 to 2 groups in flight, split and mma_first
 // included.
 TEST(WgmmaStaged, Tf32BAsyncGivesTheRegisterFormsBits) {
-  const DeviceInfo* info = mma_device_info(true, true);
-  ASSERT_NE(info, nullptr);
-  const Device device = mma_runtime()->device(info->id).value();
-  struct Case {
-    kernels::KernelSize size;
-    std::string_view step;  // the register form; b_async=1 appended
+  const StagingCase cases[] = {
+      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1", "b_async=1"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1", "b_async=1"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1", "b_async=1"},
+      {{.m = 128, .n = 128, .k = 288}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1", "b_async=1"},
+      {{.m = 128, .n = 64, .k = 224}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2,tf32=1", "b_async=1"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2,tf32=1", "b_async=1"},
+      {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1,tf32=1", "b_async=1"},
+      {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1", "b_async=1"},
+      {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1", "b_async=1"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1", "b_async=1"},
   };
-  const Case cases[] = {
-      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1"},
-      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1"},
-      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1"},
-      {{.m = 128, .n = 128, .k = 288}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1"},
-      {{.m = 128, .n = 64, .k = 224}, "wgmma_staged(bm=128,bn=64,stages=5,inflight=2,tf32=1"},
-      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,split=2,tf32=1"},
-      {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,mma_first=1,tf32=1"},
-      {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1"},
-      {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1"},
-      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1"},
-  };
-  for (const Case& c : cases) {
-    const std::string registers = std::string(c.step) + ")", copied = std::string(c.step) + ",b_async=1)";
-    SCOPED_TRACE(case_name(c.size, ir::DType::F32, copied));
-    const kernels::StandardKernel k = standard("matmul", c.size);
-    const RunOutcome want = run_on_device(device, applied(k.kernel, registers, *info), k.args, 7);
-    const RunOutcome got = run_on_device(device, applied(k.kernel, copied, *info), k.args, 7);
-    EXPECT_EQ(compare_outcomes(want, got, 0), "");
-  }
+  expect_staging_gives_the_same_bits(cases);
 }
 
 // b_vec = 2 and 4 store B's transpose 2 or 4 k at a time (each thread
@@ -224,15 +244,7 @@ TEST(WgmmaStaged, Tf32BAsyncGivesTheRegisterFormsBits) {
 // bit the scalar stores' outputs on the interpreter, odd shapes included;
 // a misplaced element, or a k row loaded twice, changes them.
 TEST(WgmmaStaged, Tf32WideBStoresGiveTheScalarStoresBits) {
-  const DeviceInfo* info = mma_device_info(true, true);
-  ASSERT_NE(info, nullptr);
-  const Device device = mma_runtime()->device(info->id).value();
-  struct Case {
-    kernels::KernelSize size;
-    std::string_view step;  // the scalar form; the staging form appended
-    std::string_view staging;
-  };
-  const Case cases[] = {
+  const StagingCase cases[] = {
       {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1", "b_vec=2"},
       {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1", "b_vec=2"},
       {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1", "b_vec=4"},
@@ -240,15 +252,9 @@ TEST(WgmmaStaged, Tf32WideBStoresGiveTheScalarStoresBits) {
       {{.m = 128, .n = 128, .k = 288}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1", "b_vec=2"},
       {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1", "b_vec=2"},
       {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1", "b_vec=4"},
+      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1", "b_vec=2"},
   };
-  for (const Case& c : cases) {
-    const std::string scalar = std::string(c.step) + ")", wide = std::string(c.step) + "," + std::string(c.staging) + ")";
-    SCOPED_TRACE(case_name(c.size, ir::DType::F32, wide));
-    const kernels::StandardKernel k = standard("matmul", c.size);
-    const RunOutcome want = run_on_device(device, applied(k.kernel, scalar, *info), k.args, 7);
-    const RunOutcome got = run_on_device(device, applied(k.kernel, wide, *info), k.args, 7);
-    EXPECT_EQ(compare_outcomes(want, got, 0), "");
-  }
+  expect_staging_gives_the_same_bits(cases);
 }
 
 TEST(WgmmaStaged, Tf32WideBStoresAreVectorsOfK) {
@@ -256,19 +262,14 @@ TEST(WgmmaStaged, Tf32WideBStoresAreVectorsOfK) {
   const kernels::StandardKernel f32 = standard("matmul", {.m = 256, .n = 128, .k = 256});
   const std::string scalar = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)", d));
   const std::string pairs = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_vec=2)", d));
-  const auto count = [](const std::string& text, std::string_view what) {
-    std::size_t n = 0;
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
   // The staging registers hold as many elements (8 a thread: 2 units of 4,
   // or 1 unit of 2 rows of 4); with b_vec=2 the unit's 4 n go to LOCAL as 4
   // pairs of k, in the prologue's one tile and the loop's refill (C's
   // element pairs are the other f32x2 stores).
   EXPECT_THAT(scalar, HasSubstr("storage register f32[8]"));
   EXPECT_THAT(pairs, HasSubstr("storage register f32[8]"));
-  EXPECT_EQ(count(pairs, "store f32x2 "), count(scalar, "store f32x2 ") + 2u * 4u);
-  EXPECT_EQ(count(scalar, "store f32 ") - count(pairs, "store f32 "), 2u * 8u);
+  EXPECT_EQ(occurrences(pairs, "store f32x2 "), occurrences(scalar, "store f32x2 ") + 2u * 4u);
+  EXPECT_EQ(occurrences(scalar, "store f32 ") - occurrences(pairs, "store f32 "), 2u * 8u);
   EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,tf32=1,b_vec=3)", d), HasSubstr("b_vec must be 1, 2 or 4"));
   EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,tf32=1,b_async=1,b_vec=2)", d),
               HasSubstr("b_vec is the width of tf32's transposed B stores"));
@@ -282,20 +283,15 @@ TEST(WgmmaStaged, Tf32WideBStoresAreVectorsOfK) {
 TEST(WgmmaStaged, Tf32BAsyncCopiesBAndTransposesItInLocal) {
   const DeviceInfo& d = wgmma_device();
   const kernels::StandardKernel f32 = standard("matmul", {.m = 256, .n = 128, .k = 256});
-  const auto count = [](const std::string& text, std::string_view what) {
-    std::size_t n = 0;
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
   const std::string registers = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)", d));
   const std::string copied = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1,b_async=1)", d));
   // 512 threads: 4 A pieces and 2 B pieces each, in the prologue's one tile
   // and the loop's refill (registers: A's only).
-  EXPECT_EQ(count(registers, "copy_async"), 2u * 4u);
-  EXPECT_EQ(count(copied, "copy_async"), 2u * (4u + 2u));
+  EXPECT_EQ(occurrences(registers, "copy_async"), 2u * 4u);
+  EXPECT_EQ(occurrences(copied, "copy_async"), 2u * (4u + 2u));
   // The B pieces' transpose is fenced before the barrier, the WGMMAs after it.
-  EXPECT_EQ(count(copied, "wgmma_fence"), 2u);
-  EXPECT_EQ(count(registers, "wgmma_fence"), 1u);
+  EXPECT_EQ(occurrences(copied, "wgmma_fence"), 2u);
+  EXPECT_EQ(occurrences(registers, "wgmma_fence"), 1u);
   // No staging registers: the accumulators' storage alone.
   EXPECT_THAT(registers, HasSubstr("storage register f32[8]"));
   EXPECT_THAT(copied, Not(HasSubstr("storage register f32[8]")));
