@@ -548,7 +548,8 @@ class WgmmaStaged final : public Optimization {
   std::string_view description() const override {
     return "matrix products of f16/bf16 (or f32 as tf32, when asked: tf32=1) on the warp-group MMA (wgmma, sm_90a), "
            "a bm x bn block per group of bm / 64 warp groups, A and B tiles of 64 (tf32: 32) along k copied "
-           "asynchronously (tf32's B through registers, or with b_async=1 copied too and transposed in LOCAL) "
+           "asynchronously (tf32's B through registers, stored transposed b_vec k a store, or with b_async=1 copied too and "
+           "transposed in LOCAL) "
            "into 128-byte-swizzled LOCAL memory in 2 to 6 stages, up to 2 WGMMA groups kept in flight (inflight, default 1)";
   }
 
