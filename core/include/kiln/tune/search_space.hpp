@@ -42,7 +42,8 @@ inline constexpr int kSearchSpaceVersion = 15;  // 2: recipes; 3: the CPU elemen
                                               // 14: prefetch_rows (PREFETCH, devices that claim it) and the
                                               // CPU row recipes with the next row prefetched; 15: wgmma_staged b_vec (tf32's
                                               // B stored 2 or 4 k a store) and its AllowTf32 recipe; the GPU row
-                                              // recipes with part of the row in LOCAL unroll its loop whole
+                                              // recipes with part of the row in LOCAL unroll its loop whole, and
+                                              // rows that start anywhere with 12 blocks a thread in registers
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
