@@ -362,24 +362,34 @@ class Emitter : private KernelWriter {
       for (std::int64_t j = 0; j < s_.b_vec; ++j) {
         const Value row = j == 0 ? index : b_.add(index, c(j * p_.b.c0));
         const Value v = b_.load(b_mem_, inside.valid() ? b_.select(inside, row, c(0)) : row, 4);
-        b_.store(b_staged_, c(static_cast<std::int64_t>(4 * (s_.b_vec * static_cast<std::int64_t>(q) + j))), v);
+        b_.store(b_staged_, staged_at(q, j), v);
       }
     }
   }
 
-  // tf32: B unit q's 4 consecutive n of one k (`v`) into B's stage at
-  // `base`, one element at a time: n rows of 32 k, each element's 16-byte
-  // chunk XORed by the unit's swizzle.
-  void store_transposed(Value base, std::size_t q, Value v) {
+  // tf32: where row j of B unit q waits in the staging registers.
+  Value staged_at(std::size_t q, std::int64_t j) { return c(4 * (s_.b_vec * static_cast<std::int64_t>(q) + j)); }
+
+  // tf32: B unit q's rows (each 4 consecutive n of one k, k ascending) into
+  // B's stage at `base`: n rows of 32 k, n = 4 nc + i taking its k of the
+  // rows (rows[j][i]) as one store (one element for one row), in its 16-byte
+  // chunk XORed by the unit's swizzle (r % 4 = 0 for 4 rows, 0 or 2 for 2:
+  // aligned).
+  void store_transposed(Value base, std::size_t q, const std::vector<Value>& rows) {
     const Value at = b_.add(base, b_units_[q].local);
     for (std::uint32_t i = 0; i < 4; ++i) {
+      Value w = b_.extract(rows[0], i);
+      if (rows.size() > 1) {
+        w = b_.broadcast(w, static_cast<std::uint8_t>(rows.size()));
+        for (std::uint32_t j = 1; j < rows.size(); ++j) w = b_.insert(w, b_.extract(rows[j], i), j);
+      }
       const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
-      b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), b_.extract(v, i));
+      b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), w);
     }
   }
 
-  // tf32: the staging registers (tile kt) into B's stage `stage`, one element
-  // at a time, zeros outside the matrix. A tile past the last (loaded from
+  // tf32: the staging registers (tile kt) into B's stage `stage`, b_vec k
+  // a store, zeros outside the matrix. A tile past the last (loaded from
   // element 0) goes into a stage no later step reads.
   void store_b(Value kt, Value stage) {
     const Value base = b_.mul(stage, c(s_.b_size()));
@@ -388,34 +398,22 @@ class Emitter : private KernelWriter {
       const Value inside = b_inside(k0, q);
       std::vector<Value> rows;
       for (std::int64_t j = 0; j < s_.b_vec; ++j) {
-        Value v = b_.load(b_staged_, c(static_cast<std::int64_t>(4 * (s_.b_vec * static_cast<std::int64_t>(q) + j))), 4);
+        Value v = b_.load(b_staged_, staged_at(q, j), 4);
         if (inside.valid()) v = b_.select(inside, v, b_.broadcast(zero_, 4));
         rows.push_back(v);
       }
-      if (s_.b_vec == 1) {
-        store_transposed(base, q, rows[0]);
-        continue;
-      }
-      // n = 4 nc + i: its b_vec k (rows[j][i]) as one vector, in the
-      // element's chunk (r % 4 = 0 for 4, 0 or 2 for 2: aligned).
-      const Value at = b_.add(base, b_units_[q].local);
-      for (std::uint32_t i = 0; i < 4; ++i) {
-        Value w = b_.broadcast(b_.extract(rows[0], i), static_cast<std::uint8_t>(s_.b_vec));
-        for (std::uint32_t j = 1; j < rows.size(); ++j) w = b_.insert(w, b_.extract(rows[j], i), j);
-        const Value chunk = b_.mul(b_.bit_xor(b_xor_[q], c(i)), c(4));
-        b_.store(tiles_, b_.add(b_.add(at, c(32 * i)), chunk), w);
-      }
+      store_transposed(base, q, rows);
     }
   }
 
   // tf32 b_async=1: this thread's pieces of the plain tile in piece stage
   // `raw` (copied, zeros outside the matrix included) into B's stage
-  // `stage`, one element at a time (as store_b).
+  // `stage`, one element at a time (as store_b with b_vec=1).
   void transpose_b(Value raw, Value stage) {
     const Value raw_base = b_.mul(raw, c(s_.b_size())), base = b_.mul(stage, c(s_.b_size()));
     for (std::size_t q = 0; q < b_units_.size(); ++q) {
       const Value v = b_.load(tiles_, b_.add(raw_base, b_raw_[q]), 4);
-      store_transposed(base, q, v);
+      store_transposed(base, q, {v});
     }
   }
 
