@@ -195,8 +195,8 @@ Value Builder::load_matrix(Value local, Value row_index, std::uint32_t matrices,
 }
 void Builder::copy_commit() { append(make(OpKind::CopyCommit)); }
 void Builder::prefetch(Value buffer, Value index) { append_inferred(make(OpKind::Prefetch, 0, {buffer.id, index.id})); }
-void Builder::wgmma(Value local, Value tiles, Value accumulator, std::uint32_t n) {
-  Op op = make(OpKind::Wgmma, 0, {local.id, tiles.id, accumulator.id});
+void Builder::wgmma(Value local, Value tiles, Value accumulator, std::uint32_t n, bool a_registers) {
+  Op op = make(OpKind::Wgmma, a_registers ? 1 : 0, {local.id, tiles.id, accumulator.id});
   op.attr = n;
   op.dtype = type_of(local).dtype;
   op.lanes = 1;

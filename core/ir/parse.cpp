@@ -265,13 +265,17 @@ class Parser {
       return builder_.append(op).id;
     }
     if (name == "wgmma") {
-      // wgmma n<N> <type> %mem[%tiles], %accumulator
+      // wgmma n<N> [a_regs] <type> %mem[%tiles], %accumulator
       const Token& at = peek();
       const std::string_view n = word("a tile width (n8 .. n256)");
       if (n.size() < 2 || n[0] != 'n' || n.find_first_not_of("0123456789", 1) != std::string_view::npos || n.size() > 4)
         fail_at(at, "a tile width (n8 .. n256)");
       Op op = op_of(OpKind::Wgmma);
       op.attr = static_cast<std::uint32_t>(std::stoul(std::string(n.substr(1))));
+      if (peek().kind == Token::Kind::Word && peek().text == "a_regs") {  // A's fragments in the accumulator's storage
+        next();
+        op.code = 1;
+      }
       const Token& type_at = peek();
       const ValueType written = type();
       if (written.lanes != 1) fail_at(type_at, "a scalar type", "wgmma's type is its storage's element type");

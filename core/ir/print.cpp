@@ -122,8 +122,9 @@ class Printer {
         if (!typed || op.lanes != 1 || !unshown_fields_default(op, true, false, false, false)) return {};
         return "prefetch " + type + " " + names[0] + "[" + names[1] + "]";
       case OpKind::Wgmma:
-        if (!typed || op.lanes != 1 || !unshown_fields_default(op, true, false, true, false)) return {};
-        return "wgmma n" + std::to_string(op.attr) + " " + type + " " + names[0] + "[" + names[1] + "], " + names[2];
+        if (!typed || op.lanes != 1 || op.code > 1 || !unshown_fields_default(op, true, true, true, false)) return {};
+        return "wgmma n" + std::to_string(op.attr) + (op.code == 1 ? " a_regs " : " ") + type + " " + names[0] + "[" + names[1] +
+               "], " + names[2];
       case OpKind::WgmmaFence:
         if (!unshown_fields_default(op, false, false, false, false)) return {};
         return "wgmma_fence";

@@ -32,7 +32,7 @@ FieldUse field_use(OpKind kind) {
     case OpKind::CopyCommit: return {false, false, false, false};
     case OpKind::CopyWait: case OpKind::WgmmaWait: return {false, false, true, false};
     case OpKind::WgmmaFence: case OpKind::WgmmaCommit: return {false, false, false, false};
-    case OpKind::Wgmma: return {true, false, true, false};
+    case OpKind::Wgmma: return {true, true, true, false};  // code 1: A from registers
     case OpKind::Unary: case OpKind::Binary: return {true, true, false, false};
     case OpKind::Insert: case OpKind::Extract: return {true, false, true, false};
     case OpKind::Mma: case OpKind::SubgroupReduce: case OpKind::LoadMatrix: return {true, true, true, false};

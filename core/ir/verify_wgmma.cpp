@@ -1,6 +1,6 @@
 // The rules of the warp-group MMA ops (kernel_ir.h, KILN_OP_WGMMA and its
 // fence, commit and wait): A and B in f16/bf16 LOCAL storage (or f32, the
-// tf32 form), the tile pair an
+// tf32 form, whose A may come from registers: code 1), the tile pair an
 // i64 x 2 vector, the accumulator REGISTER f32 storage of N / 2 elements or
 // more, and warp-group collectives: LOCAL axis 0 a multiple of 128 threads,
 // no enclosing IF or LOOP whose condition or trip count may differ between
@@ -26,10 +26,16 @@ bool Verifier::check_wgmma(ValueId id, const Op& op) {
                                       std::string(dtype_name(memory.dtype)) + "), not " + type_name(type(id)));
   if (type(op.src[1]) != ValueType{DType::I64, 2})
     return fail(id, "wgmma-tiles", name + ": the tile indices (A, B) are an i64x2 vector, not " + type_name(type(op.src[1])));
+  if (op.code > 1 || (op.code == 1 && op.dtype != DType::F32))
+    return fail(id, "wgmma-a-registers", name + ": A from registers (code 1) is the tf32 form's (f32) only, and the code is 0 or 1, not " +
+                                             std::to_string(op.code));
+  // Code 1: A's 4 fragment elements a thread follow the accumulator in its storage.
+  const std::uint64_t elements = op.attr / 2 + (op.code == 1 ? 4 : 0);
   const Op& acc = kernel_[op.src[2]];
-  if (acc.kind != OpKind::Storage || acc.scope() != Scope::Register || acc.dtype != DType::F32 || acc.imm < op.attr / 2)
-    return fail(id, "wgmma-accumulator", name + " accumulates into REGISTER f32 storage of at least " +
-                                             std::to_string(op.attr / 2) + " elements, not %" + std::to_string(op.src[2]));
+  if (acc.kind != OpKind::Storage || acc.scope() != Scope::Register || acc.dtype != DType::F32 || acc.imm < elements)
+    return fail(id, "wgmma-accumulator", name + " accumulates into REGISTER f32 storage of at least " + std::to_string(elements) +
+                                             " elements" + (op.code == 1 ? " (A's fragments past the accumulator)" : "") + ", not %" +
+                                             std::to_string(op.src[2]));
   return check_wgmma_collective(id, name);
 }
 

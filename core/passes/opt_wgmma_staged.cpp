@@ -76,9 +76,9 @@ constexpr std::string_view kName = "wgmma_staged";
 constexpr std::int64_t kAtom = 1024;  // elements of B's 16 x 64 piece of one k16 slice (f16/bf16)
 
 struct Config {
-  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0, tf32 = 0, b_async = 0, b_vec = 1;
-  std::int64_t wn() const { return bn / split; }  // n of one WGMMA
-  std::int64_t groups() const { return bm / 64; }  // warp groups
+  std::int64_t bm = 0, bn = 0, stages = 0, inflight = 1, split = 1, mma_first = 0, tf32 = 0, b_async = 0, b_vec = 1, swap = 0;
+  std::int64_t wn() const { return swap ? bm : bn / split; }  // n of one WGMMA (swap: C^T's, along m)
+  std::int64_t groups() const { return swap ? bn / 64 : bm / 64; }  // warp groups (swap: along n)
   std::int64_t threads() const { return 128 * groups(); }
   // k per step: one 128-byte swizzle row (64 f16/bf16, 32 f32); elements per
   // 16-byte copy; k per WGMMA; bytes per element.
@@ -99,6 +99,10 @@ struct Config {
   std::int64_t b_stages() const { return b_async ? inflight + 2 : stages; }
   std::int64_t raw_stages() const { return b_async ? ahead() : 0; }
   std::int64_t local_elements() const { return stages * a_size() + (b_stages() + raw_stages()) * b_size(); }
+  // swap=1: the accumulator storage holds C^T's bm / 2 accumulators, then
+  // the 4 fragments (4 elements each) of B^T for the step's 4 WGMMAs.
+  std::int64_t fragments_at() const { return wn() / 2; }
+  std::int64_t accumulator_elements() const { return wn() / 2 + (swap ? 4 * 4 : 0); }
 };
 
 std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
@@ -112,11 +116,18 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   if (s.b_async && !s.tf32) return "b_async=1 is tf32's B staging (tf32=1); f16/bf16 copy B as it is";
   if (s.b_vec != 1 && s.b_vec != 2 && s.b_vec != 4) return "b_vec must be 1, 2 or 4";
   if (s.b_vec != 1 && (!s.tf32 || s.b_async)) return "b_vec is the width of tf32's transposed B stores through registers (tf32=1, b_async=0)";
+  if (s.swap != 0 && s.swap != 1) return "swap must be 0 or 1";
+  if (s.swap && (!s.tf32 || s.b_async || s.b_vec != 1 || s.split != 1))
+    return "swap=1 is tf32's other B staging (tf32=1, without b_async, b_vec or split)";
+  if (s.swap && s.inflight != 0)
+    return "swap=1 keeps no WGMMA group in flight across steps (inflight=0): the next step's B fragments reuse its registers";
   if (p.input != DType::F16 && p.input != DType::BF16 && p.input != DType::F32)
     return "wgmma multiplies f16, bf16 or f32 (as tf32), not " + std::string(ir::dtype_name(p.input));
   const auto input = static_cast<unsigned>(p.input);
   if (!device.supports_op_kind(KILN_OP_WGMMA, input)) return "the device does not run wgmma on " + std::string(ir::dtype_name(p.input));
   if (!device.supports_op_kind(KILN_OP_COPY_ASYNC, input)) return "the device has no asynchronous copies (copy_async)";
+  if (s.swap && !device.has_feature(KILN_FEATURE_WGMMA_TF32_A_REGISTERS))
+    return "the device does not run the tf32 wgmma with A from registers (swap=1)";
   if ((device.vector_width_mask & ((1u << 2) | (1u << 4) | (1u << 8))) != ((1u << 2) | (1u << 4) | (1u << 8)))
     return "the device has no 2-, 4- and 8-lane vectors (tile indices, accumulators, copies)";
   if (s.bm < 64 || s.bm > 256 || s.bm % 64 != 0) return "bm must be 64, 128, 192 or 256 (warp groups of 64 rows)";
@@ -146,8 +157,9 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   // bn / 2 accumulators per thread, at most half of what the group's
   // registers allow per thread (and at most 128: 255 registers a thread);
   // with tf32's B staging registers (b_async=0), at most 5/8 (128 x 256: 160 of 255).
-  const auto acc = static_cast<std::uint64_t>(4 * s.bn / 2),
-             staging = static_cast<std::uint64_t>(s.tf32 && !s.b_async ? 16 * s.b_vec * s.b_units() : 0);
+  // swap=1: bm / 2 accumulators (C^T's) and 16 fragment elements.
+  const auto acc = static_cast<std::uint64_t>(4 * s.wn() / 2),
+             staging = static_cast<std::uint64_t>(s.swap ? 4 * 16 : s.tf32 && !s.b_async ? 16 * s.b_vec * s.b_units() : 0);
   const std::uint64_t per_thread = device.register_bytes *
                                    static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
                                    static_cast<std::uint64_t>(s.threads());
@@ -183,10 +195,11 @@ class Emitter : private KernelWriter {
 
     tiles_ = b_.storage(ir::Scope::Local, p_.input, static_cast<std::uint64_t>(s_.local_elements()));
     for (std::int64_t q = 0; q < s_.split; ++q)
-      acc_.push_back(b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.wn() / 2)));
+      acc_.push_back(b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.accumulator_elements())));
     const Value zero4 = b_.broadcast(b_.constant(DType::F32, 0.0), 4);
     for (const Value acc : acc_)
       for (std::int64_t q = 0; q < s_.wn() / 2; q += 4) b_.store(acc, c(q), zero4);
+    if (s_.swap) return run_swapped();
     a_group_ = b_.mul(group_, c(64 * s_.bk()));  // the warp group's rows in an A stage
     const bool b_regs = s_.tf32 && !s_.b_async;  // tf32's B through registers
     if (b_regs) b_staged_ = b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(4 * s_.b_vec * s_.b_units()));
@@ -256,6 +269,106 @@ class Emitter : private KernelWriter {
     return b_.finish();
   }
 
+  // swap=1: C^T = B^T A^T. Both tiles are copied as they are; a step's
+  // WGMMAs take B^T's fragments from registers (code 1), read from B's
+  // stage after the barrier, and A's stage as their B (K-major already).
+  // No group stays in flight: the next step's fragments reuse the registers.
+  Kernel run_swapped() {
+    const std::int64_t steps = ceil_div(k_, s_.bk());
+    plan_copy_units();
+    for (std::int64_t t = 0; t < s_.ahead(); ++t) {
+      if (t < steps) copy_tile(c(t), c(t), Value{});
+      b_.copy_commit();
+    }
+    const Value kt = loop(steps);
+    b_.copy_wait(static_cast<std::uint32_t>(s_.ahead() - 1));
+    b_.barrier();
+    // The refill's stage was read by the previous step, whose WGMMAs every
+    // thread waited for (and whose fragment loads it made) before the barrier.
+    const Value next = b_.add(kt, c(s_.ahead()));
+    const auto refill = [&] {
+      copy_tile(next, b_.mod(next, c(s_.stages)), Value{}, b_.cmplt(next, c(steps)));
+      b_.copy_commit();
+    };
+    if (s_.mma_first == 0) refill();
+    const Value stage = b_.mod(kt, c(s_.stages));
+    load_fragments(stage);
+    b_.wgmma_fence();
+    const Value a_stage = b_.mul(stage, c(s_.a_size()));
+    for (std::int64_t j = 0; j < s_.bk() / s_.mma_k(); ++j) {
+      // A's rows are C^T's columns (m), k 8 j into each.
+      const Value tiles = b_.insert(b_.broadcast(c(s_.fragments_at() + 4 * j), 2), affine(a_stage, 1, 8 * j), 1);
+      b_.wgmma(tiles_, tiles, acc_[0], static_cast<std::uint32_t>(s_.wn()), true);
+    }
+    b_.wgmma_commit();
+    if (s_.mma_first == 1) refill();
+    b_.wgmma_wait(0);
+    end_loop(kt);
+    store_c_transposed();
+    return b_.finish();
+  }
+
+  // swap=1: B's [32 k][bn] stage, (k, n) at bn k + 4 ((n / 4) ^ 2 (k % 4)) +
+  // n % 4: the 16-byte chunks of row k XORed by k % 4 (bits 1-2 of the
+  // chunk, within its 8-chunk group), so that a warp's fragment load of one
+  // element (g: 8 n, t: 4 k) hits 32 banks and its copies stay whole.
+  Value b_swapped_at(Value k, Value n_chunk) {
+    return b_.add(b_.mul(k, c(s_.bn)), b_.mul(b_.bit_xor(n_chunk, b_.mul(b_.mod(k, c(4)), c(2))), c(4)));
+  }
+
+  // swap=1: B^T's fragments of this step (kernel_ir.h, A from registers):
+  // element e of thread (w, g, t)'s fragment j is B[8 j + t + 4 (e / 2)][n],
+  // n = 64 group + 16 w + g + 8 (e % 2), into the accumulator storage past
+  // the accumulators, 4 elements a fragment.
+  void load_fragments(Value stage) {
+    const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
+    const Value lane = b_.mod(in_group, c(32));
+    const Value g = b_.div(lane, c(4)), t = b_.mod(lane, c(4));
+    const Value n = b_.add(b_.add(b_.mul(group_, c(64)), b_.mul(b_.div(in_group, c(32)), c(16))), g);
+    const Value base = b_.add(b_.mul(stage, c(s_.b_size())), c(s_.stages * s_.a_size()));
+    Value at[4];
+    for (std::int64_t e = 0; e < 4; ++e) {
+      const Value ne = affine(n, 1, 8 * (e % 2));
+      const Value k = affine(t, 1, 4 * (e / 2));
+      at[e] = b_.add(b_.add(base, b_swapped_at(k, b_.div(ne, c(4)))), b_.mod(ne, c(4)));
+    }
+    for (std::int64_t j = 0; j < s_.bk() / s_.mma_k(); ++j) {
+      Value fragment;
+      for (std::uint32_t e = 0; e < 4; ++e) {
+        const Value v = b_.load(tiles_, affine(at[e], 1, 8 * j * s_.bn), 1);
+        fragment = e == 0 ? b_.broadcast(v, 4) : b_.insert(fragment, v, e);
+      }
+      b_.store(acc_[0], c(s_.fragments_at() + 4 * j), fragment);
+    }
+  }
+
+  // swap=1: accumulator element i of thread (w, g, t) of warp group `group`
+  // is C^T[64 group + 16 w + g + 8 ((i / 2) % 2)][8 (i / 4) + 2 t + i % 2],
+  // i.e. C at row m0 + 8 (i / 4) + 2 t + i % 2, column n0 + 64 group + 16 w +
+  // g + 8 ((i / 2) % 2): one element a store.
+  void store_c_transposed() {
+    const Value c_mem = params_.at(p_.c_param);
+    const DType c_dtype = old_[p_.c_param].dtype;
+    const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
+    const Value lane = b_.mod(in_group, c(32));
+    const Value g = b_.div(lane, c(4)), t = b_.mod(lane, c(4));
+    const Value col0 = b_.add(b_.add(n0_, b_.mul(group_, c(64))), b_.add(b_.mul(b_.div(in_group, c(32)), c(16)), g));
+    const Value row0 = b_.add(m0_, b_.mul(t, c(2)));
+    for (int h = 0; h < 2; ++h) {
+      const Value col = affine(col0, 1, 8 * h);
+      const Value col_in = guard_n_ ? b_.cmplt(col, c(n_)) : Value{};
+      const Value col_at = b_.add(scaled(col, p_.c.c1), c(p_.c.constant));
+      for (std::int64_t j = 0; j < s_.wn() / 8; ++j) {
+        const Value d = b_.load(acc_[0], c(4 * j), 4);
+        for (int e = 0; e < 2; ++e) {
+          const Value row = affine(row0, 1, 8 * j + e);
+          const Value v = mma::c_element(b_, c_dtype, b_.extract(d, static_cast<std::uint32_t>(2 * h + e)));
+          mma::store_c_element(b_, c_mem, b_.add(col_at, scaled(row, p_.c.c0)), v, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}, col_in);
+        }
+      }
+    }
+  }
+
  private:
   // What a thread's copy unit needs that does not change with the k step,
   // computed once before the loop.
@@ -282,6 +395,7 @@ class Emitter : private KernelWriter {
       const Value local = b_.add(b_.mul(r, c(bk)), swizzled_chunk(r, chunk));
       a_units_.push_back({source, local, kc, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}});
     }
+    if (s_.swap) return plan_b_units_swapped();
     if (s_.tf32) return plan_b_units_tf32();
     const std::int64_t kBk = bk, kVec = vec;
     // B: 64 k rows of bn / 8 chunks, 4 bn / bm per thread.
@@ -296,6 +410,20 @@ class Emitter : private KernelWriter {
       const Value atom = b_.mul(b_.div(nc, c(8)), c(kAtom));
       const Value in_atom = b_.add(b_.mul(b_.mod(r, c(16)), c(64)), swizzled_chunk(r, b_.mod(nc, c(8))));
       const Value local = b_.add(b_.add(slice, atom), b_.add(c(s_.stages * s_.a_size()), in_atom));
+      b_units_.push_back({source, local, r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
+    }
+  }
+
+  // swap=1: B's 32 k rows of bn / 4 chunks as they are, into
+  // b_swapped_at's layout (a warp's copies are 32 consecutive chunks).
+  void plan_b_units_swapped() {
+    const std::int64_t t = s_.threads(), per_row = s_.bn / 4;
+    for (std::int64_t q = 0; q < s_.bk() * per_row / t; ++q) {
+      const Value e = b_.add(tid_, c(q * t));
+      const Value r = b_.div(e, c(per_row)), nc = b_.mod(e, c(per_row));
+      const Value col = b_.add(n0_, b_.mul(nc, c(4)));
+      const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
+      const Value local = b_.add(b_swapped_at(r, nc), c(s_.stages * s_.a_size()));
       b_units_.push_back({source, local, r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
     }
   }
@@ -436,7 +564,7 @@ class Emitter : private KernelWriter {
       }
       return;
     }
-    if (s_.tf32) return;
+    if (s_.tf32 && !s_.swap) return;
     for (const CopyUnit& u : b_units_) {
       const Value v = guarded_load(b_mem_, b_.add(u.source, b_step), {guard_k_ ? b_.cmplt(b_.add(k0, u.k), c(k_)) : Value{}, u.inside, live});
       b_.copy_async(tiles_, b_.add(b_base, u.local), v);
@@ -524,9 +652,9 @@ class Emitter : private KernelWriter {
 Result<Config> config_of(const OptStep& step) {
   for (const auto& [key, value] : step.params)
     if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first" && key != "tf32" &&
-        key != "b_async" && key != "b_vec")
-      return step_error(step,
-                        "unknown parameter '" + key + "' (expected: bm, bn, stages, inflight, split, mma_first, tf32, b_async, b_vec)");
+        key != "b_async" && key != "b_vec" && key != "swap")
+      return step_error(step, "unknown parameter '" + key +
+                                  "' (expected: bm, bn, stages, inflight, split, mma_first, tf32, b_async, b_vec, swap)");
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));
@@ -537,6 +665,7 @@ Result<Config> config_of(const OptStep& step) {
   s.tf32 = step.param("tf32", 0);
   s.b_async = step.param("b_async", 0);
   s.b_vec = step.param("b_vec", 1);
+  s.swap = step.param("swap", 0);
   return s;
 }
 

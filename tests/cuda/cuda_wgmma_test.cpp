@@ -38,6 +38,7 @@ kiln::DeviceInfo sm90_device() {
     d.features[KILN_FEATURE_WORD(f)] |= KILN_FEATURE_MASK(f);
   for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32}) d.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << dt;
   for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32}) d.op_kind_dtypes[KILN_OP_WGMMA] |= 1u << dt;
+  d.features[KILN_FEATURE_WORD(KILN_FEATURE_WGMMA_TF32_A_REGISTERS)] |= KILN_FEATURE_MASK(KILN_FEATURE_WGMMA_TF32_A_REGISTERS);
   d.vector_width_mask |= (1u << 2) | (1u << 4) | (1u << 8);
   d.local_memory_bytes = 227 * 1024;
   return d;
@@ -47,9 +48,11 @@ kiln::DeviceInfo sm90_device() {
 // accumulators from c[128l ..]; A at LOCAL 16 (k 16.. of the rows), B at
 // 4096; one m64nNk16 WGMMA; out[128l ..] = the accumulators. f32 (the tf32
 // form, m64nNk8): A at 8 (k 8..), B at 2048, or over A at 16 for n > 192.
-std::string one_wgmma(const std::string& dtype, unsigned n) {
+// With `a_registers` (tf32 only) A is the fragments at accumulator elements
+// n / 2 .. n / 2 + 3 instead (kernel_ir.h, code 1).
+std::string one_wgmma(const std::string& dtype, unsigned n, bool a_registers = false) {
   const bool tf32 = dtype == "f32";
-  const std::string a = tf32 ? "8" : "16", b = tf32 ? (n > 192 ? "16" : "2048") : "4096";
+  const std::string a = a_registers ? std::to_string(n / 2) : tf32 ? "8" : "16", b = tf32 ? (n > 192 ? "16" : "2048") : "4096";
   return "%0 = param 0 global " + dtype + "[8192]\n" + R"(%1 = param 1 global f32[16384]
 %2 = param 2 global_mut f32[16384]
 %3 = storage local )" + dtype + R"([8192]
@@ -80,7 +83,7 @@ wgmma_fence
 %28 = const i64 )" + b + R"(
 %29 = broadcast i64x2 %27
 %20 = insert i64x2 %29[1], %28
-wgmma n)" + std::to_string(n) + " " + dtype + R"( %3[%20], %4
+wgmma n)" + std::to_string(n) + (a_registers ? " a_regs " : " ") + dtype + R"( %3[%20], %4
 wgmma_commit
 wgmma_wait 0
 %40 = loop %16
@@ -192,6 +195,13 @@ TEST(CudaWgmma, Tf32KernelsCompileForSm90aUnserialized) {
     EXPECT_NE(source.find("k8.f32.tf32.tf32 {"), std::string::npos) << source;
     EXPECT_NO_THROW(compile_cuda(nvrtc, source, 9, 0, nvrtc_options(), true));
   }
+  for (unsigned n : {8u, 64u, 128u, 240u}) {
+    SCOPED_TRACE("one tf32 wgmma with A from registers n" + std::to_string(n));
+    const std::string source = generate_cuda_source(wire(one_wgmma("f32", n, true)));
+    EXPECT_NE(source.find("k8.f32.tf32.tf32 {"), std::string::npos) << source;
+    EXPECT_NE(source.find("__float_as_uint("), std::string::npos) << source;  // A's four .b32 registers
+    EXPECT_NO_THROW(compile_cuda(nvrtc, source, 9, 0, nvrtc_options(), true));
+  }
   for (const char* step : {"wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1)", "wgmma_staged(bm=128,bn=128,stages=4,inflight=1,tf32=1)",
                            "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1)", "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)", "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1)",
                            "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1)", "wgmma_staged(bm=64,bn=128,stages=4,inflight=1,tf32=1)",
@@ -203,7 +213,12 @@ TEST(CudaWgmma, Tf32KernelsCompileForSm90aUnserialized) {
                            // B's transposed stores 2 and 4 k wide.
                            "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,b_vec=2)",
                            "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1,b_vec=4)",
-                           "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1,b_vec=4)"}) {
+                           "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1,b_vec=4)",
+                           // C^T = B^T A^T with B^T's fragments from registers.
+                           "wgmma_staged(bm=256,bn=128,stages=3,inflight=0,tf32=1,swap=1)",
+                           "wgmma_staged(bm=256,bn=128,stages=4,inflight=0,mma_first=1,tf32=1,swap=1)",
+                           "wgmma_staged(bm=128,bn=256,stages=4,inflight=0,tf32=1,swap=1)",
+                           "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,swap=1)"}) {
     for (const kiln::kernels::KernelSize size : {kiln::kernels::KernelSize{.m = 512, .n = 512, .k = 1024},
                                                  kiln::kernels::KernelSize{.m = 1000, .n = 1000, .k = 1000}}) {
       SCOPED_TRACE(std::string(step) + " " + std::to_string(size.m));
@@ -307,6 +322,30 @@ TEST_F(CudaWgmmaDevice, Tf32GivesTheInterpretersBits) {
   }
 }
 
+TEST_F(CudaWgmmaDevice, Tf32AFromRegistersGivesTheInterpretersBits) {
+  // A's fragments from registers (code 1): the accumulator's storage holds
+  // them past the N / 2 accumulators. The tiles as in Tf32GivesTheInterpretersBits;
+  // the fragments i (1 + j 2^-12) too, so a device that rounded register
+  // operands instead of dropping their low bits, or read an element of
+  // another thread's fragment, gives other values.
+  const kiln_device_info info = plugin->info(0);
+  if (!kiln::sdk::has_op_kind(info, KILN_DTYPE_F32, KILN_OP_WGMMA) ||
+      !kiln::sdk::has_feature(info, KILN_FEATURE_WGMMA_TF32_A_REGISTERS))
+    GTEST_SKIP() << info.name << " does not claim the tf32 wgmma with A from registers (an sm_90 does)";
+  std::mt19937_64 rng(17);
+  constexpr float kPowers[] = {0.0f, 1.0f, -1.0f, 2.0f, -2.0f, 4.0f, -4.0f};
+  auto value = [&] { return kPowers[rng() % 7] * (1.0f + static_cast<float>(rng() % 4) * 0x1p-12f); };
+  for (unsigned n : {8u, 64u, 128u, 240u}) {
+    SCOPED_TRACE("tf32, A from registers, n" + std::to_string(n));
+    HostArg x = HostArg::buffer(KILN_DTYPE_F32, 8192);
+    for (std::size_t e = 0; e < 8192; ++e) x.set(e, std::bit_cast<std::uint32_t>(value()));
+    HostArg c = random_accumulator(rng);
+    for (std::size_t thread = 0; thread < 128; ++thread)
+      for (std::size_t j = 0; j < 4; ++j) c.set(128 * thread + n / 2 + j, std::bit_cast<std::uint32_t>(value()));
+    expect_interpreters_bits(wire(one_wgmma("f32", n, true)), x, c);
+  }
+}
+
 TEST_F(CudaWgmmaDevice, Tf32StagedKernelsGiveTheUntunedKernelsBits) {
   // wgmma_staged tf32=1 whole (the tiles' layouts, B's transpose through
   // registers or b_async=1's copies and shared-memory transpose, the
@@ -332,6 +371,11 @@ TEST_F(CudaWgmmaDevice, Tf32StagedKernelsGiveTheUntunedKernelsBits) {
       {{.m = 300, .n = 200, .k = 100}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1,b_vec=4)"},
       {{.m = 130, .n = 260, .k = 36}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1,b_vec=4)"},
       {{.m = 512, .n = 256, .k = 544}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1,b_vec=2)"},
+      // swap=1: B^T's fragments from registers, C^T stored transposed.
+      {{.m = 512, .n = 256, .k = 512}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=0,tf32=1,swap=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=0,mma_first=1,tf32=1,swap=1)"},
+      {{.m = 300, .n = 200, .k = 100}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=0,tf32=1,swap=1)"},
+      {{.m = 130, .n = 260, .k = 36}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,swap=1)"},
   };
   kiln::DeviceInfo device_info = sm90_device();
   device_info.local_memory_bytes = info.local_memory_bytes;

@@ -84,3 +84,33 @@ TEST(Wgmma, Tf32FormIsF32StorageTypedAsIt) {
   expect_rule(kiln::test::with_line_replaced(i32, "wgmma n8 f32 %2[%18], %3", "wgmma n8 i32 %2[%18], %3"), 19, "wgmma-type",
               "f16, bf16 or f32 (as tf32)");
 }
+
+TEST(Wgmma, Tf32AFromRegistersIsCodeOne) {
+  // A from registers (code 1, text "a_regs"): the tf32 form only, its 4
+  // fragment elements past the accumulator's N / 2 in the same storage.
+  std::string f32 = kiln::test::with_line_replaced(kSample, "%0 = param 0 global f16[8192]", "%0 = param 0 global f32[8192]");
+  f32 = kiln::test::with_line_replaced(f32, "%2 = storage local f16[8192]", "%2 = storage local f32[8192]");
+  f32 = kiln::test::with_line_replaced(f32, "%8 = load f16x8 %0[%7]", "%8 = load f32x8 %0[%7]");
+  f32 = kiln::test::with_line_replaced(f32, "store f16x8 %2[%7], %8", "store f32x8 %2[%7], %8");
+  f32 = kiln::test::with_line_replaced(f32, "%3 = storage register f32[4]", "%3 = storage register f32[8]");
+  const std::string rs = kiln::test::with_line_replaced(f32, "wgmma n8 f16 %2[%18], %3", "wgmma n8 a_regs f32 %2[%18], %3");
+  const auto k = parse(rs);
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_TRUE(verify(*k).ok()) << verify(*k).error().to_string();
+  EXPECT_EQ((*k)[19].code, 1u);
+  EXPECT_EQ(print(*k), rs);
+  expect_rule(kiln::test::with_line_replaced(rs, "%3 = storage register f32[8]", "%3 = storage register f32[7]"), 19,
+              "wgmma-accumulator", "at least 8 elements (A's fragments past the accumulator)");
+  expect_rule(sample_with("wgmma n8 f16 %2[%18], %3", "wgmma n8 a_regs f16 %2[%18], %3"), 19, "wgmma-a-registers",
+              "the tf32 form's (f32) only");
+  Builder b;
+  b.param(ParamKind::Global, DType::F32, 64);
+  const Value local = b.storage(Scope::Local, DType::F32, 8192);
+  const Value acc = b.storage(Scope::Register, DType::F32, 68);
+  b.local_index(0, 128);
+  const Value tiles = b.insert(b.broadcast(b.constant_i64(64), 2), b.constant_i64(4096), 1);
+  b.wgmma_fence();
+  b.wgmma(local, tiles, acc, 128, true);
+  const std::string text = print(b.finish());
+  EXPECT_NE(text.find("wgmma n128 a_regs f32 %1[%"), std::string::npos) << text;
+}

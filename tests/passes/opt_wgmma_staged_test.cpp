@@ -208,6 +208,10 @@ TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
       {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,b_vec=2)"},
       {{.m = 128, .n = 128, .k = 160}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1,b_vec=4)"},
       {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,b_vec=4)"},
+      // C^T = B^T A^T, B^T's fragments from registers (swap=1).
+      {{.m = 256, .n = 128, .k = 96}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=0,tf32=1,swap=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=0,mma_first=1,tf32=1,swap=1)"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1,swap=1)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(case_name(c.size, ir::DType::F32, c.step));
@@ -301,4 +305,53 @@ TEST(WgmmaStaged, Tf32BAsyncCopiesBAndTransposesItInLocal) {
   EXPECT_THAT(step_error_message(standard("matmul", {.m = 256, .n = 256, .k = 256}).kernel,
                                  "wgmma_staged(bm=256,bn=256,stages=4,inflight=1,tf32=1,b_async=1)", d),
               HasSubstr("LOCAL bytes"));
+}
+
+// swap=1 computes C^T = B^T A^T: B copied as it is, its fragments read into
+// registers as the WGMMA's A (code 1), A's stage as its B. The products are
+// the same (each a single rounding, operands swapped) summed k ascending in
+// the same steps, so bit for bit the register form's outputs on the
+// interpreter: odd shapes (every side guarded), one k step, more stages than
+// steps, each block shape; a fragment element out of place, or C^T's
+// element stored at the wrong (m, n), changes them.
+TEST(WgmmaStaged, Tf32SwapGivesTheRegisterFormsBits) {
+  const StagingCase cases[] = {
+      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=0,tf32=1", "swap=1"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=0,tf32=1", "swap=1"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=0,tf32=1", "swap=1"},
+      {{.m = 128, .n = 128, .k = 288}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,mma_first=1,tf32=1", "swap=1"},
+      {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=0,tf32=1", "swap=1"},
+      {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1", "swap=1"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1", "swap=1"},
+  };
+  expect_staging_gives_the_same_bits(cases);
+}
+
+TEST(WgmmaStaged, Tf32SwapTakesBFromRegisters) {
+  const DeviceInfo& d = wgmma_device();
+  const kernels::StandardKernel f32 = standard("matmul", {.m = 256, .n = 128, .k = 256});
+  const std::string text = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=3,inflight=0,tf32=1,swap=1)", d));
+  // Two warp groups along n, each C^T's 64 x 256 (N = bm) from its fragments
+  // (4 WGMMAs of k 8 a step): 128 accumulators, then 4 fragments of 4.
+  EXPECT_THAT(text, HasSubstr("index local 0"));
+  EXPECT_EQ(occurrences(text, "wgmma n256 a_regs f32"), 4u);
+  EXPECT_EQ(occurrences(text, "wgmma n"), 4u);
+  EXPECT_THAT(text, HasSubstr("storage register f32[144]"));
+  // 256 threads: 8 A and 4 B copies each, in the prologue's two tiles and the refill.
+  EXPECT_EQ(occurrences(text, "copy_async"), 3u * (8u + 4u));
+  // 3 stages of A (32 KiB) and B (16 KiB).
+  EXPECT_THAT(text, HasSubstr("storage local f32[36864]"));
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,tf32=1,swap=2)", d), HasSubstr("swap must be 0 or 1"));
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,inflight=1,tf32=1,swap=1)", d),
+              HasSubstr("swap=1 keeps no WGMMA group in flight"));
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,inflight=0,tf32=1,b_vec=2,swap=1)", d),
+              HasSubstr("swap=1 is tf32's other B staging"));
+  EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,
+                                 "wgmma_staged(bm=64,bn=64,inflight=0,swap=1)", d),
+              HasSubstr("swap=1 is tf32's other B staging"));
+  // A device without A from registers is never given the form.
+  DeviceInfo without = d;
+  without.features[KILN_FEATURE_WORD(KILN_FEATURE_WGMMA_TF32_A_REGISTERS)] &= ~KILN_FEATURE_MASK(KILN_FEATURE_WGMMA_TF32_A_REGISTERS);
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,inflight=0,tf32=1,swap=1)", without),
+              HasSubstr("does not run the tf32 wgmma with A from registers"));
 }

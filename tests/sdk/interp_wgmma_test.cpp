@@ -226,3 +226,55 @@ TEST(InterpreterWgmma, Tf32FaultsOfTheContract) {
   expect_fault(kernel("f32", 0, 4100, ok), args, "is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
   expect_fault(kernel("f32", 0, 8192 - 256, ok), args, "out of range");
 }
+
+namespace {
+
+// kernel_ir.h's A from registers written out: A[row][k] is element
+// (row % 16) / 8 + 2 (k / 4) of warp-group thread 32 (row / 16) + 4 (row % 8)
+// + k % 4's fragment.
+float fragment_element(const std::vector<float>& c, std::uint64_t a, unsigned row, unsigned k) {
+  const unsigned thread = 32 * (row / 16) + 4 * (row % 8) + k % 4, element = (row % 16) / 8 + 2 * (k / 4);
+  return truncated_to_tf32(c[128 * thread + a + element]);
+}
+
+}  // namespace
+
+TEST(InterpreterWgmma, Tf32AFromRegistersFollowsTheContract) {
+  // The accumulators' storage (128 elements a thread, from c) holds the
+  // fragments at a .. a + 3, past the N / 2 accumulators; B in LOCAL.
+  for (unsigned n : {8u, 64u, 128u, 200u, 248u})
+    for (std::uint64_t b : {2048ull, 2072ull}) {
+      if (b + 32 * (n - 1) + 8 > kTile) b -= 2048;  // n > 192 (A is not in LOCAL)
+      const std::uint64_t a = n / 2 + (n == 64 ? 9 : 0);
+      SCOPED_TRACE("n" + std::to_string(n) + " a=" + std::to_string(a) + " b=" + std::to_string(b));
+      std::vector<float> x = random_floats(kTile, 5 * n + static_cast<unsigned>(b));
+      std::vector<float> c = random_floats(16384, 11 * n), out(16384, 0.0f);
+      const std::string body = "wgmma n" + std::to_string(n) + " a_regs f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
+      run_ok(kernel("f32", a, b, body), {arg_of(x), arg_of(c), arg_of(out)});
+      for (unsigned thread = 0; thread < 128; ++thread)
+        for (unsigned i = 0; i < 128; ++i) {
+          float want = c[128 * thread + i];
+          if (i < n / 2) {
+            const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
+            const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+            for (unsigned k = 0; k < 8; ++k) {
+              volatile float product = fragment_element(c, a, row, k) * truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]);
+              want = want + product;
+            }
+          }
+          ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
+        }
+    }
+}
+
+TEST(InterpreterWgmma, Tf32AFromRegistersFaults) {
+  std::vector<float> x = random_floats(kTile, 1), c = random_floats(16384, 2), out(16384);
+  const std::vector<kiln_arg> args = {arg_of(x), arg_of(c), arg_of(out)};
+  const std::string ok = "wgmma n64 a_regs f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
+  // Over the accumulator, or past the storage.
+  expect_fault(kernel("f32", 28, 4096, ok), args, "are not past the accumulator's 32 elements");
+  expect_fault(kernel("f32", 125, 4096, ok), args, "inside its storage of 128");
+  expect_fault(kernel("f32", 32, 4100, ok), args, "is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
+  // Never waited for: the fragments' storage is the accumulator's, read while pending.
+  expect_fault(kernel("f32", 32, 4096, "wgmma n64 a_regs f32 %3[%20], %4\nwgmma_commit"), args, "while a wgmma into it is pending");
+}

@@ -352,6 +352,22 @@ typedef enum kiln_op_kind {
    * is the accumulator's value before the op (ops on one accumulator apply
    * in issue order).
    *
+   * A from registers (code = 1, the tf32 form only; code 0 is A in LOCAL
+   * as above): A's 64 x 8 tile is the warp group's fragments, kept in the
+   * accumulator's storage (src[2]) at elements a .. a + 3 of each thread
+   * (a = lane 0 of src[1], the same in every thread, a >= N / 2: past the
+   * accumulator), b as above. With w, lane, g, t as for the accumulator
+   * below, element j of thread (w, g, t)'s fragment is
+   *   A[16 w + g + 8 (j % 2)][t + 4 (j / 2)],
+   * read as tf32 (the low 13 mantissa bits dropped) like the LOCAL tiles
+   * (PTX wgmma.mma_async...m64nNk8.f32.tf32.tf32 with A as four .b32
+   * registers). The fragments are read at some moment between the op and
+   * the WGMMA_WAIT that covers it, so, as the accumulator, the storage is
+   * not accessed meanwhile; a WGMMA_FENCE comes after the last write of the
+   * fragments and before the op. A device claims it with the
+   * KILN_FEATURE_WGMMA_TF32_A_REGISTERS bit (with op_kind_dtypes[WGMMA] for
+   * F32); the core sends code 1 to no other device.
+   *
    * Asynchrony: the op joins the thread's open WGMMA group (closed by
    * WGMMA_COMMIT); it reads A and B and writes the accumulator at some
    * moment between the op and the WGMMA_WAIT of the same thread that covers
@@ -419,6 +435,8 @@ typedef enum kiln_mma_shape {
  * on them yet). */
 #define KILN_FEATURE_CPU_AVX512_BF16 3u
 #define KILN_FEATURE_CPU_AMX_BF16 4u
+/* The device runs WGMMA's tf32 form with A from registers (code 1). */
+#define KILN_FEATURE_WGMMA_TF32_A_REGISTERS 5u
 
 typedef enum kiln_param_kind {
   KILN_PARAM_INVALID = 0,

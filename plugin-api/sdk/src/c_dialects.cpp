@@ -646,7 +646,10 @@ std::string cuda_load_matrix(std::string_view registers, unsigned count, bool tr
 // predicate set from 1 (D = A B + D always).
 // The tf32 form (dtype F32) reads both tiles K-major (tf32 has no transposed
 // operand; B kept as its transpose, kernel_ir.h): B's descriptor is A's, k8
-// per op, 4 bytes an element, and no imm-trans operands.
+// per op, 4 bytes an element, and no imm-trans operands. With A from
+// registers (code 1) A's operand is the four .b32 registers of the
+// accumulator array's elements a .. a + 3 (a constant after unrolling: the
+// array stays in registers), read only.
 std::string cuda_wgmma(const WgmmaStatement& w) {
   const unsigned registers = w.n / 2;
   const bool tf32 = w.dtype == KILN_DTYPE_F32;
@@ -659,15 +662,27 @@ std::string cuda_wgmma(const WgmmaStatement& w) {
   }
   const std::string shared = "(unsigned int)__cvta_generic_to_shared(" + std::string(w.local) + ")";
   std::string out = "{ const unsigned int kiln_s = " + shared + ";\n";
-  out += "  const unsigned long long kiln_da = kiln_wgmma_desc(kiln_s + " + bytes + " * (unsigned int)(" + std::string(w.a) + "), 1u);\n";
+  if (!w.a_registers)
+    out += "  const unsigned long long kiln_da = kiln_wgmma_desc(kiln_s + " + bytes + " * (unsigned int)(" + std::string(w.a) + "), 1u);\n";
   out += "  const unsigned long long kiln_db = kiln_wgmma_desc(kiln_s + " + bytes + " * (unsigned int)(" + std::string(w.b) + "), " +
          (tf32 ? "1u" : "128u") + ");\n";
-  const std::string r = std::to_string(registers);
-  out += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(registers + 2) +
+  // A's operand: its descriptor (%registers), or its four registers.
+  const unsigned a_operands = w.a_registers ? 4 : 1;
+  std::string a_operand = "%" + std::to_string(registers), inputs = "\"l\"(kiln_da)";
+  if (w.a_registers) {
+    a_operand.clear(), inputs.clear();
+    for (unsigned j = 0; j < 4; ++j) {
+      a_operand += (j ? ", %" : "{%") + std::to_string(registers + j);
+      inputs += (j ? ", " : "") + std::string("\"r\"(__float_as_uint(") + std::string(w.accumulator) + "[(unsigned int)(" +
+                std::string(w.a) + ") + " + std::to_string(j) + "u]))";
+    }
+    a_operand += "}";
+  }
+  out += "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(registers + a_operands + 1) +
          ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(w.n) + (tf32 ? "k8" : "k16") + ".f32." + input + "." +
-         input + " {" + list + "}, %" + r + ", %" + std::to_string(registers + 1) + (tf32 ? ", p, 1, 1;" : ", p, 1, 1, 0, 1;") +
-         "\\n}\\n\"\n";
-  out += "      : " + outputs + "\n      : \"l\"(kiln_da), \"l\"(kiln_db), \"r\"(1)); }";
+         input + " {" + list + "}, " + a_operand + ", %" + std::to_string(registers + a_operands) +
+         (tf32 ? ", p, 1, 1;" : ", p, 1, 1, 0, 1;") + "\\n}\\n\"\n";
+  out += "      : " + outputs + "\n      : " + inputs + ", \"l\"(kiln_db), \"r\"(1)); }";
   return out;
 }
 std::string cuda_wgmma_fence() {

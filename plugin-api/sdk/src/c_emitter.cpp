@@ -100,6 +100,7 @@ class Emitter {
       if (local.kind != KILN_OP_STORAGE || local.code != KILN_SCOPE_LOCAL || acc.kind != KILN_OP_STORAGE ||
           acc.code != KILN_SCOPE_REGISTER || acc.imm < op.attr / 2)
         continue;
+      // The accumulator only (code 1's fragments past it are written by the kernel, not held).
       wgmma_locals_.insert(op.src[0]);
       unsigned& count = accumulators_[op.src[2]];
       count = std::max(count, op.attr / 2);
@@ -661,12 +662,14 @@ class Emitter {
     const kiln_op& tiles = value_operand(id, 1);
     if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL || mem.dtype != op.dtype ||
         (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16 && op.dtype != KILN_DTYPE_F32) || acc.kind != KILN_OP_STORAGE ||
-        acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 || acc.imm < op.attr / 2 ||
-        tiles.dtype != KILN_DTYPE_I64 || tiles.lanes != 2 || !wgmma_n_allowed(op.attr))
-      reject(id, KILN_STATUS_INVALID_ARGUMENT, "wgmma multiplies f16/bf16/f32 (tf32) LOCAL tiles into REGISTER f32 storage");
+        acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 || acc.imm < op.attr / 2 + (op.code == 1 ? 4 : 0) ||
+        tiles.dtype != KILN_DTYPE_I64 || tiles.lanes != 2 || !wgmma_n_allowed(op.attr) || op.code > 1 ||
+        (op.code == 1 && op.dtype != KILN_DTYPE_F32))
+      reject(id, KILN_STATUS_INVALID_ARGUMENT,
+             "wgmma multiplies f16/bf16/f32 (tf32) LOCAL tiles (tf32's A possibly from registers, code 1) into REGISTER f32 storage");
     const std::string tiles_var = var(op.src[1]);
     const std::string a = d_.lane(tiles_var, 0), b = d_.lane(tiles_var, 1);
-    line(d_.wgmma({var(op.src[0]), a, b, var(op.src[2]), op.attr, op.dtype}));
+    line(d_.wgmma({var(op.src[0]), a, b, var(op.src[2]), op.attr, op.dtype, op.code == 1}));
   }
 
   void hold_accumulators() {

@@ -198,6 +198,7 @@ class Decoder {
           in.b = slot_of(1);
           in.c = memory_of_[op.src[2]];
           in.aux = op.attr;
+          in.input = op.code;  // 1: A's fragments in the accumulator's storage
           break;
         case KILN_OP_WGMMA_FENCE:
           in.exec = Exec::WgmmaFence;

@@ -742,7 +742,13 @@ class Engine {
         if (!wgmma_fenced_[l]) fault(in, l, "no wgmma_fence since the last barrier or write of the accumulator");
       }
       u64 a_end = 0, b_end = 0;
-      if (in.dtype == KILN_DTYPE_F32) {  // tf32: both K-major, rows of 32
+      if (in.input == 1) {  // tf32, A's fragments at a .. a + 3 of the accumulator's storage, past the accumulator
+        if (a < n / 2 || a + kWgmmaTf32Fragment > mem_[in.c].elements)
+          fault(in, first, "A's fragments at register element " + str(a) + " are not past the accumulator's " + str(n / 2) +
+                               " elements inside its storage of " + str(mem_[in.c].elements));
+        if (!wgmma_tf32_aligned(b)) fault(in, first, "B's tile index " + str(b) + " is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
+        b_end = wgmma_tf32_element(b, n - 1, kWgmmaKTf32 - 1) + 1;
+      } else if (in.dtype == KILN_DTYPE_F32) {  // tf32: both K-major, rows of 32
         if (!wgmma_tf32_aligned(a)) fault(in, first, "A's tile index " + str(a) + " is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
         if (!wgmma_tf32_aligned(b)) fault(in, first, "B's tile index " + str(b) + " is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
         a_end = wgmma_tf32_element(a, kWgmmaM - 1, kWgmmaKTf32 - 1) + 1;
@@ -814,6 +820,17 @@ class Engine {
     auto a_at = [&](unsigned row, unsigned k) {
       return tf32 ? wgmma_swizzle_tf32(wgmma_tf32_element(p.a, row, k)) : wgmma_swizzle(wgmma_a_element(p.a, row, k));
     };
+    // Code 1: A[row][k] is an element of the fragment of another thread of
+    // the warp group (kernel_ir.h), read as tf32 like the tiles.
+    const std::size_t group_first = p.lane - thread;
+    auto a_register = [&](unsigned row, unsigned k) {
+      const WgmmaFragmentHolder h = wgmma_tf32_a_holder(row, k);
+      const std::size_t lane = group_first + h.thread;
+      const u64 e = p.a + h.element;
+      if (o_.check_storage && !written_[lane * p_.register_elements + acc.decl->first_element + e])
+        storage_fault(in, acc, lane, e, "(a fragment of the wgmma's A, at its wait) before that thread wrote it");
+      return wgmma_tf32_truncate(as_f32(read_element<KILN_DTYPE_F32>(acc.base + e * 4 + lane * acc.lane_stride)));
+    };
     auto b_at = [&](unsigned k, unsigned col) {
       return tf32 ? wgmma_swizzle_tf32(wgmma_tf32_element(p.b, col, k)) : wgmma_swizzle(wgmma_b_element(p.b, k, col));
     };
@@ -826,7 +843,8 @@ class Engine {
         storage_fault(in, acc, p.lane, i, "(the wgmma's accumulator, at its wait) before this thread wrote it");
       float sum = as_f32(read_element<KILN_DTYPE_F32>(at));
       for (unsigned k = 0; k < k_count; ++k) {
-        const float product = element(a_at(d.row, k)) * element(b_at(k, d.col));
+        const float av = in.input == 1 ? a_register(d.row, k) : element(a_at(d.row, k));
+        const float product = av * element(b_at(k, d.col));
         sum = sum + product;
       }
       write_element<KILN_DTYPE_F32>(at, from_f32(sum));

@@ -84,7 +84,7 @@ struct Instr {
   OpClass op_class = OpClass::Control;
   std::uint8_t shift = 0;      // Elementwise: result's integer shift
   std::uint8_t operands = 0;   // Elementwise: 1..3
-  std::uint8_t input = 0;      // MMA: the dtype of A and B
+  std::uint8_t input = 0;      // MMA: the dtype of A and B; WGMMA: 1 when A is in registers (code 1)
   std::uint32_t op = 0;        // index of the wire op (for errors)
   std::uint32_t dst = kNoSlot; // first slot of the result
   std::uint32_t a = kNoSlot;   // first slot of operand 0 (LOAD/STORE: memory index)

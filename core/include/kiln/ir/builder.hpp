@@ -126,8 +126,10 @@ class Builder {
   // kernel_ir.h, WGMMA: the warp group's 64 x n tile of A (at element
   // tiles[0] of the swizzled LOCAL storage `local`) times B (at tiles[1]),
   // added into the REGISTER storage `accumulator` by the time a wgmma_wait
-  // covers its group; `tiles` is an i64 x 2 vector.
-  void wgmma(Value local, Value tiles, Value accumulator, std::uint32_t n);
+  // covers its group; `tiles` is an i64 x 2 vector. With `a_registers`
+  // (tf32 only), A is the threads' fragments at elements tiles[0] .. + 3 of
+  // `accumulator` instead.
+  void wgmma(Value local, Value tiles, Value accumulator, std::uint32_t n, bool a_registers = false);
   void wgmma_fence();
   void wgmma_commit();
   void wgmma_wait(std::uint32_t pending_groups);

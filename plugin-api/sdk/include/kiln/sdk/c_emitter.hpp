@@ -68,7 +68,8 @@ struct WgmmaStatement {
   std::string_view a, b;         // element index expressions of the tiles
   std::string_view accumulator;  // the REGISTER array (f32)
   unsigned n = 0;                // tile width
-  unsigned dtype = 0;            // KILN_DTYPE_F16 or _BF16
+  unsigned dtype = 0;            // KILN_DTYPE_F16, _BF16 or _F32 (tf32)
+  bool a_registers = false;      // tf32 code 1: A is accumulator[a .. a + 3] of each thread
 };
 
 // A vector memory access the dialect may write as one statement.

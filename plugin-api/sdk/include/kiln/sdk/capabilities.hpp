@@ -130,10 +130,13 @@ inline void set_load_matrix(kiln_device_info& info) {
 
 // Claims WGMMA (and with it WGMMA_FENCE, _COMMIT and _WAIT, kernel_ir.h) on
 // f16, bf16 and f32 (the tf32 form) where the device loads them: for a device with warp-group
-// MMAs reading swizzled shared memory (CUDA's wgmma.mma_async, sm_90a).
+// MMAs reading swizzled shared memory (CUDA's wgmma.mma_async, sm_90a),
+// and the tf32 form's A from registers (KILN_FEATURE_WGMMA_TF32_A_REGISTERS:
+// every wgmma.mma_async takes A from registers as well).
 inline void set_wgmma(kiln_device_info& info) {
   for (unsigned dt : {KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F32})
     if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_WGMMA);
+  if (has_op_kind(info, KILN_DTYPE_F32, KILN_OP_WGMMA)) set_feature(info, KILN_FEATURE_WGMMA_TF32_A_REGISTERS);
 }
 
 // Claims PREFETCH (kernel_ir.h) on every dtype the device loads: for a

@@ -241,6 +241,16 @@ inline constexpr unsigned kWgmmaKTf32 = 8;
 constexpr std::uint64_t wgmma_swizzle_tf32(std::uint64_t e) { return e ^ (((e >> 5) & 7u) << 2); }
 constexpr std::uint64_t wgmma_tf32_element(std::uint64_t tile, unsigned row, unsigned k) { return tile + 32u * row + k; }
 constexpr bool wgmma_tf32_aligned(std::uint64_t tile) { return tile % 256 < 32 && tile % 8 == 0; }
+// The tf32 form with A from registers (code 1): a thread's fragment is 4
+// elements; A[row][k] (row < 64, k < 8) is element `element` of the thread
+// `thread` (0..127) of the warp group: rows 16 w + g and + 8, k t and t + 4.
+inline constexpr unsigned kWgmmaTf32Fragment = 4;
+struct WgmmaFragmentHolder {
+  unsigned thread, element;
+};
+constexpr WgmmaFragmentHolder wgmma_tf32_a_holder(unsigned row, unsigned k) {
+  return {32 * (row / 16) + 4 * (row % 8) + k % 4, (row % 16) / 8 + 2 * (k / 4)};
+}
 // An f32 as the tf32 tensor cores read it from shared memory: its low 13
 // mantissa bits dropped (truncation toward zero; kernel_ir.h, WGMMA).
 inline float wgmma_tf32_truncate(float x) {
