@@ -100,9 +100,11 @@ struct Config {
   std::int64_t raw_stages() const { return b_async ? ahead() : 0; }
   std::int64_t local_elements() const { return stages * a_size() + (b_stages() + raw_stages()) * b_size(); }
   // swap=1: the accumulator storage holds C^T's bm / 2 accumulators, then
-  // the 4 fragments (4 elements each) of B^T for the step's 4 WGMMAs.
-  std::int64_t fragments_at() const { return wn() / 2; }
-  std::int64_t accumulator_elements() const { return wn() / 2 + (swap ? 4 * 4 : 0); }
+  // the 4 fragments (4 elements each) of B^T for a step's 4 WGMMAs, in
+  // inflight + 1 sets (a step writes one while the previous step's group
+  // may still read the other).
+  std::int64_t fragments_at(std::int64_t set) const { return wn() / 2 + 16 * set; }
+  std::int64_t accumulator_elements() const { return wn() / 2 + (swap ? 16 * (inflight + 1) : 0); }
 };
 
 std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
@@ -119,8 +121,8 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   if (s.swap != 0 && s.swap != 1) return "swap must be 0 or 1";
   if (s.swap && (!s.tf32 || s.b_async || s.b_vec != 1 || s.split != 1))
     return "swap=1 is tf32's other B staging (tf32=1, without b_async, b_vec or split)";
-  if (s.swap && s.inflight != 0)
-    return "swap=1 keeps no WGMMA group in flight across steps (inflight=0): the next step's B fragments reuse its registers";
+  if (s.swap && s.inflight > 1)
+    return "swap=1 keeps at most one WGMMA group in flight (inflight 0 or 1): two sets of B fragments in registers";
   if (p.input != DType::F16 && p.input != DType::BF16 && p.input != DType::F32)
     return "wgmma multiplies f16, bf16 or f32 (as tf32), not " + std::string(ir::dtype_name(p.input));
   const auto input = static_cast<unsigned>(p.input);
@@ -159,7 +161,7 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   // with tf32's B staging registers (b_async=0), at most 5/8 (128 x 256: 160 of 255).
   // swap=1: bm / 2 accumulators (C^T's) and 16 fragment elements.
   const auto acc = static_cast<std::uint64_t>(4 * s.wn() / 2),
-             staging = static_cast<std::uint64_t>(s.swap ? 4 * 16 : s.tf32 && !s.b_async ? 16 * s.b_vec * s.b_units() : 0);
+             staging = static_cast<std::uint64_t>(s.swap ? 4 * 16 * (s.inflight + 1) : s.tf32 && !s.b_async ? 16 * s.b_vec * s.b_units() : 0);
   const std::uint64_t per_thread = device.register_bytes *
                                    static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
                                    static_cast<std::uint64_t>(s.threads());
@@ -272,19 +274,32 @@ class Emitter : private KernelWriter {
   // swap=1: C^T = B^T A^T. Both tiles are copied as they are; a step's
   // WGMMAs take B^T's fragments from registers (code 1), read from B's
   // stage after the barrier, and A's stage as their B (K-major already).
-  // No group stays in flight: the next step's fragments reuse the registers.
+  // With inflight=1 a step's group stays in flight while the next step loads
+  // its fragments into the other set: the loop runs two steps an iteration
+  // (constant register indices), an odd count's last on zero tiles (adding
+  // +0 to accumulators that are never -0: the same bits).
   Kernel run_swapped() {
-    const std::int64_t steps = ceil_div(k_, s_.bk());
+    const std::int64_t steps = ceil_div(k_, s_.bk()), per_iteration = s_.inflight + 1;
     plan_copy_units();
     for (std::int64_t t = 0; t < s_.ahead(); ++t) {
       if (t < steps) copy_tile(c(t), c(t), Value{});
+      else if (t < ceil_div(steps, per_iteration) * per_iteration) copy_tile(c(t), c(t), Value{}, b_.constant(DType::Bool, 0));
       b_.copy_commit();
     }
-    const Value kt = loop(steps);
+    const Value iteration = loop(ceil_div(steps, per_iteration));
+    for (std::int64_t set = 0; set < per_iteration; ++set) swapped_step(affine(iteration, per_iteration, set), set, steps);
+    end_loop(iteration);
+    if (s_.inflight != 0) b_.wgmma_wait(0);
+    store_c_transposed();
+    return b_.finish();
+  }
+
+  // swap=1: step kt with fragment set `set`. The refill's stage was read by
+  // the step inflight + 1 back, whose WGMMAs every thread waited for (and
+  // whose fragment loads it made) before this step's barrier.
+  void swapped_step(Value kt, std::int64_t set, std::int64_t steps) {
     b_.copy_wait(static_cast<std::uint32_t>(s_.ahead() - 1));
     b_.barrier();
-    // The refill's stage was read by the previous step, whose WGMMAs every
-    // thread waited for (and whose fragment loads it made) before the barrier.
     const Value next = b_.add(kt, c(s_.ahead()));
     const auto refill = [&] {
       copy_tile(next, b_.mod(next, c(s_.stages)), Value{}, b_.cmplt(next, c(steps)));
@@ -292,20 +307,17 @@ class Emitter : private KernelWriter {
     };
     if (s_.mma_first == 0) refill();
     const Value stage = b_.mod(kt, c(s_.stages));
-    load_fragments(stage);
+    load_fragments(stage, set);
     b_.wgmma_fence();
     const Value a_stage = b_.mul(stage, c(s_.a_size()));
     for (std::int64_t j = 0; j < s_.bk() / s_.mma_k(); ++j) {
       // A's rows are C^T's columns (m), k 8 j into each.
-      const Value tiles = b_.insert(b_.broadcast(c(s_.fragments_at() + 4 * j), 2), affine(a_stage, 1, 8 * j), 1);
+      const Value tiles = b_.insert(b_.broadcast(c(s_.fragments_at(set) + 4 * j), 2), affine(a_stage, 1, 8 * j), 1);
       b_.wgmma(tiles_, tiles, acc_[0], static_cast<std::uint32_t>(s_.wn()), true);
     }
     b_.wgmma_commit();
     if (s_.mma_first == 1) refill();
-    b_.wgmma_wait(0);
-    end_loop(kt);
-    store_c_transposed();
-    return b_.finish();
+    b_.wgmma_wait(static_cast<std::uint32_t>(s_.inflight));
   }
 
   // swap=1: B's [32 k][bn] stage, (k, n) at bn k + 4 ((n / 4) ^ 2 (k % 4)) +
@@ -320,7 +332,7 @@ class Emitter : private KernelWriter {
   // element e of thread (w, g, t)'s fragment j is B[8 j + t + 4 (e / 2)][n],
   // n = 64 group + 16 w + g + 8 (e % 2), into the accumulator storage past
   // the accumulators, 4 elements a fragment.
-  void load_fragments(Value stage) {
+  void load_fragments(Value stage, std::int64_t set) {
     const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
     const Value lane = b_.mod(in_group, c(32));
     const Value g = b_.div(lane, c(4)), t = b_.mod(lane, c(4));
@@ -338,7 +350,7 @@ class Emitter : private KernelWriter {
         const Value v = b_.load(tiles_, affine(at[e], 1, 8 * j * s_.bn), 1);
         fragment = e == 0 ? b_.broadcast(v, 4) : b_.insert(fragment, v, e);
       }
-      b_.store(acc_[0], c(s_.fragments_at() + 4 * j), fragment);
+      b_.store(acc_[0], c(s_.fragments_at(set) + 4 * j), fragment);
     }
   }
 

@@ -218,7 +218,9 @@ TEST(CudaWgmma, Tf32KernelsCompileForSm90aUnserialized) {
                            "wgmma_staged(bm=256,bn=128,stages=3,inflight=0,tf32=1,swap=1)",
                            "wgmma_staged(bm=256,bn=128,stages=4,inflight=0,mma_first=1,tf32=1,swap=1)",
                            "wgmma_staged(bm=128,bn=256,stages=4,inflight=0,tf32=1,swap=1)",
-                           "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,swap=1)"}) {
+                           "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,swap=1)",
+                           "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1,swap=1)",
+                           "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,tf32=1,swap=1)"}) {
     for (const kiln::kernels::KernelSize size : {kiln::kernels::KernelSize{.m = 512, .n = 512, .k = 1024},
                                                  kiln::kernels::KernelSize{.m = 1000, .n = 1000, .k = 1000}}) {
       SCOPED_TRACE(std::string(step) + " " + std::to_string(size.m));
@@ -376,6 +378,9 @@ TEST_F(CudaWgmmaDevice, Tf32StagedKernelsGiveTheUntunedKernelsBits) {
       {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=0,mma_first=1,tf32=1,swap=1)"},
       {{.m = 300, .n = 200, .k = 100}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=0,tf32=1,swap=1)"},
       {{.m = 130, .n = 260, .k = 36}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1,swap=1)"},
+      {{.m = 512, .n = 256, .k = 512}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1,swap=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,swap=1)"},
+      {{.m = 130, .n = 260, .k = 36}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=1,tf32=1,swap=1)"},
   };
   kiln::DeviceInfo device_info = sm90_device();
   device_info.local_memory_bytes = info.local_memory_bytes;

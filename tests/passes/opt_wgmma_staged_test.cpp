@@ -212,6 +212,7 @@ TEST(WgmmaStaged, Tf32MatchesTheUntunedKernelWithinTf32OnTheDummy) {
       {{.m = 256, .n = 128, .k = 96}, "wgmma_staged(bm=256,bn=128,stages=3,inflight=0,tf32=1,swap=1)"},
       {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=128,bn=256,stages=4,inflight=0,mma_first=1,tf32=1,swap=1)"},
       {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1,swap=1)"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1,swap=1)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(case_name(c.size, ir::DType::F32, c.step));
@@ -323,6 +324,14 @@ TEST(WgmmaStaged, Tf32SwapGivesTheRegisterFormsBits) {
       {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=4,inflight=0,tf32=1", "swap=1"},
       {{.m = 72, .n = 92, .k = 68}, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1", "swap=1"},
       {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=0,tf32=1", "swap=1"},
+      // One group in flight, two steps an iteration: even and odd step
+      // counts (the odd one's last on zero tiles), one step, more stages
+      // than steps.
+      {{.m = 256, .n = 128, .k = 192}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1", "swap=1"},
+      {{.m = 264, .n = 132, .k = 164}, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1", "swap=1"},
+      {{.m = 128, .n = 256, .k = 96}, "wgmma_staged(bm=128,bn=256,stages=3,inflight=1,tf32=1", "swap=1"},
+      {{.m = 64, .n = 128, .k = 32}, "wgmma_staged(bm=64,bn=128,stages=5,inflight=1,tf32=1", "swap=1"},
+      {{.m = 33, .n = 36, .k = 20}, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1", "swap=1"},
   };
   expect_staging_gives_the_same_bits(cases);
 }
@@ -342,8 +351,14 @@ TEST(WgmmaStaged, Tf32SwapTakesBFromRegisters) {
   // 3 stages of A (32 KiB) and B (16 KiB).
   EXPECT_THAT(text, HasSubstr("storage local f32[36864]"));
   EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,tf32=1,swap=2)", d), HasSubstr("swap must be 0 or 1"));
-  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,inflight=1,tf32=1,swap=1)", d),
-              HasSubstr("swap=1 keeps no WGMMA group in flight"));
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=4,inflight=2,tf32=1,swap=1)", d),
+              HasSubstr("swap=1 keeps at most one WGMMA group in flight"));
+  // With one group in flight: two fragment sets, the loop two steps an
+  // iteration (8 WGMMAs, each set's register indices constant).
+  const std::string two = ir::print(applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,swap=1)", d));
+  EXPECT_THAT(two, HasSubstr("storage register f32[160]"));
+  EXPECT_EQ(occurrences(two, "wgmma n256 a_regs f32"), 8u);
+  EXPECT_EQ(occurrences(two, "wgmma_wait 1"), 2u);
   EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,inflight=0,tf32=1,b_vec=2,swap=1)", d),
               HasSubstr("swap=1 is tf32's other B staging"));
   EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,

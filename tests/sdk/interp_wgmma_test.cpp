@@ -277,4 +277,11 @@ TEST(InterpreterWgmma, Tf32AFromRegistersFaults) {
   expect_fault(kernel("f32", 32, 4100, ok), args, "is not a row start (+0, 8, 16 or 24) of an 8 x 32 atom");
   // Never waited for: the fragments' storage is the accumulator's, read while pending.
   expect_fault(kernel("f32", 32, 4096, "wgmma n64 a_regs f32 %3[%20], %4\nwgmma_commit"), args, "while a wgmma into it is pending");
+  // While the op is pending its fragment's elements may not be written; the
+  // storage's others may (the next step's fragments).
+  const std::string write_at = "%36 = const f32 1.5\n%38 = const i64 ";
+  const std::string issue = "wgmma n64 a_regs f32 %3[%20], %4\nwgmma_commit\n";
+  expect_fault(kernel("f32", 32, 4096, issue + write_at + "34\nstore %4[%38], %36\nwgmma_wait 0"), args,
+               "writes element 34 of REGISTER storage");
+  run_ok(kernel("f32", 32, 4096, issue + write_at + "36\nstore %4[%38], %36\nwgmma_wait 0"), args);
 }

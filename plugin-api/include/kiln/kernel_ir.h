@@ -362,8 +362,9 @@ typedef enum kiln_op_kind {
    * read as tf32 (the low 13 mantissa bits dropped) like the LOCAL tiles
    * (PTX wgmma.mma_async...m64nNk8.f32.tf32.tf32 with A as four .b32
    * registers). The fragments are read at some moment between the op and
-   * the WGMMA_WAIT that covers it, so, as the accumulator, the storage is
-   * not accessed meanwhile; a WGMMA_FENCE comes after the last write of the
+   * the WGMMA_WAIT that covers it, so, as the accumulator's, their elements
+   * are not accessed meanwhile (the storage's other elements may be: the
+   * next step's fragments); a WGMMA_FENCE comes after the last write of the
    * fragments and before the op. A device claims it with the
    * KILN_FEATURE_WGMMA_TF32_A_REGISTERS bit (with op_kind_dtypes[WGMMA] for
    * F32); the core sends code 1 to no other device.

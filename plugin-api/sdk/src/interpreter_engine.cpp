@@ -852,6 +852,17 @@ class Engine {
     stats_.thread_ops[static_cast<std::size_t>(OpClass::FloatAlu)] += std::uint64_t{in.aux} / 2 * k_count;
   }
 
+  // Whether a pending WGMMA of the thread writes element `element` of the
+  // REGISTER storage `memory` (its accumulator) or reads it (code 1: its A
+  // fragment): the elements the thread may not access until its wait.
+  bool wgmma_pending_on(std::size_t lane, std::size_t memory, u64 element) const {
+    for (const PendingWgmma& p : pending_wgmmas_)
+      if (p.lane == lane && p.in->c == memory &&
+          (element < p.in->aux / 2 || (p.in->input == 1 && element >= p.a && element < p.a + kWgmmaTf32Fragment)))
+        return true;
+    return false;
+  }
+
   // Initialisation and race checks of one LOCAL/REGISTER element, before the
   // access.
   template <unsigned DT, Space S, bool kStore>
@@ -860,7 +871,7 @@ class Engine {
     const auto me = static_cast<std::uint32_t>(lane);
     if constexpr (S == Space::Register) {
       const std::size_t memory = static_cast<std::size_t>(&m - mem_.data());
-      if (accumulator_pending_[lane * mem_.size() + memory] != 0)
+      if (accumulator_pending_[lane * mem_.size() + memory] != 0 && wgmma_pending_on(lane, memory, element))
         storage_fault(in, m, lane, element, "while a wgmma into it is pending (no wgmma_wait covered it)");
       if (kStore && accumulator_[memory] && p_.ops[in.op].kind == KILN_OP_STORE)
         wgmma_fenced_[lane] = 0;  // a write the next wgmma must be fenced from
