@@ -430,8 +430,12 @@ SearchSpace make_default_space(Precision precision) {
     // slower (153.0; docs/passes.md), so no recipe proposes it. First of all
     // 256 x 128 in 4 stages with B's transpose stored two k a store and the
     // WGMMAs issued before the refill (b_vec=2, mma_first=1): 208.7 against
-    // 202.4 for the same without, in one H200 call.
+    // 202.4 for the same without, in one H200 call. Before it (search space
+    // 16) C^T = B^T A^T with B^T's fragments from registers, no transpose of
+    // B at all (swap=1): 281.3 TFLOP/s with one group in flight, 278.9
+    // without, against 208.8 for the b_vec=2 form (H200, 2026-12-04).
     for (const char* recipe : {
+             "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1,swap=1)",
              "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1,b_vec=2)",
              "wgmma_staged(bm=256,bn=128,stages=3,inflight=1,tf32=1)",
              "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1)",

@@ -364,6 +364,14 @@ TEST(WgmmaStaged, Tf32SwapTakesBFromRegisters) {
   EXPECT_THAT(step_error_message(standard("matmul", {.m = 64, .n = 64, .k = 64}, ir::DType::F16).kernel,
                                  "wgmma_staged(bm=64,bn=64,inflight=0,swap=1)", d),
               HasSubstr("swap=1 is tf32's other B staging"));
+  // An H200's registers (255 a thread at 256 threads, 128 at 512): 128 x
+  // 256 (512 threads) holds 64 accumulators and one fragment set, not two.
+  DeviceInfo h200 = d;
+  h200.register_bytes = 256, h200.max_local_threads = 1024;
+  applied(f32.kernel, "wgmma_staged(bm=128,bn=256,stages=4,inflight=0,tf32=1,swap=1)", h200);
+  EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=128,bn=256,stages=4,inflight=1,tf32=1,swap=1)", h200),
+              HasSubstr("REGISTER bytes per thread"));
+  applied(f32.kernel, "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,tf32=1,swap=1)", h200);
   // A device without A from registers is never given the form.
   DeviceInfo without = d;
   without.features[KILN_FEATURE_WORD(KILN_FEATURE_WGMMA_TF32_A_REGISTERS)] &= ~KILN_FEATURE_MASK(KILN_FEATURE_WGMMA_TF32_A_REGISTERS);

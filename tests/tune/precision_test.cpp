@@ -24,7 +24,7 @@ TEST(Precision, TheTf32SpaceIsTheDefaultPlusTf32RecipesUnderItsOwnVersion) {
   EXPECT_FALSE(has_tf32_recipe(exact));
   EXPECT_TRUE(has_tf32_recipe(tf32));
   EXPECT_EQ(tf32.version, exact.version + "+tf32");
-  EXPECT_EQ(tf32.recipes.size(), exact.recipes.size() + 11);  // default_space.cpp's five wgmma_staged and six mma_staged tf32 recipes
+  EXPECT_EQ(tf32.recipes.size(), exact.recipes.size() + 12);  // default_space.cpp's six wgmma_staged and six mma_staged tf32 recipes
   TuneOptions options;
   EXPECT_EQ(&search_space_of(options), &exact);
   options.settings.allow_tf32 = true;
