@@ -199,8 +199,10 @@ class Emitter : private KernelWriter {
     for (std::int64_t q = 0; q < s_.split; ++q)
       acc_.push_back(b_.storage(ir::Scope::Register, DType::F32, static_cast<std::uint64_t>(s_.accumulator_elements())));
     const Value zero4 = b_.broadcast(b_.constant(DType::F32, 0.0), 4);
+    // swap=1: the fragments too (the CUDA dialect holds the whole array
+    // around the asynchronous ops, from the first).
     for (const Value acc : acc_)
-      for (std::int64_t q = 0; q < s_.wn() / 2; q += 4) b_.store(acc, c(q), zero4);
+      for (std::int64_t q = 0; q < s_.accumulator_elements(); q += 4) b_.store(acc, c(q), zero4);
     if (s_.swap) return run_swapped();
     a_group_ = b_.mul(group_, c(64 * s_.bk()));  // the warp group's rows in an A stage
     const bool b_regs = s_.tf32 && !s_.b_async;  // tf32's B through registers

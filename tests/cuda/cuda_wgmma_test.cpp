@@ -232,6 +232,12 @@ TEST(CudaWgmma, Tf32KernelsCompileForSm90aUnserialized) {
         const CudaSource source = emit_cuda(optimized->to_wire());
         EXPECT_NE(source.text.find("k8.f32.tf32.tf32 {"), std::string::npos) << source.text;
         EXPECT_NE(source.text.find("cp.async.cg.shared.global"), std::string::npos) << source.text;
+        // swap=1, 256 x 128 with two fragment sets: 128 accumulators and 32
+        // fragment elements, all held around the asynchronous ops (the
+        // fragments' registers live until the wait that covers their reads).
+        if (std::string(step) == "wgmma_staged(bm=256,bn=128,stages=4,inflight=1,mma_first=1,tf32=1,swap=1)") {
+          EXPECT_NE(source.text.find("[159]) :: \"memory\");"), std::string::npos) << source.text;
+        }
         const DeviceCode code = compile_cuda(nvrtc, source.text, 9, 0, nvrtc_options(), true);
         EXPECT_EQ(code.target, "sm_90a");
         // The WGMMAs stay asynchronous (no C7514 "serialized" warning).

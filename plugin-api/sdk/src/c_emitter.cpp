@@ -100,10 +100,13 @@ class Emitter {
       if (local.kind != KILN_OP_STORAGE || local.code != KILN_SCOPE_LOCAL || acc.kind != KILN_OP_STORAGE ||
           acc.code != KILN_SCOPE_REGISTER || acc.imm < op.attr / 2)
         continue;
-      // The accumulator only (code 1's fragments past it are written by the kernel, not held).
       wgmma_locals_.insert(op.src[0]);
+      // Code 1 reads A's fragments from the same array, after the
+      // accumulator, as late as its wait: they are held too (the whole
+      // array), so the compiler keeps their registers until then instead of
+      // reusing them once the asm statement has taken them.
       unsigned& count = accumulators_[op.src[2]];
-      count = std::max(count, op.attr / 2);
+      count = std::max(count, op.code == 1 ? static_cast<unsigned>(std::min<std::uint64_t>(acc.imm, 1024)) : op.attr / 2);
     }
   }
   std::uint64_t local_alignment(std::uint32_t id) const { return wgmma_locals_.contains(id) ? 1024 : 16; }
