@@ -16,7 +16,11 @@
 //
 // Registers are private to a thread, so only this thread's stores matter.
 // Any LOOP/IF boundary forgets what is known (a loop iterates, an if may
-// not run); a store at a non-constant index forgets that whole storage.
+// not run); a store at a non-constant index forgets that whole storage. A
+// WGMMA reads its accumulator's storage (and, code 1, A's fragments in it)
+// and writes the accumulator by its WGMMA_WAIT: it and every wait forget
+// the WGMMAs' storages (a one-step kernel's loop, removed, would otherwise
+// forward the accumulators' zeros past the MMAs to C).
 #include "always_on.hpp"
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/rewriter.hpp"
@@ -41,6 +45,14 @@ bool is_register(const ir::Kernel& kernel, ValueId memory) {
   return memory < kernel.size() && kernel[memory].kind == OpKind::Storage && kernel[memory].scope() == ir::Scope::Register;
 }
 
+// The REGISTER storages WGMMAs accumulate into.
+std::vector<ValueId> wgmma_accumulators(const ir::Kernel& kernel) {
+  std::vector<ValueId> out;
+  for (ValueId id = 0; id < kernel.size(); ++id)
+    if (kernel[id].kind == OpKind::Wgmma && is_register(kernel, kernel[id].src[2])) out.push_back(kernel[id].src[2]);
+  return out;
+}
+
 // Stores to register elements that a later store to the same element (same
 // width, same straight-line stretch) overwrites before any load of that
 // storage reads it.
@@ -56,6 +68,9 @@ std::vector<bool> overwritten_stores(const ir::Kernel& kernel) {
     switch (op.kind) {
       case OpKind::Loop: case OpKind::EndLoop: case OpKind::If: case OpKind::EndIf:
         pending.clear();
+        break;
+      case OpKind::Wgmma:  // reads the storage: the stores before it are live
+        forget_storage(op.src[2]);
         break;
       case OpKind::Load:
         if (is_register(kernel, op.src[0])) forget_storage(op.src[0]);
@@ -89,6 +104,7 @@ std::vector<bool> overwritten_stores(const ir::Kernel& kernel) {
 
 Kernel fold_accumulators(const Kernel& kernel, const DeviceInfo&) {
   const std::vector<bool> dead_stores = overwritten_stores(kernel);
+  const std::vector<ValueId> accumulators = wgmma_accumulators(kernel);
   // (storage, first element) -> the value stored there last.
   std::map<std::pair<ValueId, std::int64_t>, Stored> known;
   auto forget_storage = [&](ValueId memory) {
@@ -107,6 +123,12 @@ Kernel fold_accumulators(const Kernel& kernel, const DeviceInfo&) {
     switch (op.kind) {
       case OpKind::Loop: case OpKind::EndLoop: case OpKind::If: case OpKind::EndIf:
         known.clear();
+        return false;
+      case OpKind::Wgmma:  // writes its accumulator by its wait
+        forget_storage(op.src[2]);
+        return false;
+      case OpKind::WgmmaWait:
+        for (const ValueId memory : accumulators) forget_storage(memory);
         return false;
       case OpKind::Store: {
         if (!is_register(kernel, op.src[0])) return false;

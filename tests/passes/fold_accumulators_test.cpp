@@ -94,3 +94,46 @@ store f32 %4[%2], %6
 store f32 %1[%2], %9
 )");
 }
+
+TEST(FoldAccumulators, KeepsWhatAWarpGroupMmaWrites) {
+  // One WGMMA step with no loop (a one-step kernel's, removed): the
+  // accumulator's zeros are not forwarded past the MMA to the load after its
+  // wait, and the zeros' store is not dropped (the MMA reads it).
+  constexpr std::string_view kOneStep = R"(%0 = param 0 global f32[8192]
+%1 = param 1 global_mut f32[512]
+%2 = const i64 0
+%3 = const i64 128
+%4 = index local 0 %3
+%5 = storage local f32[8192]
+%6 = storage register f32[4]
+%7 = const f32 0
+%8 = broadcast f32x4 %7
+%30 = const i64 16
+%31 = const i64 64
+%32 = mul i64 %4, %31
+%33 = loop %30
+  %34 = const i64 4
+  %35 = mul i64 %33, %34
+  %36 = add i64 %32, %35
+  %37 = load f32x4 %0[%36]
+  store f32x4 %5[%36], %37
+endloop %33
+store f32x4 %6[%2], %8
+barrier
+wgmma_fence
+%14 = const i64 4096
+%15 = broadcast i64x2 %2
+%16 = insert i64x2 %15[1], %14
+wgmma n8 f32 %5[%16], %6
+wgmma_commit
+wgmma_wait 0
+%20 = load f32x4 %6[%2]
+%21 = const i64 4
+%22 = mul i64 %4, %21
+store f32x4 %1[%22], %20
+)";
+  const std::string after = after_pass("fold_accumulators", kOneStep);
+  EXPECT_NE(after.find("store f32x4 %6[%2], %8"), std::string::npos) << after;
+  EXPECT_NE(after.find("= load f32x4 %6[%2]"), std::string::npos) << after;
+  EXPECT_EQ(after.find("store f32x4 %1[%22], %8"), std::string::npos) << after;
+}
