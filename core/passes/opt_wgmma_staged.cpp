@@ -1,4 +1,4 @@
-// wgmma_staged(bm, bn, stages, inflight, split, mma_first, tf32, b_async, b_vec): the
+// wgmma_staged(bm, bn, stages, inflight, split, mma_first, tf32, b_async, b_vec, swap): the
 // f16/bf16 matrix products mma_staged takes (opt_mma_match.hpp) on the
 // warp-group MMA (WGMMA, kernel_ir.h; wgmma.mma_async on sm_90a), and f32
 // ones on its tf32 form with tf32=1 (below). docs/passes.md,
@@ -49,6 +49,9 @@
 // may still read theirs, and this one), fences them for the WGMMAs, then
 // the step's barrier. The pieces ring holds `ahead` tiles: tile
 // kt + ahead lands in the pieces tile kt just left, each thread's own.
+// swap=1 computes C^T = B^T A^T instead: both tiles copied as they are, the
+// WGMMA's A B^T's fragments from registers (kernel_ir.h, code 1), its B A's
+// stage (run_swapped).
 #include "kiln/ir/builder.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/verify.hpp"
@@ -690,7 +693,7 @@ class WgmmaStaged final : public Optimization {
     return "matrix products of f16/bf16 (or f32 as tf32, when asked: tf32=1) on the warp-group MMA (wgmma, sm_90a), "
            "a bm x bn block per group of bm / 64 warp groups, A and B tiles of 64 (tf32: 32) along k copied "
            "asynchronously (tf32's B through registers, stored transposed b_vec k a store, or with b_async=1 copied too and "
-           "transposed in LOCAL) "
+           "transposed in LOCAL, or with swap=1 C^T = B^T A^T, B^T's fragments from registers) "
            "into 128-byte-swizzled LOCAL memory in 2 to 6 stages, up to 2 WGMMA groups kept in flight (inflight, default 1)";
   }
 

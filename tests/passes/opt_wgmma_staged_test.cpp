@@ -378,3 +378,32 @@ TEST(WgmmaStaged, Tf32SwapTakesBFromRegisters) {
   EXPECT_THAT(step_error_message(f32.kernel, "wgmma_staged(bm=256,bn=128,inflight=0,tf32=1,swap=1)", without),
               HasSubstr("does not run the tf32 wgmma with A from registers"));
 }
+
+// A kernel of one k step, through the whole lowering pipeline as the tuner
+// and `kiln run --opt` compile it (the always-on passes remove its unit
+// loop): the accumulators the WGMMAs write reach C, not the zeros they were
+// set to (fold_accumulators once forwarded those; the H200 stored zeros).
+TEST(WgmmaStaged, OneStepKernelsThroughThePipelineMatchTheUntunedKernel) {
+  const DeviceInfo* info = mma_device_info(true, true);
+  ASSERT_NE(info, nullptr);
+  const Device device = mma_runtime()->device(info->id).value();
+  struct Case {
+    kernels::KernelSize size;
+    ir::DType dtype;
+    std::string_view step;
+    double tolerance;
+  };
+  const Case cases[] = {
+      {{.m = 64, .n = 64, .k = 64}, ir::DType::F16, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0)", 0},
+      {{.m = 72, .n = 92, .k = 20}, ir::DType::F32, "wgmma_staged(bm=64,bn=64,stages=3,inflight=1,tf32=1)", 1e-2},
+      {{.m = 130, .n = 260, .k = 36}, ir::DType::F32, "wgmma_staged(bm=128,bn=128,stages=3,inflight=1,tf32=1,swap=1)", 1e-2},
+      {{.m = 33, .n = 36, .k = 20}, ir::DType::F32, "wgmma_staged(bm=64,bn=64,stages=2,inflight=0,tf32=1,swap=1)", 1e-2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(case_name(c.size, c.dtype, c.step));
+    const kernels::StandardKernel k = standard("matmul", c.size, c.dtype);
+    const auto lowered = optimize(k.kernel, parse_sequence(c.step).value(), *info);
+    ASSERT_TRUE(lowered.ok()) << lowered.error().to_string();
+    EXPECT_EQ(compare_outcomes(run_on_interpreter(k.kernel, k.args, 9), run_on_device(device, *lowered, k.args, 9), c.tolerance), "");
+  }
+}
