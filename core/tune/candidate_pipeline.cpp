@@ -49,8 +49,9 @@ PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel
                 "): compiling it would take too long";
       return p;
     }
+    const std::size_t weight = compile_weight(p.kernel);
     if (forecast != nullptr) {
-      if (std::optional<std::string> why = forecast->refuses(p.kernel.size())) {
+      if (std::optional<std::string> why = forecast->refuses(weight)) {
         p.failure = CandidateStatus::Skipped;
         p.error = *why;
         return p;
@@ -59,7 +60,7 @@ PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel
     const auto compile_started = std::chrono::steady_clock::now();
     Result<Program> program = device.compile(p.kernel, {.mode = CompileMode::Frozen});
     if (forecast != nullptr)
-      forecast->took(p.kernel.size(),
+      forecast->took(weight,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_started).count());
     if (!program) {
       p.failure = CandidateStatus::CompileFailed;
