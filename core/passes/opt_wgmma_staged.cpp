@@ -325,6 +325,17 @@ class Emitter : private KernelWriter {
     b_.wgmma_wait(static_cast<std::uint32_t>(s_.inflight));
   }
 
+  // This thread's place in its warp group's fragments (kernel_ir.h, WGMMA):
+  // its warp w (0..3), g = lane / 4 and t = lane % 4.
+  struct FragmentThread {
+    Value warp, g, t;
+  };
+  FragmentThread fragment_thread() {
+    const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
+    const Value lane = b_.mod(in_group, c(32));
+    return {b_.div(in_group, c(32)), b_.div(lane, c(4)), b_.mod(lane, c(4))};
+  }
+
   // swap=1: B's [32 k][bn] stage, (k, n) at bn k + 4 ((n / 4) ^ 2 (k % 4)) +
   // n % 4: the 16-byte chunks of row k XORed by k % 4 (bits 1-2 of the
   // chunk, within its 8-chunk group), so that a warp's fragment load of one
@@ -338,10 +349,8 @@ class Emitter : private KernelWriter {
   // n = 64 group + 16 w + g + 8 (e % 2), into the accumulator storage past
   // the accumulators, 4 elements a fragment.
   void load_fragments(Value stage, std::int64_t set) {
-    const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
-    const Value lane = b_.mod(in_group, c(32));
-    const Value g = b_.div(lane, c(4)), t = b_.mod(lane, c(4));
-    const Value n = b_.add(b_.add(b_.mul(group_, c(64)), b_.mul(b_.div(in_group, c(32)), c(16))), g);
+    const auto [warp, g, t] = fragment_thread();
+    const Value n = b_.add(b_.add(b_.mul(group_, c(64)), b_.mul(warp, c(16))), g);
     const Value base = b_.add(b_.mul(stage, c(s_.b_size())), c(s_.stages * s_.a_size()));
     Value at[4];
     for (std::int64_t e = 0; e < 4; ++e) {
@@ -366,10 +375,8 @@ class Emitter : private KernelWriter {
   void store_c_transposed() {
     const Value c_mem = params_.at(p_.c_param);
     const DType c_dtype = old_[p_.c_param].dtype;
-    const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
-    const Value lane = b_.mod(in_group, c(32));
-    const Value g = b_.div(lane, c(4)), t = b_.mod(lane, c(4));
-    const Value col0 = b_.add(b_.add(n0_, b_.mul(group_, c(64))), b_.add(b_.mul(b_.div(in_group, c(32)), c(16)), g));
+    const auto [warp, g, t] = fragment_thread();
+    const Value col0 = b_.add(b_.add(n0_, b_.mul(group_, c(64))), b_.add(b_.mul(warp, c(16)), g));
     const Value row0 = b_.add(m0_, b_.mul(t, c(2)));
     for (int h = 0; h < 2; ++h) {
       const Value col = affine(col0, 1, 8 * h);
@@ -622,10 +629,8 @@ class Emitter : private KernelWriter {
   void store_c() {
     const Value c_mem = params_.at(p_.c_param);
     const DType c_dtype = old_[p_.c_param].dtype;
-    const Value in_group = s_.groups() == 1 ? tid_ : b_.mod(tid_, c(128));
-    const Value lane = b_.mod(in_group, c(32));
-    const Value g = b_.div(lane, c(4)), t = b_.mod(lane, c(4));
-    const Value warp_row = b_.mul(b_.div(in_group, c(32)), c(16));
+    const auto [warp, g, t] = fragment_thread();
+    const Value warp_row = b_.mul(warp, c(16));
     const Value row0 = b_.add(b_.add(m0_, b_.mul(group_, c(64))), b_.add(warp_row, g));
     const Value col0 = b_.add(n0_, b_.mul(t, c(2)));
     for (int h = 0; h < 2; ++h) {

@@ -23,6 +23,14 @@ std::string sample_with(std::string_view line, std::string_view replacement) {
 
 using kiln::test::expect_rule;
 
+// The sample in f32 (the tf32 form's storage and loads), its WGMMA still f16.
+std::string f32_sample() {
+  std::string f32 = kiln::test::with_line_replaced(kSample, "%0 = param 0 global f16[8192]", "%0 = param 0 global f32[8192]");
+  f32 = kiln::test::with_line_replaced(f32, "%2 = storage local f16[8192]", "%2 = storage local f32[8192]");
+  f32 = kiln::test::with_line_replaced(f32, "%8 = load f16x8 %0[%7]", "%8 = load f32x8 %0[%7]");
+  return kiln::test::with_line_replaced(f32, "store f16x8 %2[%7], %8", "store f32x8 %2[%7], %8");
+}
+
 }  // namespace
 
 TEST(Wgmma, SampleRoundTripsAndVerifies) {
@@ -68,10 +76,7 @@ TEST(Wgmma, VerifierRules) {
 
 TEST(Wgmma, Tf32FormIsF32StorageTypedAsIt) {
   // The tf32 form: f32 storage and op (kernel_ir.h); other 32-bit types are not.
-  std::string f32 = kiln::test::with_line_replaced(kSample, "%0 = param 0 global f16[8192]", "%0 = param 0 global f32[8192]");
-  f32 = kiln::test::with_line_replaced(f32, "%2 = storage local f16[8192]", "%2 = storage local f32[8192]");
-  f32 = kiln::test::with_line_replaced(f32, "%8 = load f16x8 %0[%7]", "%8 = load f32x8 %0[%7]");
-  f32 = kiln::test::with_line_replaced(f32, "store f16x8 %2[%7], %8", "store f32x8 %2[%7], %8");
+  const std::string f32 = f32_sample();
   const std::string tf32 = kiln::test::with_line_replaced(f32, "wgmma n8 f16 %2[%18], %3", "wgmma n8 f32 %2[%18], %3");
   const auto k = parse(tf32);
   ASSERT_TRUE(k.ok()) << k.error().message;
@@ -88,11 +93,7 @@ TEST(Wgmma, Tf32FormIsF32StorageTypedAsIt) {
 TEST(Wgmma, Tf32AFromRegistersIsCodeOne) {
   // A from registers (code 1, text "a_regs"): the tf32 form only, its 4
   // fragment elements past the accumulator's N / 2 in the same storage.
-  std::string f32 = kiln::test::with_line_replaced(kSample, "%0 = param 0 global f16[8192]", "%0 = param 0 global f32[8192]");
-  f32 = kiln::test::with_line_replaced(f32, "%2 = storage local f16[8192]", "%2 = storage local f32[8192]");
-  f32 = kiln::test::with_line_replaced(f32, "%8 = load f16x8 %0[%7]", "%8 = load f32x8 %0[%7]");
-  f32 = kiln::test::with_line_replaced(f32, "store f16x8 %2[%7], %8", "store f32x8 %2[%7], %8");
-  f32 = kiln::test::with_line_replaced(f32, "%3 = storage register f32[4]", "%3 = storage register f32[8]");
+  const std::string f32 = kiln::test::with_line_replaced(f32_sample(), "%3 = storage register f32[4]", "%3 = storage register f32[8]");
   const std::string rs = kiln::test::with_line_replaced(f32, "wgmma n8 f16 %2[%18], %3", "wgmma n8 a_regs f32 %2[%18], %3");
   const auto k = parse(rs);
   ASSERT_TRUE(k.ok()) << k.error().message;

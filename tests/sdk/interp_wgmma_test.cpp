@@ -176,6 +176,27 @@ float truncated_to_tf32(float x) {
   return x;
 }
 
+// Every accumulator element of an m64n<n>k8 tf32 WGMMA (the first n / 2 a
+// thread; the rest as they came in from c) against the plain loop:
+// k ascending, each product and sum rounded, A[row][k] and B[k][col]
+// given (as tf32).
+template <typename AOf, typename BOf>
+void expect_tf32_contract(const std::vector<float>& out, const std::vector<float>& c, unsigned n, AOf a_of, BOf b_of) {
+  for (unsigned thread = 0; thread < 128; ++thread)
+    for (unsigned i = 0; i < 128; ++i) {
+      float want = c[128 * thread + i];
+      if (i < n / 2) {
+        const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
+        const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        for (unsigned k = 0; k < 8; ++k) {
+          volatile float product = a_of(row, k) * b_of(k, col);  // rounded on its own, as the contract's
+          want = want + product;
+        }
+      }
+      ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
+    }
+}
+
 }  // namespace
 
 TEST(InterpreterWgmma, Tf32EveryNFollowsTheContract) {
@@ -191,21 +212,9 @@ TEST(InterpreterWgmma, Tf32EveryNFollowsTheContract) {
         std::vector<float> c = random_floats(16384, 7 * n), out(16384, 0.0f);
         const std::string body = "wgmma n" + std::to_string(n) + " f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
         run_ok(kernel("f32", a, b, body), {arg_of(x), arg_of(c), arg_of(out)});
-        for (unsigned thread = 0; thread < 128; ++thread)
-          for (unsigned i = 0; i < 128; ++i) {
-            float want = c[128 * thread + i];
-            if (i < n / 2) {
-              const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
-              const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-              for (unsigned k = 0; k < 8; ++k) {
-                const float av = truncated_to_tf32(x[swizzled_tf32(a + 32 * row + k)]);
-                const float bv = truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]);
-                volatile float product = av * bv;
-                want = want + product;
-              }
-            }
-            ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
-          }
+        expect_tf32_contract(
+            out, c, n, [&](unsigned row, unsigned k) { return truncated_to_tf32(x[swizzled_tf32(a + 32 * row + k)]); },
+            [&](unsigned k, unsigned col) { return truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]); });
       }
 }
 
@@ -251,19 +260,9 @@ TEST(InterpreterWgmma, Tf32AFromRegistersFollowsTheContract) {
       std::vector<float> c = random_floats(16384, 11 * n), out(16384, 0.0f);
       const std::string body = "wgmma n" + std::to_string(n) + " a_regs f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
       run_ok(kernel("f32", a, b, body), {arg_of(x), arg_of(c), arg_of(out)});
-      for (unsigned thread = 0; thread < 128; ++thread)
-        for (unsigned i = 0; i < 128; ++i) {
-          float want = c[128 * thread + i];
-          if (i < n / 2) {
-            const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
-            const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-            for (unsigned k = 0; k < 8; ++k) {
-              volatile float product = fragment_element(c, a, row, k) * truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]);
-              want = want + product;
-            }
-          }
-          ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
-        }
+      expect_tf32_contract(
+          out, c, n, [&](unsigned row, unsigned k) { return fragment_element(c, a, row, k); },
+          [&](unsigned k, unsigned col) { return truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]); });
     }
 }
 
