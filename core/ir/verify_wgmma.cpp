@@ -26,11 +26,11 @@ bool Verifier::check_wgmma(ValueId id, const Op& op) {
                                       std::string(dtype_name(memory.dtype)) + "), not " + type_name(type(id)));
   if (type(op.src[1]) != ValueType{DType::I64, 2})
     return fail(id, "wgmma-tiles", name + ": the tile indices (A, B) are an i64x2 vector, not " + type_name(type(op.src[1])));
-  if (op.code > 1 || (op.code == 1 && op.dtype != DType::F32))
+  if (!sdk::wgmma_code_allowed(op.code, static_cast<unsigned>(op.dtype)))
     return fail(id, "wgmma-a-registers", name + ": A from registers (code 1) is the tf32 form's (f32) only, and the code is 0 or 1, not " +
                                              std::to_string(op.code));
   // Code 1: A's 4 fragment elements a thread follow the accumulator in its storage.
-  const std::uint64_t elements = op.attr / 2 + (op.code == 1 ? 4 : 0);
+  const std::uint64_t elements = sdk::wgmma_register_elements(op.attr, op.code);
   const Op& acc = kernel_[op.src[2]];
   if (acc.kind != OpKind::Storage || acc.scope() != Scope::Register || acc.dtype != DType::F32 || acc.imm < elements)
     return fail(id, "wgmma-accumulator", name + " accumulates into REGISTER f32 storage of at least " + std::to_string(elements) +

@@ -106,7 +106,7 @@ struct Config {
   // the 4 fragments (4 elements each) of B^T for a step's 4 WGMMAs, in
   // inflight + 1 sets (a step writes one while the previous step's group
   // may still read the other).
-  std::int64_t fragments_at(std::int64_t set) const { return wn() / 2 + 16 * set; }
+  std::int64_t fragment_at(std::int64_t set, std::int64_t j) const { return wn() / 2 + 16 * set + 4 * j; }  // j: the step's WGMMA
   std::int64_t accumulator_elements() const { return wn() / 2 + (swap ? 16 * (inflight + 1) : 0); }
 };
 
@@ -162,9 +162,10 @@ std::string misfit(const Product& p, const Config& s, const DeviceInfo& device) 
   // bn / 2 accumulators per thread, at most half of what the group's
   // registers allow per thread (and at most 128: 255 registers a thread);
   // with tf32's B staging registers (b_async=0), at most 5/8 (128 x 256: 160 of 255).
-  // swap=1: bm / 2 accumulators (C^T's) and 16 fragment elements.
+  // swap=1: bm / 2 accumulators (C^T's) and 16 fragment elements a set.
   const auto acc = static_cast<std::uint64_t>(4 * s.wn() / 2),
-             staging = static_cast<std::uint64_t>(s.swap ? 4 * 16 * (s.inflight + 1) : s.tf32 && !s.b_async ? 16 * s.b_vec * s.b_units() : 0);
+             staging = static_cast<std::uint64_t>(s.swap ? 4 * (s.accumulator_elements() - s.wn() / 2)
+                                                  : s.tf32 && !s.b_async ? 16 * s.b_vec * s.b_units() : 0);
   const std::uint64_t per_thread = device.register_bytes *
                                    static_cast<std::uint64_t>(std::max<std::int64_t>(device.max_local_threads, 1)) /
                                    static_cast<std::uint64_t>(s.threads());
@@ -317,7 +318,7 @@ class Emitter : private KernelWriter {
     const Value a_stage = b_.mul(stage, c(s_.a_size()));
     for (std::int64_t j = 0; j < s_.bk() / s_.mma_k(); ++j) {
       // A's rows are C^T's columns (m), k 8 j into each.
-      const Value tiles = b_.insert(b_.broadcast(c(s_.fragments_at(set) + 4 * j), 2), affine(a_stage, 1, 8 * j), 1);
+      const Value tiles = b_.insert(b_.broadcast(c(s_.fragment_at(set, j)), 2), affine(a_stage, 1, 8 * j), 1);
       b_.wgmma(tiles_, tiles, acc_[0], static_cast<std::uint32_t>(s_.wn()), true);
     }
     b_.wgmma_commit();
@@ -364,7 +365,7 @@ class Emitter : private KernelWriter {
         const Value v = b_.load(tiles_, affine(at[e], 1, 8 * j * s_.bn), 1);
         fragment = e == 0 ? b_.broadcast(v, 4) : b_.insert(fragment, v, e);
       }
-      b_.store(acc_[0], c(s_.fragments_at(set) + 4 * j), fragment);
+      b_.store(acc_[0], c(s_.fragment_at(set, j)), fragment);
     }
   }
 
@@ -419,38 +420,33 @@ class Emitter : private KernelWriter {
       const Value local = b_.add(b_.mul(r, c(bk)), swizzled_chunk(r, chunk));
       a_units_.push_back({source, local, kc, guard_m_ ? b_.cmplt(row, c(m_)) : Value{}});
     }
-    if (s_.swap) return plan_b_units_swapped();
-    if (s_.tf32) return plan_b_units_tf32();
-    const std::int64_t kBk = bk, kVec = vec;
-    // B: 64 k rows of bn / 8 chunks, 4 bn / bm per thread.
-    const std::int64_t per_row = s_.bn / kVec;
-    for (std::int64_t q = 0; q < kBk * per_row / t; ++q) {
+    if (s_.tf32 && !s_.swap) return plan_b_units_tf32();
+    // B as it lies: bk k rows of bn / vec chunks (f16/bf16: 64 rows of
+    // bn / 8, 4 bn / bm per thread; swap=1: 32 rows of bn / 4, 4 per thread).
+    const std::int64_t per_row = s_.bn / vec;
+    for (std::int64_t q = 0; q < bk * per_row / t; ++q) {
       const Value e = b_.add(tid_, c(q * t));
       const Value r = b_.div(e, c(per_row)), nc = b_.mod(e, c(per_row));
-      const Value col = b_.add(n0_, b_.mul(nc, c(kVec)));
+      const Value col = b_.add(n0_, b_.mul(nc, c(vec)));
       const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
-      // (r / 16) slices of bn / 64 atoms, atom nc / 8, row r % 16 of it.
-      const Value slice = b_.mul(b_.div(r, c(16)), c(kAtom * (s_.bn / 64)));
-      const Value atom = b_.mul(b_.div(nc, c(8)), c(kAtom));
-      const Value in_atom = b_.add(b_.mul(b_.mod(r, c(16)), c(64)), swizzled_chunk(r, b_.mod(nc, c(8))));
-      const Value local = b_.add(b_.add(slice, atom), b_.add(c(s_.stages * s_.a_size()), in_atom));
-      b_units_.push_back({source, local, r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
+      b_units_.push_back({source, s_.swap ? b_swapped_local(r, nc) : b_atom_local(r, nc), r,
+                          guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
     }
   }
 
-  // swap=1: B's 32 k rows of bn / 4 chunks as they are, into
-  // b_swapped_at's layout (a warp's copies are 32 consecutive chunks).
-  void plan_b_units_swapped() {
-    const std::int64_t t = s_.threads(), per_row = s_.bn / 4;
-    for (std::int64_t q = 0; q < s_.bk() * per_row / t; ++q) {
-      const Value e = b_.add(tid_, c(q * t));
-      const Value r = b_.div(e, c(per_row)), nc = b_.mod(e, c(per_row));
-      const Value col = b_.add(n0_, b_.mul(nc, c(4)));
-      const Value source = b_.add(b_.add(scaled(r, p_.b.c0), col), c(p_.b.constant));
-      const Value local = b_.add(b_swapped_at(r, nc), c(s_.stages * s_.a_size()));
-      b_units_.push_back({source, local, r, guard_n_ ? b_.cmplt(col, c(n_)) : Value{}});
-    }
+  // f16/bf16: where chunk nc of B's k row r goes in stage 0, (r / 16)
+  // slices of bn / 64 atoms, atom nc / 8, row r % 16 of it (the WGMMA's
+  // N-major B).
+  Value b_atom_local(Value r, Value nc) {
+    const Value slice = b_.mul(b_.div(r, c(16)), c(kAtom * (s_.bn / 64)));
+    const Value atom = b_.mul(b_.div(nc, c(8)), c(kAtom));
+    const Value in_atom = b_.add(b_.mul(b_.mod(r, c(16)), c(64)), swizzled_chunk(r, b_.mod(nc, c(8))));
+    return b_.add(b_.add(slice, atom), b_.add(c(s_.stages * s_.a_size()), in_atom));
   }
+
+  // swap=1: where chunk nc of B's k row r goes in stage 0: b_swapped_at's
+  // rows (a warp's copies are 32 consecutive chunks).
+  Value b_swapped_local(Value r, Value nc) { return b_.add(b_swapped_at(r, nc), c(s_.stages * s_.a_size())); }
 
   // tf32: B goes through registers into its transposed K-major stage
   // ([bn][32 k], (k, n) at swz4(32 n + k)). A unit is b_vec k rows of 4

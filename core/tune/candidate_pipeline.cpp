@@ -49,7 +49,7 @@ PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel
                 "): compiling it would take too long";
       return p;
     }
-    const std::size_t weight = compile_weight(p.kernel);
+    const std::size_t weight = forecast != nullptr ? compile_weight(p.kernel) : 0;
     if (forecast != nullptr) {
       if (std::optional<std::string> why = forecast->refuses(weight)) {
         p.failure = CandidateStatus::Skipped;

@@ -1,5 +1,7 @@
 #include "compile_forecast.hpp"
 
+#include <kiln/sdk/wire.hpp>
+
 #include <algorithm>
 
 namespace kiln::tune::detail {
@@ -7,7 +9,7 @@ namespace kiln::tune::detail {
 std::size_t compile_weight(const ir::Kernel& kernel) {
   std::size_t weight = kernel.size();
   for (ir::ValueId id = 0; id < kernel.size(); ++id)
-    if (kernel[id].kind == ir::OpKind::Wgmma) weight += kernel[id].attr / 2 + (kernel[id].code == 1 ? 4 : 0);
+    if (kernel[id].kind == ir::OpKind::Wgmma) weight += sdk::wgmma_register_elements(kernel[id].attr, kernel[id].code);
   return weight;
 }
 

@@ -104,7 +104,8 @@ class Emitter {
       // Code 1 reads A's fragments from the same array, after the
       // accumulator, as late as its wait: they are held too (the whole
       // array), so the compiler keeps their registers until then instead of
-      // reusing them once the asm statement has taken them.
+      // reusing them once the asm statement has taken them (register arrays
+      // are far smaller than the 1024 elements a hold list is cut at).
       unsigned& count = accumulators_[op.src[2]];
       count = std::max(count, op.code == 1 ? static_cast<unsigned>(std::min<std::uint64_t>(acc.imm, 1024)) : op.attr / 2);
     }
@@ -665,9 +666,8 @@ class Emitter {
     const kiln_op& tiles = value_operand(id, 1);
     if (mem.kind != KILN_OP_STORAGE || mem.code != KILN_SCOPE_LOCAL || mem.dtype != op.dtype ||
         (op.dtype != KILN_DTYPE_F16 && op.dtype != KILN_DTYPE_BF16 && op.dtype != KILN_DTYPE_F32) || acc.kind != KILN_OP_STORAGE ||
-        acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 || acc.imm < op.attr / 2 + (op.code == 1 ? 4 : 0) ||
-        tiles.dtype != KILN_DTYPE_I64 || tiles.lanes != 2 || !wgmma_n_allowed(op.attr) || op.code > 1 ||
-        (op.code == 1 && op.dtype != KILN_DTYPE_F32))
+        acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 || acc.imm < wgmma_register_elements(op.attr, op.code) ||
+        tiles.dtype != KILN_DTYPE_I64 || tiles.lanes != 2 || !wgmma_n_allowed(op.attr) || !wgmma_code_allowed(op.code, op.dtype))
       reject(id, KILN_STATUS_INVALID_ARGUMENT,
              "wgmma multiplies f16/bf16/f32 (tf32) LOCAL tiles (tf32's A possibly from registers, code 1) into REGISTER f32 storage");
     const std::string tiles_var = var(op.src[1]);

@@ -194,10 +194,10 @@ class Validator {
             op_error(id, "wgmma multiplies f16, bf16 or f32 (as tf32) storage and is typed as its storage");
           if (!wgmma_n_allowed(op.attr)) op_error(id, "wgmma's n is a multiple of 8 from 8 to 256, not " + str(op.attr));
           value(id, 1, KILN_DTYPE_I64, 2);
-          if (op.code > 1 || (op.code == 1 && op.dtype != KILN_DTYPE_F32))
+          if (!wgmma_code_allowed(op.code, op.dtype))
             op_error(id, "wgmma's A from registers (code 1) is the tf32 form's only, and its code is 0 or 1, not " + str(op.code));
           const kiln_op& acc = operand(id, 2);
-          const std::uint64_t elements = op.attr / 2 + (op.code == 1 ? 4 : 0);  // code 1: A's fragments past the accumulator
+          const std::uint64_t elements = wgmma_register_elements(op.attr, op.code);  // code 1: A's fragments past the accumulator
           if (acc.kind != KILN_OP_STORAGE || acc.code != KILN_SCOPE_REGISTER || acc.dtype != KILN_DTYPE_F32 ||
               acc.imm < elements)
             op_error(id, "wgmma accumulates into REGISTER f32 storage of at least " + str(elements) + " elements");

@@ -251,6 +251,15 @@ struct WgmmaFragmentHolder {
 constexpr WgmmaFragmentHolder wgmma_tf32_a_holder(unsigned row, unsigned k) {
   return {32 * (row / 16) + 4 * (row % 8) + k % 4, (row % 16) / 8 + 2 * (k / 4)};
 }
+// Whether WGMMA's code fits its dtype: 0, or 1 (A from registers) on the
+// tf32 form (F32) only.
+constexpr bool wgmma_code_allowed(unsigned code, unsigned dtype) { return code == 0 || (code == 1 && dtype == KILN_DTYPE_F32); }
+// The REGISTER elements a thread's WGMMA of width n names in its
+// accumulator's storage at the least: N / 2 accumulators, and with code 1
+// A's fragment past them.
+constexpr std::uint64_t wgmma_register_elements(unsigned n, unsigned code) {
+  return n / 2 + (code == 1 ? kWgmmaTf32Fragment : 0);
+}
 // An f32 as the tf32 tensor cores read it from shared memory: its low 13
 // mantissa bits dropped (truncation toward zero; kernel_ir.h, WGMMA).
 inline float wgmma_tf32_truncate(float x) {
