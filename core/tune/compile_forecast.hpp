@@ -13,8 +13,8 @@
 // which is what an unrolled tensor-core loop multiplies. And compile time
 // grows faster than that: NVRTC took 1.16 s for the tf32 swap=1 kernel
 // (548 ops, 8 WGMMAs of 128 accumulators) and 13.3 s for it unrolled 4
-// times (1033 ops, 32 WGMMAs), this machine, 2026-12-04: weights 1572 and
-// 5129, 3.3 times the weight for 11.4 times the time. So the forecast
+// times (1033 ops, 32 WGMMAs), this machine, 2026-12-04: weights 1604 and
+// 5257, 3.3 times the weight for 11.4 times the time. So the forecast
 // scales the slowest compile by the square of the weight ratio.
 #pragma once
 
