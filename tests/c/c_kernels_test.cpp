@@ -399,13 +399,13 @@ TEST(CKernels, StreamingStoresAndVectorMathComputeTheSameValues) {
   }
 }
 
-// y = exp(x) as f32x16 over `n` floats (a multiple of 16).
-std::vector<kiln_op> vector_exp(std::int64_t n) {
+// y = exp(x) as f32 vectors of `lanes` over `n` floats (a multiple of them).
+std::vector<kiln_op> vector_exp(std::int64_t n, std::uint8_t lanes = 16) {
   WireBuilder w;
   auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, static_cast<std::uint64_t>(n));
   auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, static_cast<std::uint64_t>(n));
-  auto i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, w.group_index(0, w.const_i64(n / 16)), w.const_i64(16));
-  w.store(KILN_DTYPE_F32, y, i, w.unary(KILN_UNARY_EXP, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, x, i, 16), 16), 16);
+  auto i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, w.group_index(0, w.const_i64(n / lanes)), w.const_i64(lanes));
+  w.store(KILN_DTYPE_F32, y, i, w.unary(KILN_UNARY_EXP, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, x, i, lanes), lanes), lanes);
   return w.ops;
 }
 
@@ -470,6 +470,41 @@ TEST(CKernels, VectorExpIsWithinAnUlpOfExpOverEveryRange) {
   }
   EXPECT_EQ(wrong, 0u) << "of " << x.size() << " inputs; worst " << worst << " ulp";
   EXPECT_GT(worst, 0.5) << "the inputs reached no hard case: the check tested nothing";
+}
+
+// Where the compiler targets AVX-512, vectors of 16, 8 and 4 lanes take
+// exp on whole registers (c_dialects.cpp, avx512_exp_f32: vscalefps for the
+// exponent): bit for bit kiln_exp_f32's values, which scalar code (1 lane)
+// still computes, over every 509th bit pattern and the edges of its ranges
+// (-87.33654 flushes, 88.72283 overflows, 89 and above clamp).
+TEST(CKernels, WholeRegisterExpGivesTheScalarExpBitForBit) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512F here: the vector exp is the lane loop";
+  std::vector<float> x;
+  for (std::uint64_t bits = 0; bits <= 0xffffffffu; bits += 509) x.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+  for (const float edge : {88.72283f, 88.7228394f, 88.9f, 89.0f, 89.1f, 1e30f, -87.33654f, -87.3365f, -104.0f,
+                           std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()})
+    for (const float e : {edge, std::nextafter(edge, 1e9f), std::nextafter(edge, -1e9f)}) x.push_back(e);
+  while (x.size() % 16 != 0) x.push_back(0.5f);
+  const auto run = [&](std::uint8_t lanes) {
+    std::vector<HostArg> args = {HostArg::of(x), HostArg::poisoned(KILN_DTYPE_F32, x.size())};
+    const std::string source = run_kernel(c_plugin(), device(), vector_exp(static_cast<std::int64_t>(x.size()), lanes), args);
+    if (lanes > 1) {
+      EXPECT_NE(source.find("v = kiln_exp_f32_m" + std::to_string(32 * lanes) + "(v);"), std::string::npos) << source;
+    }
+    return args[1].values<float>();
+  };
+  const std::vector<float> scalar = run(1);
+  for (const std::uint8_t lanes : {4, 8, 16}) {
+    const std::vector<float> whole = run(lanes);
+    std::size_t differ = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const bool same = std::bit_cast<std::uint32_t>(whole[k]) == std::bit_cast<std::uint32_t>(scalar[k]) ||
+                        (std::isnan(whole[k]) && std::isnan(scalar[k]));
+      if (!same && differ++ < 5)
+        ADD_FAILURE() << int(lanes) << " lanes: exp(" << x[k] << ") = " << whole[k] << ", scalar " << scalar[k];
+    }
+    EXPECT_EQ(differ, 0u) << int(lanes) << " lanes, of " << x.size() << " inputs";
+  }
 }
 
 }  // namespace

@@ -78,7 +78,8 @@ TEST(EmitterDialects, CConvertsHalfVectorsWhole) {
   const std::string s = emit_c_family(small_kernel(16), kiln::sdk::c_dialect(), options).source;
   EXPECT_TRUE(contains(s, "kiln_load_f16x16(&v0[")) << s;
   EXPECT_TRUE(contains(s, "_f = kiln_simd_exp_f32_16(v")) << s;  // the float value, then
-  EXPECT_TRUE(contains(s, "= kiln_round_f16x16(v")) << s;       // rounded as one vector
+  EXPECT_TRUE(contains(s, "= kiln_round_normal_f16x16(v")) << s;  // rounded as one vector (exp: never subnormal)
+  EXPECT_TRUE(contains(s, "v = kiln_exp_f32_m512(v);")) << s;     // on whole registers under AVX-512
   EXPECT_TRUE(contains(s, "#if defined(__AVX512F__)\n")) << s;
   EXPECT_TRUE(contains(s, "_mm512_cvtph_ps(")) << s;
   EXPECT_TRUE(contains(s, "#elif defined(__F16C__)\n")) << s;

@@ -808,7 +808,7 @@ class Emitter {
   // the dialect converts lane by lane.
   std::string half_vector(HalfVectorOp what, unsigned dtype, unsigned lanes, const std::string& vector_type) {
     if (d_.half_vector == nullptr || lanes < 2) return "";
-    static constexpr std::string_view kVerbs[] = {"load", "store", "stream", "round"};
+    static constexpr std::string_view kVerbs[] = {"load", "store", "stream", "round", "round_normal"};
     const std::string name = "kiln_" + std::string(kVerbs[static_cast<unsigned>(what)]) + "_" +
                              std::string(dtype_name(dtype)) + "x" + std::to_string(lanes);
     const auto [at, fresh] = half_vectors_.emplace(name, false);
@@ -853,7 +853,11 @@ class Emitter {
     } else {
       return {};
     }
-    const std::string round = half_vector(HalfVectorOp::Round, op.dtype, op.lanes, value_type(id, op.dtype, op.lanes));
+    // kiln_exp_f32 (the C prelude's exp with vector_math) gives 0 below
+    // FLT_MIN, never a subnormal: its rounding may skip the check for one.
+    const bool normal = op.kind == KILN_OP_UNARY && op.code == KILN_UNARY_EXP && d_.unary_f32[op.code] == "kiln_exp_f32";
+    const std::string round = half_vector(normal ? HalfVectorOp::RoundNormal : HalfVectorOp::Round, op.dtype, op.lanes,
+                                          value_type(id, op.dtype, op.lanes));
     if (round.empty()) return {};
     return {value, round};
   }
@@ -873,6 +877,13 @@ class Emitter {
     const std::string_view base = function.starts_with("kiln_") ? function.substr(5) : function;
     const std::string name = "kiln_simd_" + std::string(base) + "_" + std::to_string(lanes);
     if (simd_helpers_.insert(name).second) {
+      if (d_.simd_function_body != nullptr && dtype == KILN_DTYPE_F32) {
+        const std::string body = d_.simd_function_body(function, lanes, vector_type, name);
+        if (!body.empty()) {
+          globals_ += body;
+          return name;
+        }
+      }
       const std::string scalar(d_.value_types[dtype]), n = std::to_string(lanes);
       globals_ += "static inline " + vector_type + " " + name + "(" + vector_type + " x) {\n  " + scalar + " a[" + n +
                   "], r[" + n + "];\n  memcpy(a, &x, sizeof a);\n  #pragma omp simd\n  for (int i = 0; i < " + n +

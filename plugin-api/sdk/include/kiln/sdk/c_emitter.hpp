@@ -115,10 +115,12 @@ struct SubgroupShuffle {
 //   Store:       void name(STORAGE* p, vector_type v)  v rounded into p[0..lanes)
 //   StreamStore: the same as Store, non-temporal where it can be
 //   Round:       vector_type name(vector_type v)       v rounded to the dtype
+//   RoundNormal: the same as Round, for a v none of whose lanes is an f32
+//                subnormal (kiln_exp_f32's results: it gives 0 below FLT_MIN)
 // (STORAGE: the dialect's storage type of the dtype). It must give exactly
 // the scalar conversions' values (kiln/sdk/half.hpp) for every non-NaN value,
 // and a NaN for a NaN.
-enum class HalfVectorOp { Load, Store, StreamStore, Round };
+enum class HalfVectorOp { Load, Store, StreamStore, Round, RoundNormal };
 struct HalfVector {
   std::string_view name;
   HalfVectorOp op = HalfVectorOp::Load;
@@ -172,6 +174,11 @@ struct Dialect {
   // `omp simd` (so GCC calls libmvec's vector variant, e.g. _ZGVeN16v_expf)
   // when KernelShape::vector_math; otherwise one scalar call per lane.
   bool simd_function_helpers = false;
+  // ... whose body, for a `function` and width the dialect computes on whole
+  // vectors itself, is this definition of `name` (`vector_type` name(
+  // `vector_type` x)), or "" for the lane loop above; nullptr: always the loop.
+  std::string (*simd_function_body)(std::string_view function, unsigned lanes, std::string_view vector_type,
+                                    std::string_view name) = nullptr;
   // C: 64-byte vector stores into written buffers of at least
   // kStreamingStoreBytes are non-temporal (they would only evict the caches;
   // no read-for-ownership traffic), fenced at the end of each thread's work.
