@@ -23,7 +23,7 @@ const Optimization& pad();
 const Optimization& reassociate();
 // end of structural
 
-// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile, mma_staged, pack_tile, reciprocal_divide, wgmma_staged, simt_staged, prefetch_rows, async_fill)
+// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile, mma_staged, pack_tile, reciprocal_divide, wgmma_staged, simt_staged, prefetch_rows)
 const Optimization& register_block();
 const Optimization& tiled_reduce();
 const Optimization& local_tile();
@@ -36,7 +36,6 @@ const Optimization& mma_staged();
 const Optimization& pack_tile();
 const Optimization& reciprocal_divide();
 const Optimization& prefetch_rows();
-const Optimization& async_fill();
 const Optimization& wgmma_staged();
 const Optimization& simt_staged();
 // end of performance

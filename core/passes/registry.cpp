@@ -40,7 +40,6 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::wgmma_staged());
     all.push_back(&opts::simt_staged());
     all.push_back(&opts::prefetch_rows());
-    all.push_back(&opts::async_fill());
     // end of performance
 
     return all;

@@ -101,7 +101,7 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
 // it in registers: every loop's cached part unrolled whole (12 blocks of 4
 // lanes are 48 values a thread at 1024 threads).
 passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bool local_row, int unroll = 1,
-                                           int cached_blocks = 0, bool async = false) {
+                                           int cached_blocks = 0) {
   std::string text;
   const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
   const auto str = [](int v) { return std::to_string(v); };
@@ -141,10 +141,6 @@ passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bo
   if (unroll > 1)
     for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=" + str(unroll) + ")");
   add("vectorize(lanes=" + str(lanes) + ")");
-  // `async`: the LOCAL row filled by 16-byte asynchronous copies, all of a
-  // thread's issued at once (blocks of 16 bytes only: 8 halves or 4 floats;
-  // the recipe fails to apply otherwise).
-  if (async) add("async_fill()");
   return passes::parse_sequence(text).value();
 }
 
@@ -416,7 +412,6 @@ SearchSpace make_default_space(Precision precision) {
       for (int threads : {1024, 512})
         for (bool local_row : {true, false}) {
           s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row, 4));
-          if (local_row) s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 4, 0, /*async=*/true));
           if (lanes == 4) s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, local_row));
           if (local_row) s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads));
         }

@@ -10,11 +10,7 @@
 
 #include <kiln/sdk/c_emitter.hpp>
 #include "kiln/ir/text.hpp"
-#include "kiln/kernels/library.hpp"
 #include "kiln/passes/bounds.hpp"
-#include "kiln/passes/device_presets.hpp"
-#include "kiln/passes/pipeline.hpp"
-#include "kiln/tune/search_space.hpp"
 #include <kiln/sdk/plugin_support.hpp>
 
 #include <set>
@@ -120,43 +116,4 @@ store f32x4 %2[%7], %8
   } catch (const kiln::sdk::PluginError& e) {
     ADD_FAILURE() << e.what();
   }
-}
-
-// The GPU row recipes that fill a LOCAL row by asynchronous copies
-// (async_fill, n = 50257: rows that start anywhere) emit cp.async for every
-// copy and compile for sm_90, for an H200-shaped device (16-byte copies,
-// warp shuffles, vectors of 8, 227 KB of LOCAL memory a group). Needs NVRTC,
-// not a GPU.
-TEST(CudaCodegen, AsyncFilledRowsCompileForSm90) {
-  const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
-  NvrtcOptions options;
-  options.include_dirs = default_include_dirs();
-  kiln::DeviceInfo h200 = kiln::passes::gpu_preset();
-  for (unsigned dt : {KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
-    h200.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << dt;
-    h200.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= 1u << dt;
-  }
-  h200.warp_size = 32;
-  h200.vector_width_mask |= 1u << 8;
-  h200.local_memory_bytes = 232448;
-  int compiled = 0;
-  for (const kiln::ir::DType dtype : {kiln::ir::DType::F32, kiln::ir::DType::F16})
-    for (const kiln::passes::OptSequence& recipe : kiln::tune::default_search_space().recipes) {
-      if (kiln::passes::to_string(recipe).find("async_fill") == std::string::npos) continue;
-      const auto k = kiln::kernels::make_standard_kernel("softmax-rows", {.m = 4, .n = 50257}, dtype).value();
-      kiln::Result<kiln::ir::Kernel> optimized = kiln::passes::optimize(k.kernel, recipe, h200);
-      if (!optimized.ok()) continue;  // blocks of another width than 16 bytes
-      SCOPED_TRACE(kiln::passes::to_string(recipe));
-      try {
-        const std::string source = generate_cuda_source(optimized->to_wire());
-        EXPECT_NE(source.find("cp.async.cg.shared.global"), std::string::npos) << source;
-        EXPECT_NE(source.find("cp.async.wait_group 0"), std::string::npos) << source;
-        const DeviceCode code = compile_cuda(nvrtc, source, 9, 0, options);
-        EXPECT_TRUE(code.is_cubin);
-        ++compiled;
-      } catch (const kiln::sdk::PluginError& e) {
-        ADD_FAILURE() << e.what();
-      }
-    }
-  EXPECT_GE(compiled, 2) << "no async_fill recipe applied to softmax at n = 50257";
 }
