@@ -194,18 +194,13 @@ std::string avx512_exp_f32(int bits) {
          "_scalef_ps(q, n));\n}\n";
 }
 
-// The body of kiln_simd_exp_f32_N (Dialect::simd_function_body): the
-// AVX-512 form above where the compiler targets it, the lane loop otherwise.
-std::string c_simd_function_body(std::string_view function, unsigned lanes, std::string_view vector_type,
-                                 std::string_view name) {
+// kiln_simd_exp_f32_N on whole registers (Dialect::simd_function_whole):
+// the AVX-512 form above where the compiler targets it.
+Dialect::SimdWhole c_simd_function_whole(std::string_view function, unsigned lanes) {
   if (function != "kiln_exp_f32" || (lanes != 4 && lanes != 8 && lanes != 16)) return {};
-  const std::string bits = std::to_string(32 * lanes), vt(vector_type), n = std::to_string(lanes);
-  const std::string features = lanes == 16 ? "defined(__AVX512F__)" : "defined(__AVX512F__) && defined(__AVX512VL__)";
-  return "static inline " + vt + " " + std::string(name) + "(" + vt + " x) {\n  " + vt + " out;\n#if " + features +
-         "\n  __m" + bits + " v;\n  memcpy(&v, &x, sizeof v);\n  v = kiln_exp_f32_m" + bits +
-         "(v);\n  memcpy(&out, &v, sizeof out);\n#else\n  float a[" + n + "], r[" + n +
-         "];\n  memcpy(a, &x, sizeof a);\n  #pragma omp simd\n  for (int i = 0; i < " + n +
-         "; ++i) r[i] = kiln_exp_f32(a[i]);\n  memcpy(&out, r, sizeof out);\n#endif\n  return out;\n}\n";
+  const std::string bits = std::to_string(32 * lanes);
+  return {lanes == 16 ? "defined(__AVX512F__)" : "defined(__AVX512F__) && defined(__AVX512VL__)",
+          "  __m" + bits + " v;\n  memcpy(&v, &x, sizeof v);\n  v = kiln_exp_f32_m" + bits + "(v);\n  memcpy(&out, &v, sizeof out);\n"};
 }
 
 std::string c_prelude(const Dialect&, const KernelShape& shape) {
@@ -831,7 +826,7 @@ const Dialect& c_dialect() {
       .local_storage_prefix = "_Alignas(64) ",
       .barrier = "",
       .simd_function_helpers = true,
-      .simd_function_body = c_simd_function_body,
+      .simd_function_whole = c_simd_function_whole,
       .streaming_stores = true,
       .cast = c_cast,
       .literal = c_literal,

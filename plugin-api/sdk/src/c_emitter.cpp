@@ -877,18 +877,16 @@ class Emitter {
     const std::string_view base = function.starts_with("kiln_") ? function.substr(5) : function;
     const std::string name = "kiln_simd_" + std::string(base) + "_" + std::to_string(lanes);
     if (simd_helpers_.insert(name).second) {
-      if (d_.simd_function_body != nullptr && dtype == KILN_DTYPE_F32) {
-        const std::string body = d_.simd_function_body(function, lanes, vector_type, name);
-        if (!body.empty()) {
-          globals_ += body;
-          return name;
-        }
-      }
+      const Dialect::SimdWhole whole = d_.simd_function_whole != nullptr && dtype == KILN_DTYPE_F32
+                                           ? d_.simd_function_whole(function, lanes)
+                                           : Dialect::SimdWhole{};
       const std::string scalar(d_.value_types[dtype]), n = std::to_string(lanes);
-      globals_ += "static inline " + vector_type + " " + name + "(" + vector_type + " x) {\n  " + scalar + " a[" + n +
-                  "], r[" + n + "];\n  memcpy(a, &x, sizeof a);\n  #pragma omp simd\n  for (int i = 0; i < " + n +
-                  "; ++i) r[i] = " + std::string(function) + "(a[i]);\n  " + vector_type +
-                  " out;\n  memcpy(&out, r, sizeof out);\n  return out;\n}\n";
+      const std::string loop = "  " + scalar + " a[" + n + "], r[" + n + "];\n  memcpy(a, &x, sizeof a);\n  #pragma omp simd\n" +
+                               "  for (int i = 0; i < " + n + "; ++i) r[i] = " + std::string(function) +
+                               "(a[i]);\n  memcpy(&out, r, sizeof out);\n";
+      globals_ += "static inline " + vector_type + " " + name + "(" + vector_type + " x) {\n  " + vector_type + " out;\n" +
+                  (whole.condition.empty() ? loop : "#if " + whole.condition + "\n" + whole.statements + "#else\n" + loop + "#endif\n") +
+                  "  return out;\n}\n";
     }
     return name;
   }

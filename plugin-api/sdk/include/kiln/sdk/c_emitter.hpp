@@ -174,11 +174,15 @@ struct Dialect {
   // `omp simd` (so GCC calls libmvec's vector variant, e.g. _ZGVeN16v_expf)
   // when KernelShape::vector_math; otherwise one scalar call per lane.
   bool simd_function_helpers = false;
-  // ... whose body, for a `function` and width the dialect computes on whole
-  // vectors itself, is this definition of `name` (`vector_type` name(
-  // `vector_type` x)), or "" for the lane loop above; nullptr: always the loop.
-  std::string (*simd_function_body)(std::string_view function, unsigned lanes, std::string_view vector_type,
-                                    std::string_view name) = nullptr;
+  // ... which, for a `function` and width the dialect computes on whole
+  // vectors itself, does so where `condition` (a preprocessor expression)
+  // holds: `statements` set `out` from `x` (both of the helper's vector
+  // type), the lane loop runs elsewhere; {} for the lane loop alone;
+  // nullptr: always the loop.
+  struct SimdWhole {
+    std::string condition, statements;
+  };
+  SimdWhole (*simd_function_whole)(std::string_view function, unsigned lanes) = nullptr;
   // C: 64-byte vector stores into written buffers of at least
   // kStreamingStoreBytes are non-temporal (they would only evict the caches;
   // no read-for-ownership traffic), fenced at the end of each thread's work.
