@@ -418,7 +418,8 @@ std::string c_half_vector(const Dialect&, const HalfVector& h) {
     }
     case HalfVectorOp::Round:
     case HalfVectorOp::RoundNormal: {
-      const std::string integer = rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n" + tail;
+      const std::string widened = rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n";
+      const std::string integer = widened + tail;
       if (h.lanes != 16) return head + types + integer;
       // No subnormal lane: vcvtneps2bf16 gives half.hpp's bits for every
       // lane, NaNs included (checked over every f32 NaN on Zen 4), so no
@@ -428,8 +429,7 @@ std::string c_half_vector(const Dialect&, const HalfVector& h) {
         return kIntrinsics + head + types + "#if defined(__AVX512BF16__)\n  __m512 f; memcpy(&f, &v, sizeof f);\n"
                "  const __m256bh nb = _mm512_cvtneps_pbh(f);\n"
                "  const __m512i x = _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)nb), 16);\n"
-               "  memcpy(&out, &x, sizeof out);\n#else\n" + rounded + "  const w_t x = r << 16;\n  memcpy(&out, &x, sizeof out);\n#endif\n" +
-               tail;
+               "  memcpy(&out, &x, sizeof out);\n#else\n" + widened + "#endif\n" + tail;
       return kIntrinsics + head + types + kBf16Fast + "  {\n    const __m256bh nb = _mm512_cvtneps_pbh(f);\n"
              "    const __m512i x = _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)nb), 16);\n"
              "    memcpy(&out, &x, sizeof out);\n    return out;\n  }\n#endif\n" + integer;
