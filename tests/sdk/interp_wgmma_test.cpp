@@ -82,6 +82,29 @@ float value_of(bool bf16, std::uint16_t bits) { return bf16 ? sdk::bf16_bits_to_
 // kernel_ir.h written out: element e is kept at e ^ ((e >> 6) % 8 << 3).
 std::uint64_t swizzled(std::uint64_t e) { return e ^ (((e >> 6) & 7u) << 3); }
 
+// Every accumulator element of an m64n<n>k<k> WGMMA (the first n / 2 a
+// thread; the rest as they came in from c) against the plain loop:
+// k ascending, each product and sum rounded, A[row][k] and B[k][col] given
+// as the contract reads them (f16/bf16 values, or tf32).
+template <typename AOf, typename BOf>
+void expect_contract(const std::vector<float>& out, const std::vector<float>& c, unsigned n, unsigned k_count, AOf a_of,
+                     BOf b_of) {
+  for (unsigned thread = 0; thread < 128; ++thread)
+    for (unsigned i = 0; i < 128; ++i) {
+      float want = c[128 * thread + i];
+      if (i < n / 2) {
+        // D[16w + g + 8((i/2)%2)][8(i/4) + 2t + i%2], w = thread / 32, g = lane / 4, t = lane % 4.
+        const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
+        const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        for (unsigned k = 0; k < k_count; ++k) {
+          volatile float product = a_of(row, k) * b_of(k, col);  // rounded on its own, as the contract's
+          want = want + product;
+        }
+      }
+      ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
+    }
+}
+
 }  // namespace
 
 TEST(InterpreterWgmma, EveryNAndDtypeFollowsTheContract) {
@@ -94,22 +117,9 @@ TEST(InterpreterWgmma, EveryNAndDtypeFollowsTheContract) {
         std::vector<float> c = random_floats(16384, 7 * n), out(16384, 0.0f);
         const std::string body = "wgmma n" + std::to_string(n) + " " + dtype + " %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
         run_ok(kernel(dtype, a, 4096, body), {sdk::host_buffer_arg(std::span(x)), arg_of(c), arg_of(out)});
-        for (unsigned thread = 0; thread < 128; ++thread)
-          for (unsigned i = 0; i < 128; ++i) {
-            float want = c[128 * thread + i];
-            if (i < n / 2) {
-              // D[16w + g + 8((i/2)%2)][8(i/4) + 2t + i%2], w = thread / 32, g = lane / 4, t = lane % 4.
-              const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
-              const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-              for (unsigned k = 0; k < 16; ++k) {
-                const float av = value_of(bf16, x[swizzled(a + 64 * row + k)]);
-                const float bv = value_of(bf16, x[swizzled(4096 + 1024 * (col / 64) + 64 * k + col % 64)]);
-                volatile float product = av * bv;  // rounded on its own, as the contract's
-                want = want + product;
-              }
-            }
-            ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
-          }
+        ASSERT_NO_FATAL_FAILURE(expect_contract(
+            out, c, n, 16, [&](unsigned row, unsigned k) { return value_of(bf16, x[swizzled(a + 64 * row + k)]); },
+            [&](unsigned k, unsigned col) { return value_of(bf16, x[swizzled(4096 + 1024 * (col / 64) + 64 * k + col % 64)]); }));
       }
 }
 
@@ -176,27 +186,6 @@ float truncated_to_tf32(float x) {
   return x;
 }
 
-// Every accumulator element of an m64n<n>k8 tf32 WGMMA (the first n / 2 a
-// thread; the rest as they came in from c) against the plain loop:
-// k ascending, each product and sum rounded, A[row][k] and B[k][col]
-// given (as tf32).
-template <typename AOf, typename BOf>
-void expect_tf32_contract(const std::vector<float>& out, const std::vector<float>& c, unsigned n, AOf a_of, BOf b_of) {
-  for (unsigned thread = 0; thread < 128; ++thread)
-    for (unsigned i = 0; i < 128; ++i) {
-      float want = c[128 * thread + i];
-      if (i < n / 2) {
-        const unsigned lane = thread % 32, row = 16 * (thread / 32) + lane / 4 + 8 * ((i / 2) % 2);
-        const unsigned col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-        for (unsigned k = 0; k < 8; ++k) {
-          volatile float product = a_of(row, k) * b_of(k, col);  // rounded on its own, as the contract's
-          want = want + product;
-        }
-      }
-      ASSERT_EQ(out[128 * thread + i], want) << "thread " << thread << " element " << i;
-    }
-}
-
 }  // namespace
 
 TEST(InterpreterWgmma, Tf32EveryNFollowsTheContract) {
@@ -212,8 +201,8 @@ TEST(InterpreterWgmma, Tf32EveryNFollowsTheContract) {
         std::vector<float> c = random_floats(16384, 7 * n), out(16384, 0.0f);
         const std::string body = "wgmma n" + std::to_string(n) + " f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
         run_ok(kernel("f32", a, b, body), {arg_of(x), arg_of(c), arg_of(out)});
-        expect_tf32_contract(
-            out, c, n, [&](unsigned row, unsigned k) { return truncated_to_tf32(x[swizzled_tf32(a + 32 * row + k)]); },
+        expect_contract(
+            out, c, n, 8, [&](unsigned row, unsigned k) { return truncated_to_tf32(x[swizzled_tf32(a + 32 * row + k)]); },
             [&](unsigned k, unsigned col) { return truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]); });
       }
 }
@@ -260,8 +249,8 @@ TEST(InterpreterWgmma, Tf32AFromRegistersFollowsTheContract) {
       std::vector<float> c = random_floats(16384, 11 * n), out(16384, 0.0f);
       const std::string body = "wgmma n" + std::to_string(n) + " a_regs f32 %3[%20], %4\nwgmma_commit\nwgmma_wait 0";
       run_ok(kernel("f32", a, b, body), {arg_of(x), arg_of(c), arg_of(out)});
-      expect_tf32_contract(
-          out, c, n, [&](unsigned row, unsigned k) { return fragment_element(c, a, row, k); },
+      expect_contract(
+          out, c, n, 8, [&](unsigned row, unsigned k) { return fragment_element(c, a, row, k); },
           [&](unsigned k, unsigned col) { return truncated_to_tf32(x[swizzled_tf32(b + 32 * col + k)]); });
     }
 }
