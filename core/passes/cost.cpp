@@ -66,6 +66,23 @@ Machine machine_of(const DeviceInfo& d) {
   return m;
 }
 
+// Whether a GPU's group with barriers runs alone on its unit, with no
+// other group's work to overlap its phases: a unit gets fewer than two, or
+// cannot hold a second. Registers as ptxas allocated them: the H200's
+// register-cached softmax rows at n = 50257 took 64 registers a thread at
+// 1024 threads for 54 values of REGISTER storage (one group per SM), about
+// 10 registers of live values beside them; 16 (64 bytes) are allowed here,
+// not the 128 bytes price_work's occupancy assumes: a 512-thread group
+// keeping 34 values a thread (layernorm 16384^2 f32) has room for a second,
+// which the larger figure denies by 3% (and would charge it its phases).
+bool alone_on_unit(const detail::WorkCounts& w, const Machine& m, double padded_threads, double work_per_unit) {
+  if (m.warp <= 1 || w.barriers == 0) return false;
+  const bool threads_fit = 2 * padded_threads <= m.max_threads_per_unit;
+  const bool local_fits = 2 * w.local_bytes_per_group <= m.local_per_unit;
+  const bool registers_fit = 2 * padded_threads * (64 + w.register_bytes_per_thread) <= m.register_file;
+  return work_per_unit < 2 || !(threads_fit && local_fits && registers_fit);
+}
+
 double launch_overhead_ns(const DeviceInfo& d) {
   switch (d.kind) {
     case DeviceKind::Cpu: return 2000;
@@ -75,6 +92,25 @@ double launch_overhead_ns(const DeviceInfo& d) {
 }
 
 }  // namespace
+
+namespace detail {
+
+double priced_issue(const WorkCounts& w, const DeviceInfo& device) {
+  double issue = 0;
+  for (std::size_t c = 0; c < kOpCostCount; ++c) issue += w.issues[c] * price(static_cast<OpCost>(c), device);
+  issue += 0.5 * w.register_accesses;  // register storage: moves, or stack traffic on CPUs
+  issue += w.global_accesses + w.local_accesses;  // address arithmetic and issue of each access
+  return issue;
+}
+
+// compute_ns and global_memory_ns below, per thread, set equal.
+double bytes_per_issue(double threads, const DeviceInfo& device) {
+  const Machine m = machine_of(device);
+  const double padded_threads = std::ceil(threads / m.warp) * m.warp;
+  return padded_threads * m.simd * m.bandwidth / (threads * m.lanes_per_s);
+}
+
+}  // namespace detail
 
 CostEstimate estimate_cost(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables) {
   return detail::price_work(detail::count_work(kernel, device, variables), device);
@@ -104,12 +140,8 @@ CostEstimate price_work(const WorkCounts& w, const DeviceInfo& device) {
 
   // Compute: instructions of every thread slot (idle lanes of a partial warp
   // included) at the device's lane rate; SIMD instructions on CPUs.
-  double issue = 0;
-  for (std::size_t c = 0; c < detail::kOpCostCount; ++c) issue += w.issues[c] * price(static_cast<OpCost>(c), device);
-  issue += 0.5 * w.register_accesses;  // register storage: moves, or stack traffic on CPUs
-  issue += w.global_accesses + w.local_accesses;  // address arithmetic and issue of each access
   const double thread_slots = w.groups * padded_threads;
-  e.compute_ns = thread_slots * issue * m.simd / (m.lanes_per_s * parallel) * 1e9;
+  e.compute_ns = thread_slots * priced_issue(w, device) * m.simd / (m.lanes_per_s * parallel) * 1e9;
 
   // Global memory: bytes moved after coalescing; registers beyond the
   // device's budget spill there too on a GPU (local memory is DRAM behind
@@ -151,13 +183,20 @@ CostEstimate price_work(const WorkCounts& w, const DeviceInfo& device) {
 
   e.launch_ns = launch_overhead_ns(device);
   e.flops = w.flops * w.groups * w.threads_per_group;
-  // Compute and memory overlap (the max). A rule that added them for
-  // kernels with barriers at one group per unit (a row's load, trees and
-  // writes in turn) moved the heuristic at n = 50257 f16 from 0.47x to
-  // 0.53x of add on the H200, but moved softmax 16384^2 f32 off its
-  // 1024-thread register-cached rows (530 us) to LOCAL rows at 256 threads
-  // (709 us): taken out (docs/cost-model.md).
-  const double busy_ns = std::max(e.compute_ns, e.global_memory_ns);
+  // Compute and memory overlap (the max), across the resident groups. A
+  // group alone on its unit (a GPU's: barriers, and room or work for no
+  // second group) overlaps them only within each phase between its
+  // barriers: a row's loads, its trees, its writes run in turn, and memory
+  // idles while the group computes (phased_bytes, cost_counts.cpp). On the
+  // H200 softmax 5342 x 50257 f16 with its row cached in registers at 1024
+  // threads, one group per SM, ran at 0.41-0.43x of add, priced as if its
+  // compute hid under its loads; blocks of 8 at 512 threads, two groups per
+  // SM, at 0.75x. An earlier rule, compute plus memory for every such
+  // kernel, also charged pipelined kernels (a staged matrix product's loads
+  // and MMAs share each phase) and moved their picks (docs/cost-model.md).
+  double busy_ns = std::max(e.compute_ns, e.global_memory_ns);
+  if (alone_on_unit(w, m, padded_threads, std::ceil(w.groups / busy_units)))
+    busy_ns = std::max(busy_ns, w.phased_bytes * w.groups * w.threads_per_group / (m.bandwidth * parallel) * 1e9);
   e.total_ns = e.launch_ns + busy_ns + e.local_memory_ns + e.barrier_ns;
   return e;
 }

@@ -30,10 +30,81 @@ constexpr double kCacheLineBytes = 64;  // CPU
 // a wider vector is several of them, each strided across the warp.
 constexpr double kMaxGpuAccessBytes = 16;
 
+// A thread's code between barriers for the phase count (WorkCounts::
+// phased_bytes): its priced instructions and global bytes, once through.
+struct Stretch {
+  double issue = 0;
+  double bytes = 0;
+  Stretch& operator+=(const Stretch& o) {
+    issue += o.issue;
+    bytes += o.bytes;
+    return *this;
+  }
+};
+
+// A region of code (the kernel, a loop body) by its barrier phases: without
+// a barrier one open stretch (`head`); with barriers the stretch before the
+// first (`head`, which joins the phase open before the region), the phases
+// closed inside it (`closed`: each the longer of its compute and memory, in
+// bytes) and the stretch after the last (`tail`, open after it). A loop
+// repeats its body's: each iteration's tail and the next one's head are one
+// phase.
+class Phases {
+ public:
+  explicit Phases(double bytes_per_issue) : bytes_per_issue_(bytes_per_issue) {}
+
+  void add(const Stretch& s) { (barrier_ ? tail_ : head_) += s; }
+
+  void barrier() {
+    if (barrier_) closed_ += longer(tail_);
+    barrier_ = true;
+    tail_ = {};
+  }
+
+  void append(const Phases& next) {
+    if (!next.barrier_) return add(next.head_);
+    if (!barrier_) {
+      head_ += next.head_;
+    } else {
+      Stretch joined = tail_;
+      joined += next.head_;
+      closed_ += longer(joined);
+    }
+    closed_ += next.closed_;
+    tail_ = next.tail_;
+    barrier_ = true;
+  }
+
+  void repeat(double times) {
+    if (times <= 0) {
+      *this = Phases(bytes_per_issue_);
+      return;
+    }
+    if (!barrier_) {
+      head_.issue *= times;
+      head_.bytes *= times;
+      return;
+    }
+    Stretch joined = tail_;
+    joined += head_;
+    closed_ = times * closed_ + (times - 1) * longer(joined);
+  }
+
+  double total() const { return longer(head_) + (barrier_ ? closed_ + longer(tail_) : 0); }
+
+ private:
+  double longer(const Stretch& s) const { return std::max(s.issue * bytes_per_issue_, s.bytes); }
+
+  double bytes_per_issue_;
+  bool barrier_ = false;
+  Stretch head_, tail_;
+  double closed_ = 0;
+};
+
 class Counter {
  public:
   Counter(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables)
-      : k_(kernel), wire_(kernel.to_wire()), ranges_(integer_ranges(kernel)) {
+      : k_(kernel), device_(device), wire_(kernel.to_wire()), ranges_(integer_ranges(kernel)) {
     for (const ir::Op& op : kernel.ops) {
       if (op.kind != OpKind::Param) continue;
       if (args_.size() <= op.attr) args_.resize(op.attr + 1, kiln_arg{});
@@ -51,26 +122,54 @@ class Counter {
     const ir::Blocks blocks = ir::analyze_blocks(k_);
     thread_varying_ = ir::thread_varying(k_, blocks);
     std::vector<double> multiplicity(k_.size() + 1, 1.0);  // per thread, of ops in each block
+    // The barrier phases of the blocks open around the current op, outermost
+    // first: (block op, its trips, its phases).
+    struct Open {
+      ValueId block;
+      double trips;
+      Phases phases;
+    };
+    const double bytes_per = bytes_per_issue(w.threads_per_group, device_);
+    std::vector<Open> open = {{ir::kNoValue, 1, Phases(bytes_per)}};
+    const auto close_block = [&] {
+      Open done = std::move(open.back());
+      open.pop_back();
+      done.phases.repeat(done.trips);
+      open.back().phases.append(done.phases);
+    };
     for (ValueId id = 0; id < k_.size(); ++id) {
       const ir::Op& op = k_[id];
+      while (open.back().block != blocks.parent[id]) close_block();
       const double times = blocks.parent[id] == ir::kNoValue ? 1.0 : multiplicity[blocks.parent[id]];
-      if (op.kind == OpKind::Loop) {
-        const double trips = length(op.src[0]);
+      const Stretch before = stretch(w);
+      if (op.kind == OpKind::Loop || op.kind == OpKind::If) {
+        // An IF counts as taken: its body joins the enclosing phases once.
+        const double trips = op.kind == OpKind::Loop ? length(op.src[0]) : 1;
         multiplicity[id] = times * trips;
-        add_op(w, OpCost::Control, 2 * times * trips, 1);  // increment and branch per iteration
-        continue;
+        add_op(w, OpCost::Control, (op.kind == OpKind::Loop ? 2 : 1) * times * trips, 1);  // a loop: increment and branch per iteration
+        open.push_back({id, trips, Phases(bytes_per)});
+      } else {
+        count_op(w, blocks, id, times);
       }
-      if (op.kind == OpKind::If) {
-        multiplicity[id] = times;
-        add_op(w, OpCost::Control, times, 1);
-        continue;
+      if (op.kind == OpKind::Barrier) open.back().phases.barrier();
+      if (times > 0 && multiplicity[id] > 0) {
+        const double per = op.kind == OpKind::Loop || op.kind == OpKind::If ? multiplicity[id] : times;
+        Stretch once = stretch(w);
+        once.issue = (once.issue - before.issue) / per;
+        once.bytes = (once.bytes - before.bytes) / per;
+        open.back().phases.add(once);
       }
-      count_op(w, blocks, id, times);
     }
+    while (open.size() > 1) close_block();
+    w.phased_bytes = open.back().phases.total();
     return w;
   }
 
  private:
+  // What the counts hold so far for the phases: priced instructions and
+  // global bytes (spills are not known yet: they count in every phase alike).
+  Stretch stretch(const WorkCounts& w) const { return {priced_issue(w, device_), w.global_bytes_moved}; }
+
   // The value of a host-evaluable length (constants, VARIABLE values).
   double length(ValueId id) {
     try {
@@ -283,6 +382,7 @@ class Counter {
   }
 
   const ir::Kernel& k_;
+  const DeviceInfo& device_;
   std::vector<kiln_op> wire_;
   std::vector<std::optional<Range>> ranges_;
   std::vector<kiln_arg> args_;

@@ -38,11 +38,25 @@ struct WorkCounts {
   double register_bytes = 0;
   double register_accesses = 0;
   double barriers = 0;                          // barrier crossings per thread (= per group)
+  // The thread's barrier phases each as the longer of its compute and its
+  // global traffic, summed, in bytes (an instruction as the bytes memory
+  // moves in its time, bytes_per_issue): what one group alone on a unit
+  // takes, its phases in turn (cost.cpp).
+  double phased_bytes = 0;
 
   // Storage of the kernel.
   double local_bytes_per_group = 0;
   double register_bytes_per_thread = 0;
 };
+
+// Instructions of one thread, priced by class (cost.cpp's prices): what
+// the compute term counts.
+double priced_issue(const WorkCounts& work, const DeviceInfo& device);
+
+// Bytes of global traffic a thread's share of memory moves in the time its
+// share of the unit issues one priced instruction, for a group of `threads`
+// threads (compute and memory terms on one scale).
+double bytes_per_issue(double threads, const DeviceInfo& device);
 
 // `variables`: VARIABLE param values by slot.
 WorkCounts count_work(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables);

@@ -10,6 +10,8 @@
 #include "passes/pass_test_support.hpp"
 
 #include <string>
+#include <string_view>
+#include <tuple>
 
 using namespace kiln;
 
@@ -161,6 +163,76 @@ TEST(HeuristicSchedule, ShortRowsOnAGpuTakeTwoRowsAWarp) {
     Result<tune::HeuristicSchedule> h_odd = tune::heuristic_schedule(odd.kernel, h200);
     ASSERT_TRUE(h_odd.ok()) << h_odd.error().to_string();
     EXPECT_EQ(passes::to_string(h_odd->sequence).find("coarsen"), std::string::npos) << passes::to_string(h_odd->sequence);
+  }
+}
+
+namespace {
+
+// The H200 as it describes itself to the optimizer: 132 SMs at 1980 MHz,
+// 4.8 TB/s, 256 register bytes a thread at 1024 threads, 227 KiB of LOCAL
+// memory a group, vectors to 16 lanes, warp shuffles.
+DeviceInfo h200_shaped() {
+  DeviceInfo h200 = passes::gpu_preset();
+  h200.compute_units = 132;
+  h200.clock_mhz = 1980;
+  h200.memory_bandwidth_gbps = 4800;
+  h200.peak_gflops = 132 * 128 * 2 * 1.98;
+  h200.register_bytes = 256;
+  h200.local_memory_bytes = 227 * 1024;
+  for (unsigned lanes : {3u, 8u, 16u}) h200.vector_width_mask |= 1u << lanes;
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (dt != KILN_DTYPE_BOOL) h200.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
+  return h200;
+}
+
+bool has_step(const passes::OptSequence& sequence, std::string_view text) {
+  return passes::to_string(sequence).find(text) != std::string::npos;
+}
+
+}  // namespace
+
+// Softmax and rmsnorm rows of n = 50257 in f16 on the H200 (m = 5342, 2^28
+// elements): the register-cached row at 1024 threads holds one group per SM,
+// whose loads, trees and writes run in turn (0.41-0.55x of add), which the
+// cost model prices by its barrier phases now; the untuned pick keeps the
+// row in LOCAL memory at 512 threads, two groups per SM, as the tuned
+// winners there do.
+TEST(HeuristicSchedule, LongOddRowsOnAnH200ShapedGpuKeepTheRowInLocalMemory) {
+  const DeviceInfo h200 = h200_shaped();
+  for (const char* name : {"softmax-rows", "rmsnorm-rows"}) {
+    SCOPED_TRACE(name);
+    const auto k = standard(name, {.m = 5342, .n = 50257}, ir::DType::F16);
+    Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, h200);
+    ASSERT_TRUE(h.ok()) << h.error().to_string();
+    EXPECT_TRUE(has_step(h->sequence, "local=512")) << passes::to_string(h->sequence);
+    EXPECT_TRUE(has_step(h->sequence, ",local=1)")) << passes::to_string(h->sequence);  // row_cache into LOCAL
+    EXPECT_FALSE(has_step(h->sequence, "local=1024")) << passes::to_string(h->sequence);
+  }
+}
+
+// ... while the shapes whose picks measured well keep them: softmax 16384^2
+// f32 its LOCAL rows of 256 threads in blocks of 4 (several groups per SM:
+// no phases to pay), layernorm 16384^2 f32 its 512-thread register-cached
+// blocks (room for two groups per SM by the registers ptxas allocates).
+TEST(HeuristicSchedule, RowsThatMeasuredWellOnAnH200ShapedGpuKeepTheirPicks) {
+  const DeviceInfo h200 = h200_shaped();
+  const std::tuple<const char*, std::int64_t, std::string_view> cases[] = {
+      {"softmax-rows", 16384,
+       "reciprocal_divide(); split_loop(loop=2,factor=4); unroll(loop=3,factor=0); split_loop(loop=1,factor=4); "
+       "unroll(loop=2,factor=0); split_loop(loop=0,factor=4); unroll(loop=1,factor=0); "
+       "tiled_reduce(loop=0,local=256,branch=4,subgroup=32); tiled_reduce(loop=1,local=256,branch=4,subgroup=32); "
+       "tiled_reduce(loop=2,local=256,branch=4); row_cache(loop=0,local=1); vectorize(lanes=4)"},
+      {"layernorm-rows", 16384,
+       "split_loop(loop=1,factor=4); unroll(loop=2,factor=0); split_loop(loop=0,factor=4); unroll(loop=1,factor=0); "
+       "tiled_reduce(loop=0,local=512,branch=4); tiled_reduce(loop=1,local=512,branch=4); row_cache(loop=0); "
+       "unroll(loop=1,factor=0); unroll(loop=0,factor=0); vectorize(lanes=4)"},
+  };
+  for (const auto& [name, n, want] : cases) {
+    SCOPED_TRACE(name);
+    const auto k = standard(name, {.m = n, .n = n});
+    Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, h200);
+    ASSERT_TRUE(h.ok()) << h.error().to_string();
+    EXPECT_EQ(passes::to_string(h->sequence), want);
   }
 }
 
