@@ -146,7 +146,8 @@ class Counter {
         // An IF counts as taken: its body joins the enclosing phases once.
         const double trips = op.kind == OpKind::Loop ? length(op.src[0]) : 1;
         multiplicity[id] = times * trips;
-        add_op(w, OpCost::Control, (op.kind == OpKind::Loop ? 2 : 1) * times * trips, 1);  // a loop: increment and branch per iteration
+        // A loop: an increment and a branch per iteration.
+        add_op(w, OpCost::Control, (op.kind == OpKind::Loop ? 2 : 1) * times * trips, 1);
         open.push_back({id, trips, Phases(bytes_per)});
       } else {
         count_op(w, blocks, id, times);
