@@ -68,7 +68,9 @@ Machine machine_of(const DeviceInfo& d) {
 
 // Whether a GPU's group with barriers runs alone on its unit, with no
 // other group's work to overlap its phases: a unit gets fewer than two, or
-// cannot hold a second. Registers as ptxas allocated them: the H200's
+// cannot hold a second (price_work asks only on GPUs: a CPU's group with
+// warps, lavapipe's, switches subgroups at each barrier, which barrier_ns
+// prices). Registers as ptxas allocated them: the H200's
 // register-cached softmax rows at n = 50257 took 64 registers a thread at
 // 1024 threads for 54 values of REGISTER storage (one group per SM), about
 // 10 registers of live values beside them; 16 (64 bytes) are allowed here,
@@ -195,7 +197,7 @@ CostEstimate price_work(const WorkCounts& w, const DeviceInfo& device) {
   // kernel, also charged pipelined kernels (a staged matrix product's loads
   // and MMAs share each phase) and moved their picks (docs/cost-model.md).
   double busy_ns = std::max(e.compute_ns, e.global_memory_ns);
-  if (alone_on_unit(w, m, padded_threads, std::ceil(w.groups / busy_units)))
+  if (device.kind == DeviceKind::Gpu && alone_on_unit(w, m, padded_threads, std::ceil(w.groups / busy_units)))
     busy_ns = std::max(busy_ns, w.phased_bytes * w.groups * w.threads_per_group / (m.bandwidth * parallel) * 1e9);
   e.total_ns = e.launch_ns + busy_ns + e.local_memory_ns + e.barrier_ns;
   return e;
