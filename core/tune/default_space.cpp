@@ -269,7 +269,7 @@ SearchSpace make_default_space(Precision precision) {
            // the prefetch goes into the sum loop while that still loads the row): f16
            // widens each element once instead of twice (vcvtph2ps zmm takes two cycles of
            // a Zen 4 port that exp also needs). softmax 4096 x 16384 f16 on c:0, the two
-           // alternated (2026-12-05): 10.9-11.0 ms against 11.5-12.1; bf16 (a shift to
+           // alternated (2026-12-04): 10.9-11.0 ms against 11.5-12.1; bf16 (a shift to
            // widen) the same, f32 slower (13.2 against 15.4 ms): the tuner keeps it for f16.
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); "

@@ -170,7 +170,7 @@ constexpr std::string_view kInlineExpF32 = R"(static inline float kiln_exp_f32(f
 // vpermps (which reads the low four bits of t's lanes), and 2^floor(n/16)
 // applied by vscalefps. Seven multiply-adds where kiln_exp_f32 has ten, the
 // port it is bound by on Zen 4: exp-chain over 2^18 elements, two threads,
-// f32 29.4 -> 24.2 us, f16 44.5 -> 38.3 us (2026-12-05). Within 1.07 ulp of
+// f32 29.4 -> 24.2 us, f16 44.5 -> 38.3 us (2026-12-04). Within 1.07 ulp of
 // exp over every f32 input (checked exhaustively when written: worst 1.06),
 // never subnormal: below -87.33654 the result is 0, as kiln_exp_f32's (a
 // result there would be below FLT_MIN), so bf16 rounding may skip its
