@@ -15,6 +15,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace kiln::passes::detail {
@@ -122,6 +125,7 @@ class Counter {
     const ir::Blocks blocks = ir::analyze_blocks(k_);
     thread_varying_ = ir::thread_varying(k_, blocks);
     std::vector<double> multiplicity(k_.size() + 1, 1.0);  // per thread, of ops in each block
+    std::vector<double> traffic(k_.size() + 1, 1.0);       // the same for the global bytes they move
     // The barrier phases of the blocks open around the current op, outermost
     // first: (block op, its trips, its phases).
     struct Open {
@@ -141,16 +145,21 @@ class Counter {
       const ir::Op& op = k_[id];
       while (open.back().block != blocks.parent[id]) close_block();
       const double times = blocks.parent[id] == ir::kNoValue ? 1.0 : multiplicity[blocks.parent[id]];
+      const double moved_times = blocks.parent[id] == ir::kNoValue ? 1.0 : traffic[blocks.parent[id]];
       const Stretch before = stretch(w);
       if (op.kind == OpKind::Loop || op.kind == OpKind::If) {
-        // An IF counts as taken: its body joins the enclosing phases once.
-        const double trips = op.kind == OpKind::Loop ? length(op.src[0]) : 1;
+        // An IF's instructions count as taken (its body joins the enclosing
+        // phases once); the global bytes its body moves count in the share
+        // of threads and iterations that take it (taken_share).
+        const bool loop = op.kind == OpKind::Loop;
+        const double trips = loop ? length(op.src[0]) : 1;
         multiplicity[id] = times * trips;
+        traffic[id] = moved_times * (loop ? trips : taken_share(blocks, id));
         // A loop: an increment and a branch per iteration.
-        add_op(w, OpCost::Control, (op.kind == OpKind::Loop ? 2 : 1) * times * trips, 1);
+        add_op(w, OpCost::Control, (loop ? 2 : 1) * times * trips, 1);
         open.push_back({id, trips, Phases(bytes_per)});
       } else {
-        count_op(w, blocks, id, times);
+        count_op(w, blocks, id, times, moved_times);
       }
       if (op.kind == OpKind::Barrier) open.back().phases.barrier();
       if (times > 0 && multiplicity[id] > 0) {
@@ -180,6 +189,158 @@ class Counter {
     if (id < ranges_.size() && ranges_[id] && ranges_[id]->hi < static_cast<std::int64_t>(kUnknownLength))
       return static_cast<double>(std::max<std::int64_t>(ranges_[id]->hi, 0));
     return kUnknownLength;
+  }
+
+  // The share of a launch's passes through IF `id` that take it (1 where
+  // unknown), for the global bytes its body moves: a thread that skips the
+  // body moves none of them. Counted where the condition compares two
+  // affine i64 values (x < y, x > y, x == y, x != y) that differ between a
+  // group's threads: lid + 6144 < 6281, the 13th block of 8 that 137 of
+  // 512 threads read in each pass of the tuned softmax rows at n = 50257
+  // (split_aligned, peel_loop, tiled_reduce; 128 of that kernel's 1335 MB
+  // counted for all 512), k * 512 + lid < n in a rolled row loop,
+  // g * 256 + lid < n (bounds_guard). The share is exact over the atoms of
+  // x - y that cover their values evenly (grid indices and the counters of
+  // enclosing loops, of lengths the host evaluates); a constant or VARIABLE
+  // atom is its value; any other atom (a row's aligned start) takes the end
+  // of its value range where the IF is taken most (an upper bound); an
+  // atom with no range leaves the IF taken.
+  //
+  // The instructions stay counted as taken: a warp issues the body when any
+  // of its threads take it, and the tree steps that whole warps skip
+  // (lid < 128 of 512) are bound by latency, which the model does not
+  // count (their issue stands for it). Priced by the share too, the trees
+  // moved ten row picks on the H200-shaped description. A condition the
+  // same in all of a group's threads stays taken: in the standard kernels
+  // these are the staged matrix products' prefetch guards (kt + 2 < tiles),
+  // whose over-fetch priced by its share moved matmul 4096^3 f16 from
+  // bk=32 to bk=64 there by 0.4%, unmeasured.
+  double taken_share(const ir::Blocks& blocks, ValueId id) {
+    const ValueId cond = k_[id].src[0];
+    if (cond >= id) return 1;
+    const ir::Op& c = k_[cond];
+    if (c.kind != OpKind::Binary || c.lanes != 1) return 1;
+    const ir::BinaryOp cmp = c.binary();
+    if (cmp != ir::BinaryOp::CmpLt && cmp != ir::BinaryOp::CmpGt && cmp != ir::BinaryOp::Eq &&
+        cmp != ir::BinaryOp::NotEq)
+      return 1;
+    if (cond >= thread_varying_.size() || !thread_varying_[cond]) return 1;
+    const auto x = affine_.of(c.src[0]);
+    const auto y = affine_.of(c.src[1]);
+    if (!x || !y) return 1;
+    // d = x - y: the condition is d < 0, d > 0, d == 0 or d != 0.
+    std::int64_t constant = 0;
+    if (__builtin_sub_overflow(x->constant, y->constant, &constant)) return 1;
+    std::vector<std::pair<ValueId, std::int64_t>> d = x->terms;
+    for (const auto& [y_atom, coefficient] : y->terms) {
+      const ValueId atom = y_atom;  // (clang 14 does not capture structured bindings)
+      const auto at = std::find_if(d.begin(), d.end(), [&](const auto& t) { return t.first == atom; });
+      const std::size_t i = static_cast<std::size_t>(at - d.begin());
+      if (i == d.size()) d.push_back({atom, 0});
+      if (__builtin_sub_overflow(d[i].second, coefficient, &d[i].second)) return 1;
+    }
+    struct Term {
+      ValueId atom;
+      std::int64_t coefficient;
+      std::int64_t count;  // the atom takes 0 .. count - 1, each as often
+    };
+    std::vector<Term> terms;
+    std::vector<ValueId> atoms;  // every atom the condition depends on
+    const auto fold = [&](std::int64_t value) { return !__builtin_add_overflow(constant, value, &constant); };
+    for (const auto& [atom, coefficient] : d) {
+      if (coefficient == 0) continue;
+      atoms.push_back(atom);
+      const ir::Op& a = k_[atom];
+      const bool counted = a.kind == OpKind::Loop || (a.kind == OpKind::Index && a.attr <= 2);
+      if (const auto count = counted ? host_value(a.src[0]) : std::nullopt) {
+        if (*count > 0) terms.push_back({atom, coefficient, *count});
+        continue;  // (a loop that never runs never reaches the IF)
+      }
+      std::int64_t product = 0;
+      if (const auto value = host_value(atom)) {  // a VARIABLE, or constants through non-affine ops
+        if (__builtin_mul_overflow(*value, coefficient, &product) || !fold(product)) return 1;
+        continue;
+      }
+      // Any other value (a row's aligned start, a loop count that depends
+      // on the row) within its value range: its end that takes the IF most
+      // often (d < 0 is likeliest where c * atom is least). An upper bound
+      // of the share, whatever the atom's values are.
+      const std::optional<Range> range = atom < ranges_.size() ? ranges_[atom] : std::nullopt;
+      if (!range || (cmp != ir::BinaryOp::CmpLt && cmp != ir::BinaryOp::CmpGt)) return 1;
+      std::int64_t lo = 0, hi = 0;
+      if (__builtin_mul_overflow(range->lo, coefficient, &lo) || __builtin_mul_overflow(range->hi, coefficient, &hi))
+        return 1;
+      if (!fold(cmp == ir::BinaryOp::CmpLt ? std::min(lo, hi) : std::max(lo, hi))) return 1;
+    }
+    // Inside an IF counted by a share, a condition over one of its atoms is
+    // not independent of it (lid < 32 within lid < 128): taken, given the
+    // outer one.
+    for (ValueId p = blocks.parent[id]; p != ir::kNoValue; p = blocks.parent[p]) {
+      const auto outer = share_atoms_.find(p);
+      if (outer == share_atoms_.end()) continue;
+      for (const ValueId atom : atoms)
+        if (std::find(outer->second.begin(), outer->second.end(), atom) != outer->second.end()) return 1;
+    }
+    // Enumerate all atoms but the one of the most values, which is counted
+    // in closed form (a few thousand steps at most, else taken).
+    std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.count < b.count; });
+    const Term last = terms.empty() ? Term{ir::kNoValue, 0, 1} : terms.back();
+    if (!terms.empty()) terms.pop_back();
+    constexpr std::int64_t kMaxSteps = 1 << 14;
+    std::int64_t steps = 1;
+    for (const Term& t : terms)
+      if (__builtin_mul_overflow(steps, t.count, &steps) || steps > kMaxSteps) return 1;
+    std::vector<std::int64_t> value(terms.size(), 0);
+    double taken = 0;
+    for (std::int64_t step = 0; step < steps; ++step) {
+      std::int64_t base = constant;
+      for (std::size_t i = 0; i < terms.size(); ++i) {
+        std::int64_t product = 0;
+        if (__builtin_mul_overflow(terms[i].coefficient, value[i], &product) ||
+            __builtin_add_overflow(base, product, &product))
+          return 1;
+        base = product;
+      }
+      const auto count = satisfying(cmp, base, last.coefficient, last.count);
+      if (!count) return 1;
+      taken += static_cast<double>(*count);
+      for (std::size_t i = 0; i < terms.size() && ++value[i] == terms[i].count; ++i) value[i] = 0;  // next combination
+    }
+    const double share = taken / (static_cast<double>(steps) * static_cast<double>(last.count));
+    if (share < 1) share_atoms_[id] = std::move(atoms);
+    return share;
+  }
+
+  // How many v in [0, count) give a + b v < 0 (CmpLt), > 0, == 0 or != 0;
+  // nullopt if the arithmetic would overflow.
+  static std::optional<std::int64_t> satisfying(ir::BinaryOp cmp, std::int64_t a, std::int64_t b, std::int64_t count) {
+    constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+    if (a == kMin || b == kMin) return std::nullopt;  // so that -a, -b and -a - 1 hold
+    const auto floor_div = [](std::int64_t p, std::int64_t q) { return p / q - (p % q != 0 && (p < 0) != (q < 0)); };
+    // v with a + b v < 0: all or none for b = 0; v <= floor((-a - 1) / b)
+    // for b > 0; v >= floor(a / -b) + 1 for b < 0.
+    const auto below = [&](std::int64_t a, std::int64_t b) -> std::int64_t {
+      if (b == 0) return a < 0 ? count : 0;
+      if (b > 0) return std::clamp<std::int64_t>(floor_div(-a - 1, b) + 1, 0, count);
+      return count - std::clamp<std::int64_t>(floor_div(a, -b) + 1, 0, count);
+    };
+    const std::int64_t less = below(a, b), greater = below(-a, -b);
+    switch (cmp) {
+      case ir::BinaryOp::CmpLt: return less;
+      case ir::BinaryOp::CmpGt: return greater;
+      case ir::BinaryOp::Eq: return count - less - greater;
+      default: return less + greater;
+    }
+  }
+
+  // The value of a host-evaluable integer expression (constants, VARIABLE
+  // values), exactly; nullopt otherwise.
+  std::optional<std::int64_t> host_value(ValueId id) {
+    try {
+      return sdk::eval_host_expr(wire_, id, args_);
+    } catch (const sdk::PluginError&) {
+    }
+    return std::nullopt;
   }
 
   void grid(WorkCounts& w) {
@@ -248,7 +409,7 @@ class Counter {
     }
   }
 
-  void count_op(WorkCounts& w, const ir::Blocks& blocks, ValueId id, double times) {
+  void count_op(WorkCounts& w, const ir::Blocks& blocks, ValueId id, double times, double moved_times) {
     const ir::Op& op = k_[id];
     switch (op.kind) {
       case OpKind::Unary: case OpKind::Binary: case OpKind::Cast: case OpKind::Mad: case OpKind::Select:
@@ -279,14 +440,14 @@ class Counter {
         w.barriers += times;
         return;
       case OpKind::Load: case OpKind::Store: case OpKind::CopyAsync: case OpKind::LoadMatrix:
-        count_access(w, blocks, id, times);
+        count_access(w, blocks, id, times, moved_times);
         return;
       default:
         return;
     }
   }
 
-  void count_access(WorkCounts& w, const ir::Blocks& blocks, ValueId id, double times) {
+  void count_access(WorkCounts& w, const ir::Blocks& blocks, ValueId id, double times, double moved_times) {
     const ir::Op& op = k_[id];
     const ValueId memory = op.src[0];
     if (memory >= k_.size()) return;
@@ -299,9 +460,9 @@ class Counter {
       return;
     }
     w.global_accesses += times;
-    w.global_bytes_used += times * bytes;
-    w.global_bytes_moved += times * (warp_ > 1 ? moved_per_thread_gpu(op.src[1], ir::dtype_bytes(op.dtype), bytes)
-                                                : moved_per_access_cpu(blocks, id, bytes));
+    w.global_bytes_used += moved_times * bytes;
+    w.global_bytes_moved += moved_times * (warp_ > 1 ? moved_per_thread_gpu(op.src[1], ir::dtype_bytes(op.dtype), bytes)
+                                                      : moved_per_access_cpu(blocks, id, bytes));
   }
 
   static std::int64_t coefficient(const ir::AffineForm& form, ValueId atom) {
@@ -386,6 +547,8 @@ class Counter {
   const DeviceInfo& device_;
   std::vector<kiln_op> wire_;
   std::vector<std::optional<Range>> ranges_;
+  ir::AffineForms affine_{k_};
+  std::unordered_map<ValueId, std::vector<ValueId>> share_atoms_;  // per IF counted by a share < 1: its atoms
   std::vector<kiln_arg> args_;
   std::vector<bool> thread_varying_;  // per op: may differ between a group's threads
   std::uint32_t warp_ = 1;

@@ -26,7 +26,9 @@ struct WorkCounts {
   std::array<double, 3> local = {1, 1, 1};
   double threads_per_group = 1;
 
-  // Per thread (summed over loop trip counts; an IF counts as taken).
+  // Per thread (summed over loop trip counts; an IF's instructions count as
+  // taken, the global bytes of its body by the share of threads that take
+  // it where its condition decides that: cost_counts.cpp, taken_share).
   std::array<double, kOpCostCount> lane_ops{};  // per class, vector ops per lane
   std::array<double, kOpCostCount> issues{};    // per class, in device SIMD slots (see cost.cpp)
   double flops = 0;                             // floating-point lanes (MAD two, exp one)

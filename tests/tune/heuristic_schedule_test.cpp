@@ -210,6 +210,26 @@ TEST(HeuristicSchedule, LongOddRowsOnAnH200ShapedGpuKeepTheRowInLocalMemory) {
   }
 }
 
+// Layernorm rows of n = 50257 in f32 on the H200: a guarded block (the 13th
+// block of 4 a thread, lid + 12288 < 12563: 275 of 1024 threads) moves
+// global bytes only in the threads that take it, which the cost model now
+// counts (and the rolled rows' last block, k * 1024 + lid < n, alike). The
+// untuned pick becomes the split_aligned blocks of 4
+// at 1024 threads with 12 of them cached in registers, which measured 0.91x
+// of add there (docs/passes.md, "12 aligned blocks a thread in registers"),
+// not the register-cached scalar row (0.68-0.78x for the f32 rows).
+TEST(HeuristicSchedule, LongOddF32LayernormRowsOnAnH200ShapedGpuTakeTheAlignedRegisterBlocks) {
+  const auto k = standard("layernorm-rows", {.m = 5342, .n = 50257});
+  Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, h200_shaped());
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  EXPECT_EQ(passes::to_string(h->sequence),
+            "split_aligned(loop=1,factor=4); unroll(loop=3,factor=0); split_aligned(loop=0,factor=4); "
+            "unroll(loop=2,factor=0); tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); "
+            "tiled_reduce(loop=3,local=1024,branch=4); tiled_reduce(loop=4,local=1024,branch=4); "
+            "tiled_reduce(loop=5,local=1024,branch=4); peel_loop(loop=4,count=12); peel_loop(loop=1,count=12); "
+            "row_cache(loop=1); unroll(loop=4,factor=0); unroll(loop=1,factor=0); vectorize(lanes=4)");
+}
+
 // ... while the shapes whose picks measured well keep them: softmax 16384^2
 // f32 its LOCAL rows of 256 threads in blocks of 4 (several groups per SM:
 // no phases to pay), layernorm 16384^2 f32 its 512-thread register-cached
