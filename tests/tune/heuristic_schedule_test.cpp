@@ -80,6 +80,31 @@ TEST(HeuristicSchedule, TakesTheMatrixRecipeOnAGpu) {
   expect_same_results(k, *h, passes::gpu_preset(), 0);
 }
 
+namespace {
+
+// The H200 as it describes itself to the optimizer: 132 SMs at 1980 MHz,
+// 4.8 TB/s, 256 register bytes a thread at 1024 threads, 227 KiB of LOCAL
+// memory a group, vectors to 16 lanes, warp shuffles.
+DeviceInfo h200_shaped() {
+  DeviceInfo h200 = passes::gpu_preset();
+  h200.compute_units = 132;
+  h200.clock_mhz = 1980;
+  h200.memory_bandwidth_gbps = 4800;
+  h200.peak_gflops = 132 * 128 * 2 * 1.98;
+  h200.register_bytes = 256;
+  h200.local_memory_bytes = 227 * 1024;
+  for (unsigned lanes : {3u, 8u, 16u}) h200.vector_width_mask |= 1u << lanes;
+  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
+    if (dt != KILN_DTYPE_BOOL) h200.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
+  return h200;
+}
+
+bool has_step(const passes::OptSequence& sequence, std::string_view text) {
+  return passes::to_string(sequence).find(text) != std::string::npos;
+}
+
+}  // namespace
+
 // On an H200-shaped device (256 register bytes a thread at 1024 threads,
 // 132 units, cp.async, 227 KiB of LOCAL memory): untuned, the f32 matmul
 // takes one of what measured best there (docs/passes.md, simt_staged:
@@ -88,10 +113,7 @@ TEST(HeuristicSchedule, TakesTheMatrixRecipeOnAGpu) {
 // model took when it counted 8 x 16's accumulators as spills), at 1024^3
 // 64 x 64 blocks (one 128 x 128 block per unit leaves half of them idle).
 TEST(HeuristicSchedule, TakesTheMeasuredF32MatmulOnAnH200ShapedGpu) {
-  DeviceInfo h200 = passes::gpu_preset();
-  h200.register_bytes = 256;
-  h200.compute_units = 132;
-  h200.local_memory_bytes = 227 * 1024;
+  DeviceInfo h200 = h200_shaped();
   h200.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << KILN_DTYPE_F32;
   const std::pair<std::int64_t, std::string_view> cases[] = {
       {4096, "simt_staged(bm=128,bn=128,bk=16,wm=2,wn=2,tm=8,tn=16)"},
@@ -166,30 +188,6 @@ TEST(HeuristicSchedule, ShortRowsOnAGpuTakeTwoRowsAWarp) {
   }
 }
 
-namespace {
-
-// The H200 as it describes itself to the optimizer: 132 SMs at 1980 MHz,
-// 4.8 TB/s, 256 register bytes a thread at 1024 threads, 227 KiB of LOCAL
-// memory a group, vectors to 16 lanes, warp shuffles.
-DeviceInfo h200_shaped() {
-  DeviceInfo h200 = passes::gpu_preset();
-  h200.compute_units = 132;
-  h200.clock_mhz = 1980;
-  h200.memory_bandwidth_gbps = 4800;
-  h200.peak_gflops = 132 * 128 * 2 * 1.98;
-  h200.register_bytes = 256;
-  h200.local_memory_bytes = 227 * 1024;
-  for (unsigned lanes : {3u, 8u, 16u}) h200.vector_width_mask |= 1u << lanes;
-  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
-    if (dt != KILN_DTYPE_BOOL) h200.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
-  return h200;
-}
-
-bool has_step(const passes::OptSequence& sequence, std::string_view text) {
-  return passes::to_string(sequence).find(text) != std::string::npos;
-}
-
-}  // namespace
 
 // Softmax and rmsnorm rows of n = 50257 in f16 on the H200 (m = 5342, 2^28
 // elements): the register-cached row at 1024 threads holds one group per SM,
