@@ -119,6 +119,15 @@ Result<void> Buffer::copy_from(const Buffer& source, std::uint64_t bytes, std::u
   if (!in_range(source_offset, bytes, source.bytes_))
     return range_error(device_id(), function, source_offset, bytes, source.bytes_);
   if (bytes == 0) return {};
+  if (source.buffer_ == buffer_ && offset < source_offset + bytes && source_offset < offset + bytes) {
+    // Refused by every plugin (plugin.h), so refused alike here, before any call.
+    Error e = make_error(ErrorCode::InvalidArgument,
+                         "source range [" + std::to_string(source_offset) + ", " + std::to_string(source_offset + bytes) +
+                             ") and destination range [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
+                             ") of one buffer overlap (copy through a second buffer)");
+    e.function = function;
+    return e;
+  }
   if (device_->api().copy_device_to_device == nullptr) return device_->missing(function);
   kiln_copy_args args{};
   args.struct_size = KILN_COPY_ARGS_STRUCT_SIZE;

@@ -157,7 +157,11 @@ kiln_error* copy_device_to_device(kiln_copy_args* args) {
   Buffer* src = as_buffer(args->src_buffer);
   if (kiln_error* e = check_range(dst, args->device_offset, args->bytes)) return e;
   if (kiln_error* e = check_range(src, args->src_offset, args->bytes)) return e;
-  std::memmove(static_cast<char*>(dst->data) + args->device_offset,
+  // plugin.h: two ranges of one buffer that overlap are refused, as on GPUs.
+  if (dst == src && args->bytes != 0 && args->device_offset < args->src_offset + args->bytes &&
+      args->src_offset < args->device_offset + args->bytes)
+    return error(KILN_STATUS_INVALID_ARGUMENT, "copy_device_to_device: ranges of one buffer overlap");
+  std::memcpy(static_cast<char*>(dst->data) + args->device_offset,
                static_cast<const char*>(src->data) + args->src_offset, args->bytes);
   args->event = nullptr;
   return nullptr;

@@ -158,11 +158,7 @@ kiln_error* copy_device_to_device(kiln_copy_args* raw) {
     Device& d = checked_device(args.device, "copy_device_to_device");
     Buffer& dst = checked_buffer(args.device_buffer, d, "copy_device_to_device", "destination");
     Buffer& src = checked_buffer(args.src_buffer, d, "copy_device_to_device", "source");
-    check_range(dst, args.device_offset, args.bytes, "copy_device_to_device", "destination");
-    check_range(src, args.src_offset, args.bytes, "copy_device_to_device", "source");
-    if (&dst == &src && args.bytes != 0 && args.device_offset < args.src_offset + args.bytes &&
-        args.src_offset < args.device_offset + args.bytes)
-      sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_device_to_device: source and destination ranges overlap");
+    sdk::check_device_copy(args, dst.bytes, src.bytes);
     args.event = nullptr;
     if (args.bytes != 0) {
       ContextScope scope(d.context);

@@ -150,13 +150,9 @@ kiln_error* copy_device_to_device(kiln_copy_args* raw) {
     Device& device = to_device(args.device, "copy_device_to_device: device");
     Allocation& dst = to_buffer(args.device_buffer, "copy_device_to_device: device_buffer");
     Allocation& src = to_buffer(args.src_buffer, "copy_device_to_device: src_buffer");
-    check_range("copy_device_to_device (destination)", dst, args.device_offset, args.bytes);
-    check_range("copy_device_to_device (source)", src, args.src_offset, args.bytes);
+    sdk::check_device_copy(args, dst.bytes(), src.bytes());
     args.event = nullptr;
     if (args.bytes > 0) {
-      if (&src == &dst && args.src_offset < args.device_offset + args.bytes &&
-          args.device_offset < args.src_offset + args.bytes)
-        sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "copy_device_to_device: source and destination ranges overlap");
       auto submission = device.begin();
       record_copy(device, *submission, src.buffer(), args.src_offset, dst.buffer(), args.device_offset, args.bytes);
       device.submit(submission);

@@ -103,6 +103,27 @@ TEST_F(Buffers, CopyBetweenBuffersOfOneDevice) {
   }
 }
 
+TEST_F(Buffers, CopyBetweenOverlappingRangesOfOneBufferIsAnErrorAndWritesNothing) {
+  for (kiln::Device* device : {&host, &queue}) {
+    kiln::Buffer a = allocate(*device, 256);
+    const std::vector<std::byte> data = random_bytes(256);
+    ASSERT_TRUE(a.write(data).ok());
+    kiln::Result<void> overlapping = a.copy_from(a, 100, 10, 0);
+    ASSERT_FALSE(overlapping.ok()) << device->id();
+    EXPECT_EQ(overlapping.error().code, kiln::ErrorCode::InvalidArgument);
+    EXPECT_THAT(overlapping.error().message,
+                HasSubstr("source range [0, 100) and destination range [10, 110) of one buffer overlap"));
+    std::vector<std::byte> back(256);
+    ASSERT_TRUE(a.read(back).ok());
+    EXPECT_EQ(back, data) << device->id();
+    // Disjoint ranges of one buffer copy.
+    ASSERT_TRUE(a.copy_from(a, 100, 150, 10).ok()) << device->id();
+    ASSERT_TRUE(a.read(back).ok());
+    for (std::size_t i = 0; i < 256; ++i)
+      ASSERT_EQ(back[i], i >= 150 && i < 250 ? data[i - 140] : data[i]) << device->id() << " byte " << i;
+  }
+}
+
 TEST_F(Buffers, CopyBetweenDevicesIsAnErrorNamingBoth) {
   kiln::Buffer a = allocate(host, 64);
   kiln::Buffer b = allocate(queue, 64);

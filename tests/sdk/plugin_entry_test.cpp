@@ -120,6 +120,31 @@ TEST(CopyChecks, RangesInsideTheBufferPassAndOthersNameTheRange) {
   EXPECT_NE(failure_of([] { check_buffer_range("copy_to_device", "", 8, ~std::uint64_t{0}, 64); }), "");
 }
 
+TEST(CopyChecks, RangesOfOneBufferMustNotOverlap) {
+  int one = 0, other = 0;
+  auto copy = [](int* dst, std::uint64_t dst_offset, int* src, std::uint64_t src_offset, std::uint64_t bytes) {
+    kiln_copy_args args{};
+    args.device_buffer = reinterpret_cast<kiln_buffer*>(dst);
+    args.device_offset = dst_offset;
+    args.src_buffer = reinterpret_cast<kiln_buffer*>(src);
+    args.src_offset = src_offset;
+    args.bytes = bytes;
+    return failure_of([&] { kiln::sdk::check_device_copy(args, 64, 64); });
+  };
+  EXPECT_EQ(copy(&one, 0, &other, 0, 64), "");
+  EXPECT_EQ(copy(&one, 32, &one, 0, 32), "");
+  EXPECT_EQ(copy(&one, 0, &one, 32, 32), "");
+  EXPECT_EQ(copy(&one, 8, &one, 8, 0), "");
+  EXPECT_EQ(copy(&one, 31, &one, 0, 32),
+            "copy_device_to_device: source range [0, 32) and destination range [31, 63) of one buffer overlap");
+  EXPECT_EQ(copy(&one, 0, &one, 31, 32),
+            "copy_device_to_device: source range [31, 63) and destination range [0, 32) of one buffer overlap");
+  EXPECT_EQ(copy(&one, 0, &one, 0, 1),
+            "copy_device_to_device: source range [0, 1) and destination range [0, 1) of one buffer overlap");
+  EXPECT_EQ(copy(&one, 60, &other, 0, 8), "copy_device_to_device: destination range [60, 68) outside buffer of 64 bytes");
+  EXPECT_EQ(copy(&one, 0, &other, 60, 8), "copy_device_to_device: source range [60, 68) outside buffer of 64 bytes");
+}
+
 TEST(CopyChecks, AHostPointerIsNeededOnlyWhenBytesMove) {
   kiln_copy_args args{};
   args.bytes = 0;

@@ -611,8 +611,11 @@ typedef struct kiln_plugin_api {
    *                                                              [per device] */
   kiln_error* (*copy_to_host)(kiln_copy_args* args);
 
-  /* Copies between two buffers of the same device. Errors: INVALID_ARGUMENT
-   * (either range, a buffer of another device), DEVICE_LOST.     [per device] */
+  /* Copies between two buffers of the same device, or between two ranges of
+   * one buffer that do not overlap. Errors: INVALID_ARGUMENT (either range,
+   * ranges of one buffer that overlap, a buffer of another device),
+   * DEVICE_LOST. (sdk::check_device_copy makes the range checks.)
+   *                                                               [per device] */
   kiln_error* (*copy_device_to_device)(kiln_copy_args* args);
 
   /* Blocks until the event's operation completes. Returns the operation's

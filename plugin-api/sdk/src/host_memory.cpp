@@ -121,10 +121,12 @@ kiln_error* host_copy_device_to_device(kiln_copy_args* raw) {
     auto args = read_args(raw);
     HostBuffer* dst = as_host(args.device_buffer);
     HostBuffer* src = as_host(args.src_buffer);
-    check_range(dst, args.device_offset, args.bytes, "copy_device_to_device (destination)");
-    check_range(src, args.src_offset, args.bytes, "copy_device_to_device (source)");
+    if (dst == nullptr || src == nullptr)
+      fail(KILN_STATUS_INVALID_ARGUMENT, std::string("copy_device_to_device: ") + (dst == nullptr ? "destination" : "source") +
+                                             " buffer is NULL");
+    check_device_copy(args, dst->bytes, src->bytes);
     if (args.bytes != 0)
-      std::memmove(static_cast<char*>(dst->data) + args.device_offset,
+      std::memcpy(static_cast<char*>(dst->data) + args.device_offset,
                    static_cast<const char*>(src->data) + args.src_offset, args.bytes);
     args.event = nullptr;
     write_args(raw, args);

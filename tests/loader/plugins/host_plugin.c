@@ -346,6 +346,16 @@ static kiln_error* copy(kiln_copy_args* args, int to_device) {
   if (args->device_offset > args->device_buffer->bytes || args->bytes > args->device_buffer->bytes - args->device_offset)
     return fail(KILN_STATUS_INVALID_ARGUMENT, "copy: range ends at %lld, buffer has %lld bytes",
                 (long long)(args->device_offset + args->bytes), (long long)args->device_buffer->bytes);
+  if (to_device == 2) {
+    if (args->src_offset > args->src_buffer->bytes || args->bytes > args->src_buffer->bytes - args->src_offset)
+      return fail(KILN_STATUS_INVALID_ARGUMENT, "copy: source range ends at %lld, buffer has %lld bytes",
+                  (long long)(args->src_offset + args->bytes), (long long)args->src_buffer->bytes);
+    /* plugin.h: ranges of one buffer that overlap are refused. */
+    if (args->src_buffer == args->device_buffer && args->bytes != 0 &&
+        args->device_offset < args->src_offset + args->bytes && args->src_offset < args->device_offset + args->bytes)
+      return fail(KILN_STATUS_INVALID_ARGUMENT, "copy: source and destination ranges of one buffer overlap at %lld and %lld",
+                  (long long)args->src_offset, (long long)args->device_offset);
+  }
   w = (work*)calloc(1, sizeof *w);
   if (w == NULL) return fail(KILN_STATUS_OUT_OF_MEMORY, "copy", 0, 0);
   w->kind = WORK_COPY;

@@ -9,6 +9,7 @@
 
 #include <kiln/sdk/wire.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -59,6 +60,67 @@ Verdict buffers_round_trip(const Target& t) {
       return Verdict::fail("byte " + std::to_string(i) + " of 1000 read back as " + std::to_string(out[i]) +
                            ", written as " + std::to_string(in[i]));
   return Verdict::pass();
+}
+
+// copy_device_to_device (plugin.h): between two buffers and between
+// disjoint ranges of one, the bytes asked for and no others; ranges of one
+// buffer that overlap, and a range past the end, INVALID_ARGUMENT with
+// nothing written.
+Verdict device_copies(const Target& t) {
+  if (t.plugin.api().copy_device_to_device == nullptr) return Verdict::unsupported("copy_device_to_device is NULL");
+  constexpr std::size_t n = 256;
+  struct Buffers {
+    const Target& t;
+    kiln_buffer* a = nullptr;
+    kiln_buffer* b = nullptr;
+    ~Buffers() {
+      if (a != nullptr) t.plugin.api().buffer_free(t.device, a);
+      if (b != nullptr) t.plugin.api().buffer_free(t.device, b);
+    }
+  } buffers{t};
+  buffers.a = t.plugin.alloc(t.device, n);
+  buffers.b = t.plugin.alloc(t.device, n);
+  std::vector<std::uint8_t> a(n), b(n, 0xee);
+  for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  t.plugin.write(t.device, buffers.a, a.data(), n);
+  t.plugin.write(t.device, buffers.b, b.data(), n);
+
+  std::string problems;
+  auto expect_bytes = [&](kiln_buffer* buffer, const std::vector<std::uint8_t>& want, const std::string& after) {
+    std::vector<std::uint8_t> got(n);
+    t.plugin.read(t.device, buffer, got.data(), n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (got[i] != want[i]) {
+        problems += (problems.empty() ? "" : "; ") + after + ": byte " + std::to_string(i) + " is " +
+                    std::to_string(got[i]) + ", not " + std::to_string(want[i]);
+        return;
+      }
+  };
+  auto expect_refused = [&](kiln_buffer* dst, std::uint64_t dst_offset, std::uint64_t src_offset, std::uint64_t bytes,
+                            const std::string& what) {
+    try {
+      t.plugin.copy(t.device, dst, dst_offset, buffers.a, src_offset, bytes);
+      problems += (problems.empty() ? "" : "; ") + what + " was accepted";
+    } catch (const AbiError& e) {
+      if (e.status != KILN_STATUS_INVALID_ARGUMENT)
+        problems += (problems.empty() ? "" : "; ") + what + " failed with status " + std::to_string(e.status) +
+                    ", not INVALID_ARGUMENT";
+    }
+  };
+
+  t.plugin.copy(t.device, buffers.b, 16, buffers.a, 40, 100);
+  std::copy(a.begin() + 40, a.begin() + 140, b.begin() + 16);
+  expect_bytes(buffers.b, b, "a to b, [40, 140) to [16, 116)");
+  t.plugin.copy(t.device, buffers.a, 200, buffers.a, 0, 56);
+  std::copy(a.begin(), a.begin() + 56, a.begin() + 200);
+  expect_bytes(buffers.a, a, "within a, [0, 56) to [200, 256)");
+  t.plugin.copy(t.device, buffers.a, n, buffers.a, 0, 0);
+  expect_refused(buffers.a, 10, 0, 100, "within a, [0, 100) to [10, 110) (overlapping)");
+  expect_refused(buffers.a, 0, 10, 100, "within a, [10, 110) to [0, 100) (overlapping)");
+  expect_refused(buffers.b, 200, 0, 100, "a to b, [0, 100) to [200, 300) (past the end)");
+  expect_bytes(buffers.a, a, "after the refused copies, a");
+  expect_bytes(buffers.b, b, "after the refused copies, b");
+  return problems.empty() ? Verdict::pass() : Verdict::fail(problems);
 }
 
 // c[i] = a[i] + b[i] over one group axis, no IF, no local threads: the
@@ -168,6 +230,7 @@ std::vector<Case> abi_cases(const kiln_device_info&) {
   return {
       {"device info", device_info},
       {"buffers round trip", buffers_round_trip},
+      {"device-to-device copies", device_copies},
       {"elementwise add f32", elementwise_add},
       {"half precision arithmetic is exact", half_precision},
       {"integer wrap and shifts", integer_wrap},

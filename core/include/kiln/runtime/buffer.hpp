@@ -41,7 +41,8 @@ class Buffer {
   Result<Event> write_async(std::span<const std::byte> data, std::uint64_t offset = 0);
   Result<Event> read_async(std::span<std::byte> data, std::uint64_t offset = 0) const;
 
-  // Copies `bytes` from `source` (a buffer of the same device).
+  // Copies `bytes` from `source` (a buffer of the same device; this buffer
+  // itself only for ranges that do not overlap: InvalidArgument otherwise).
   Result<void> copy_from(const Buffer& source, std::uint64_t bytes, std::uint64_t offset = 0,
                          std::uint64_t source_offset = 0);
 

@@ -60,6 +60,21 @@ inline void check_buffer_range(std::string_view what, std::string_view role, std
                                          "range [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
                                          ") outside buffer of " + std::to_string(buffer_bytes) + " bytes");
 }
+// copy_device_to_device's ranges: both inside their buffers and, within one
+// buffer, disjoint (plugin.h: INVALID_ARGUMENT; cuMemcpyDtoDAsync leaves an
+// overlap undefined, clEnqueueCopyBuffer and vkCmdCopyBuffer refuse it, so
+// every plugin refuses it and a program behaves alike on each).
+inline void check_device_copy(const kiln_copy_args& args, std::uint64_t destination_bytes, std::uint64_t source_bytes) {
+  constexpr std::string_view what = "copy_device_to_device";
+  check_buffer_range(what, "destination", args.device_offset, args.bytes, destination_bytes);
+  check_buffer_range(what, "source", args.src_offset, args.bytes, source_bytes);
+  if (args.device_buffer != args.src_buffer || args.bytes == 0) return;
+  if (args.device_offset < args.src_offset + args.bytes && args.src_offset < args.device_offset + args.bytes)
+    fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": source range [" + std::to_string(args.src_offset) + ", " +
+                                           std::to_string(args.src_offset + args.bytes) + ") and destination range [" +
+                                           std::to_string(args.device_offset) + ", " +
+                                           std::to_string(args.device_offset + args.bytes) + ") of one buffer overlap");
+}
 // A host pointer for a copy that moves any bytes.
 inline void check_copy_host(const kiln_copy_args& args, std::string_view what) {
   if (args.bytes != 0 && args.host == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, std::string(what) + ": host pointer is NULL");

@@ -150,6 +150,20 @@ class AbiPlugin {
     check(api_->copy_to_host(&a));
     wait(a.event);
   }
+  // copy_device_to_device, waited for.
+  void copy(kiln_device* d, kiln_buffer* dst, std::uint64_t dst_offset, kiln_buffer* src, std::uint64_t src_offset,
+            std::uint64_t bytes) const {
+    kiln_copy_args a{};
+    a.struct_size = KILN_COPY_ARGS_STRUCT_SIZE;
+    a.device = d;
+    a.device_buffer = dst;
+    a.device_offset = dst_offset;
+    a.src_buffer = src;
+    a.src_offset = src_offset;
+    a.bytes = bytes;
+    check(api_->copy_device_to_device(&a));
+    wait(a.event);
+  }
   void wait(kiln_event* e) const {
     if (e == nullptr) return;
     kiln_error* err = api_->event_wait(e);
