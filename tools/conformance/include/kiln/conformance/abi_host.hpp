@@ -130,39 +130,24 @@ class AbiPlugin {
     check(api_->buffer_alloc(&a));
     return a.buffer;
   }
+  // The three copies, each waited for; `host` is the host side of the first
+  // two, `src` the source buffer of the third.
   void write(kiln_device* d, kiln_buffer* b, const void* src, std::uint64_t bytes) const {
-    kiln_copy_args a{};
-    a.struct_size = KILN_COPY_ARGS_STRUCT_SIZE;
-    a.device = d;
-    a.device_buffer = b;
+    kiln_copy_args a = copy_args(d, b, 0, bytes);
     a.host = const_cast<void*>(src);
-    a.bytes = bytes;
-    check(api_->copy_to_device(&a));
-    wait(a.event);
+    run_copy(api_->copy_to_device, a);
   }
   void read(kiln_device* d, kiln_buffer* b, void* dst, std::uint64_t bytes) const {
-    kiln_copy_args a{};
-    a.struct_size = KILN_COPY_ARGS_STRUCT_SIZE;
-    a.device = d;
-    a.device_buffer = b;
+    kiln_copy_args a = copy_args(d, b, 0, bytes);
     a.host = dst;
-    a.bytes = bytes;
-    check(api_->copy_to_host(&a));
-    wait(a.event);
+    run_copy(api_->copy_to_host, a);
   }
-  // copy_device_to_device, waited for.
   void copy(kiln_device* d, kiln_buffer* dst, std::uint64_t dst_offset, kiln_buffer* src, std::uint64_t src_offset,
             std::uint64_t bytes) const {
-    kiln_copy_args a{};
-    a.struct_size = KILN_COPY_ARGS_STRUCT_SIZE;
-    a.device = d;
-    a.device_buffer = dst;
-    a.device_offset = dst_offset;
+    kiln_copy_args a = copy_args(d, dst, dst_offset, bytes);
     a.src_buffer = src;
     a.src_offset = src_offset;
-    a.bytes = bytes;
-    check(api_->copy_device_to_device(&a));
-    wait(a.event);
+    run_copy(api_->copy_device_to_device, a);
   }
   void wait(kiln_event* e) const {
     if (e == nullptr) return;
@@ -203,6 +188,19 @@ class AbiPlugin {
   }
 
  private:
+  static kiln_copy_args copy_args(kiln_device* d, kiln_buffer* b, std::uint64_t offset, std::uint64_t bytes) {
+    kiln_copy_args a{};
+    a.struct_size = KILN_COPY_ARGS_STRUCT_SIZE;
+    a.device = d;
+    a.device_buffer = b;
+    a.device_offset = offset;
+    a.bytes = bytes;
+    return a;
+  }
+  void run_copy(kiln_error* (*function)(kiln_copy_args*), kiln_copy_args& a) const {
+    check(function(&a));
+    wait(a.event);
+  }
   const kiln_plugin_api* api_ = nullptr;
   kiln_host_api host_{};
 };
