@@ -136,18 +136,24 @@ kiln_error* check_range(const Buffer* b, std::uint64_t offset, std::uint64_t byt
   return nullptr;
 }
 
+// A host copy's range and host pointer (plugin.h: NULL only for no bytes).
+kiln_error* check_host_copy(const kiln_copy_args* args) {
+  if (args->host == nullptr && args->bytes != 0) return error(KILN_STATUS_INVALID_ARGUMENT, "host pointer is NULL");
+  return check_range(as_buffer(args->device_buffer), args->device_offset, args->bytes);
+}
+
 kiln_error* copy_to_device(kiln_copy_args* args) {
+  if (kiln_error* e = check_host_copy(args)) return e;
   Buffer* b = as_buffer(args->device_buffer);
-  if (kiln_error* e = check_range(b, args->device_offset, args->bytes)) return e;
-  std::memcpy(static_cast<char*>(b->data) + args->device_offset, args->host, args->bytes);
+  if (args->bytes != 0) std::memcpy(static_cast<char*>(b->data) + args->device_offset, args->host, args->bytes);
   args->event = nullptr;  // already complete
   return nullptr;
 }
 
 kiln_error* copy_to_host(kiln_copy_args* args) {
-  Buffer* b = as_buffer(args->device_buffer);
-  if (kiln_error* e = check_range(b, args->device_offset, args->bytes)) return e;
-  std::memcpy(args->host, static_cast<const char*>(b->data) + args->device_offset, args->bytes);
+  if (kiln_error* e = check_host_copy(args)) return e;
+  const Buffer* b = as_buffer(args->device_buffer);
+  if (args->bytes != 0) std::memcpy(args->host, static_cast<const char*>(b->data) + args->device_offset, args->bytes);
   args->event = nullptr;
   return nullptr;
 }

@@ -96,7 +96,7 @@ static kiln_error* drain(unsigned long long until) {
     queue_head = w->next;
     if (queue_head == NULL) queue_tail = NULL;
     if (w->kind == WORK_COPY) {
-      memmove(w->dst, w->src, w->bytes);
+      if (w->bytes != 0) memmove(w->dst, w->src, w->bytes);
     } else {
       kiln_error* err = run_launch(&w->launch);
       if (err != NULL && first == NULL) first = err;
@@ -113,8 +113,11 @@ static kiln_error* submit(work* w, kiln_event** event) {
   *event = NULL;
   if (!TEST_DEFERRED) {
     kiln_error* err = NULL;
-    if (w->kind == WORK_COPY) memmove(w->dst, w->src, w->bytes);
-    else err = run_launch(&w->launch);
+    if (w->kind == WORK_COPY) {
+      if (w->bytes != 0) memmove(w->dst, w->src, w->bytes);
+    } else {
+      err = run_launch(&w->launch);
+    }
     free(w->args);
     free(w);
     return err;
@@ -346,6 +349,8 @@ static kiln_error* copy(kiln_copy_args* args, int to_device) {
   if (args->device_offset > args->device_buffer->bytes || args->bytes > args->device_buffer->bytes - args->device_offset)
     return fail(KILN_STATUS_INVALID_ARGUMENT, "copy: range ends at %lld, buffer has %lld bytes",
                 (long long)(args->device_offset + args->bytes), (long long)args->device_buffer->bytes);
+  if (to_device != 2 && args->host == NULL && args->bytes != 0)
+    return fail(KILN_STATUS_INVALID_ARGUMENT, "copy: host pointer is NULL (%lld bytes)", (long long)args->bytes, 0);
   if (to_device == 2) {
     if (args->src_offset > args->src_buffer->bytes || args->bytes > args->src_buffer->bytes - args->src_offset)
       return fail(KILN_STATUS_INVALID_ARGUMENT, "copy: source range ends at %lld, buffer has %lld bytes",

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <random>
 
 namespace kiln::conformance::detail {
@@ -60,6 +61,41 @@ Verdict buffers_round_trip(const Target& t) {
       return Verdict::fail("byte " + std::to_string(i) + " of 1000 read back as " + std::to_string(out[i]) +
                            ", written as " + std::to_string(in[i]));
   return Verdict::pass();
+}
+
+// The errors plugin.h gives buffer_alloc and the host copies: a size of 0,
+// a range past the end and a NULL host pointer are INVALID_ARGUMENT; a copy
+// of no bytes needs no host pointer; buffer_free(NULL) is a no-op.
+Verdict buffer_errors(const Target& t) {
+  const kiln_plugin_api& api = t.plugin.api();
+  std::string problems;
+  auto expect_invalid = [&](const std::function<void()>& call, const std::string& what) {
+    try {
+      call();
+      problems += (problems.empty() ? "" : "; ") + what + " was accepted";
+    } catch (const AbiError& e) {
+      if (e.status != KILN_STATUS_INVALID_ARGUMENT)
+        problems += (problems.empty() ? "" : "; ") + what + " failed with status " + std::to_string(e.status) +
+                    ", not INVALID_ARGUMENT";
+    }
+  };
+  expect_invalid([&] { api.buffer_free(t.device, t.plugin.alloc(t.device, 0)); }, "buffer_alloc of 0 bytes");
+  api.buffer_free(t.device, nullptr);
+  kiln_buffer* b = t.plugin.alloc(t.device, 64);
+  try {
+    std::vector<std::uint8_t> bytes(128, 1);
+    expect_invalid([&] { t.plugin.write(t.device, b, bytes.data(), 65); }, "copy_to_device of 65 bytes into 64");
+    expect_invalid([&] { t.plugin.read(t.device, b, bytes.data(), 65); }, "copy_to_host of 65 bytes from 64");
+    expect_invalid([&] { t.plugin.write(t.device, b, nullptr, 8); }, "copy_to_device from a NULL host pointer");
+    expect_invalid([&] { t.plugin.read(t.device, b, nullptr, 8); }, "copy_to_host into a NULL host pointer");
+    t.plugin.write(t.device, b, nullptr, 0);
+    t.plugin.read(t.device, b, nullptr, 0);
+  } catch (...) {
+    api.buffer_free(t.device, b);
+    throw;
+  }
+  api.buffer_free(t.device, b);
+  return problems.empty() ? Verdict::pass() : Verdict::fail(problems);
 }
 
 // copy_device_to_device (plugin.h): between two buffers and between
@@ -230,6 +266,7 @@ std::vector<Case> abi_cases(const kiln_device_info&) {
   return {
       {"device info", device_info},
       {"buffers round trip", buffers_round_trip},
+      {"buffer and copy errors", buffer_errors},
       {"device-to-device copies", device_copies},
       {"elementwise add f32", elementwise_add},
       {"half precision arithmetic is exact", half_precision},
