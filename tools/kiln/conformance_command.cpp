@@ -4,6 +4,11 @@
 // and was unsupported and why. Exit codes (the only command with three):
 // 0 every case that ran passed and one at least did; 1 a case failed;
 // 2 usage error, plugin not loaded or unavailable, or nothing tested.
+//
+// The kit runs in a child process: a plugin that crashes (a NULL it
+// dereferences, an abort) takes the child down, and the parent still
+// reports every case that ended, the case the crash happened in (failed,
+// with the signal) and exit code 1.
 #include "commands.hpp"
 
 #include <kiln/conformance/kit.hpp>
@@ -11,7 +16,14 @@
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <regex>
 
@@ -85,29 +97,97 @@ boost::json::object report_json(const conf::Report& r) {
           {"exit_code", r.exit_code()}};
 }
 
-void run(const GlobalOptions& global, ConformanceOptions o) {
-  if (o.library.empty() == o.plugin.empty()) usage_error("give one of --library PATH or --plugin NAME");
-  if (!o.plugin.empty()) resolve_plugin(global, o);
-  if (o.options_json.empty()) o.options_json = "{}";
-  boost::system::error_code ec;
-  const boost::json::value options = boost::json::parse(o.options_json, ec);
-  if (ec || !options.is_object()) usage_error("--options must be a JSON object, got: " + o.options_json);
-
-  conf::Options kit;
-  kit.options_json = o.options_json;
-  kit.cases = o.cases;
-  kit.quick = o.quick;
-  if (!o.json) {
-    fmt::print("kiln conformance: {}\n", o.library);
-    kit.on_case = print_case;  // as each case ends: progress on slow devices
+// The child's side of the pipe: a JSON line as each case starts and ends.
+class CaseStream {
+ public:
+  explicit CaseStream(int fd) : fd_(fd) {}
+  void started(const std::string& name, std::uint32_t device) const {
+    send({{"start", {{"name", name}, {"device", device}}}});
   }
+  void ended(const conf::CaseResult& c) const {
+    boost::json::object o{{"name", c.name}, {"status", conf::status_name(c.status)}, {"reason", c.reason}};
+    o["device"] = c.device ? boost::json::value(*c.device) : boost::json::value(nullptr);
+    send({{"end", std::move(o)}});
+  }
+
+ private:
+  void send(const boost::json::object& record) const {
+    const std::string line = boost::json::serialize(record) + "\n";
+    for (std::size_t done = 0; done < line.size();) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the parent is gone: nothing to tell
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  int fd_;
+};
+
+// The parent's side: what the child streamed before it died.
+struct StreamedCases {
+  std::vector<conf::CaseResult> ended;
+  std::optional<conf::CaseResult> running;  // started, not ended
+};
+
+conf::CaseStatus status_of(std::string_view name) {
+  if (name == "passed") return conf::CaseStatus::passed;
+  if (name == "unsupported") return conf::CaseStatus::unsupported;
+  return conf::CaseStatus::failed;
+}
+
+StreamedCases read_cases(int fd) {
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  StreamedCases cases;
+  std::size_t at = 0;
+  for (std::size_t end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) {
+    boost::system::error_code ec;
+    const boost::json::value record = boost::json::parse(std::string_view(text).substr(at, end - at), ec);
+    if (ec || !record.is_object()) continue;
+    const boost::json::object& o = record.as_object();
+    if (const boost::json::value* start = o.if_contains("start")) {
+      cases.running = conf::CaseResult{std::string(start->at("name").as_string()),
+                                       static_cast<std::uint32_t>(start->at("device").to_number<std::uint64_t>()),
+                                       conf::CaseStatus::failed, {}};
+    } else if (const boost::json::value* done = o.if_contains("end")) {
+      const boost::json::value& device = done->at("device");
+      cases.ended.push_back({std::string(done->at("name").as_string()),
+                             device.is_null() ? std::nullopt
+                                              : std::optional<std::uint32_t>(device.to_number<std::uint64_t>()),
+                             status_of(done->at("status").as_string()), std::string(done->at("reason").as_string())});
+      cases.running.reset();
+    }
+  }
+  return cases;
+}
+
+// The report of a child that died of `signal`: the cases it ended, then the
+// one it died in (or, outside any case, the plugin's loading, init, device
+// open/close or shutdown), failed.
+conf::Report crashed_report(const std::string& library, StreamedCases cases, int signal) {
   conf::Report report;
-  try {
-    report = conf::run_conformance(o.library, kit);
-  } catch (const std::regex_error& e) {
-    usage_error(fmt::format("--cases '{}' is not a regular expression: {}", o.cases, e.what()));
+  report.library = library;
+  report.outcome = conf::Outcome::tested;
+  report.cases = std::move(cases.ended);
+  const std::string what = fmt::format("the plugin crashed the kit's process (signal {}, {})", signal, strsignal(signal));
+  if (cases.running) {
+    cases.running->reason = what + "; the cases after it did not run";
+    report.cases.push_back(std::move(*cases.running));
+  } else {
+    report.cases.push_back({"plugin crashed", std::nullopt, conf::CaseStatus::failed,
+                            what + " outside any case: loading it, in init, device_open, device_close or shutdown"});
   }
+  report.reason = what;
+  return report;
+}
 
+void print_report(const ConformanceOptions& o, const conf::Report& report) {
   if (o.json) {
     fmt::print("{}\n", boost::json::serialize(report_json(report)));
   } else {
@@ -121,6 +201,65 @@ void run(const GlobalOptions& global, ConformanceOptions o) {
   if (report.exit_code() == conf::kExitNotTested)
     fmt::print(stderr, "kiln conformance: nothing tested: {}\n",
                report.outcome != conf::Outcome::tested ? report.reason : "no case passed");
+}
+
+// In the child: the kit, its progress (text mode) and its report; the case
+// stream to the parent. Ends by throwing CommandExit, as every command does.
+[[noreturn]] void run_kit(const ConformanceOptions& o, const CaseStream& stream) {
+  conf::Options kit;
+  kit.options_json = o.options_json;
+  kit.cases = o.cases;
+  kit.quick = o.quick;
+  kit.on_case_start = [&](const std::string& name, std::uint32_t device) { stream.started(name, device); };
+  kit.on_case = [&](const conf::CaseResult& c) {
+    stream.ended(c);
+    if (!o.json) print_case(c);  // as each case ends: progress on slow devices
+  };
+  if (!o.json) {
+    fmt::print("kiln conformance: {}\n", o.library);
+    std::fflush(stdout);  // before the plugin may crash the process
+  }
+  const conf::Report report = conf::run_conformance(o.library, kit);  // --cases checked by the parent
+  print_report(o, report);
+  throw CommandExit(report.exit_code());
+}
+
+void run(const GlobalOptions& global, ConformanceOptions o) {
+  if (o.library.empty() == o.plugin.empty()) usage_error("give one of --library PATH or --plugin NAME");
+  if (!o.plugin.empty()) resolve_plugin(global, o);
+  if (o.options_json.empty()) o.options_json = "{}";
+  boost::system::error_code ec;
+  const boost::json::value options = boost::json::parse(o.options_json, ec);
+  if (ec || !options.is_object()) usage_error("--options must be a JSON object, got: " + o.options_json);
+
+  if (!o.cases.empty()) {
+    try {
+      const std::regex check(o.cases, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      usage_error(fmt::format("--cases '{}' is not a regular expression: {}", o.cases, e.what()));
+    }
+  }
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) usage_error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t child = ::fork();
+  if (child < 0) usage_error(fmt::format("cannot start the kit's process: {}", std::strerror(errno)));
+  if (child == 0) {
+    ::close(fds[0]);
+    run_kit(o, CaseStream(fds[1]));
+  }
+  ::close(fds[1]);
+  StreamedCases cases = read_cases(fds[0]);
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) throw CommandExit(WEXITSTATUS(status));
+  const conf::Report report = crashed_report(o.library, std::move(cases), WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (!o.json) print_case(report.cases.back());
+  print_report(o, report);
   throw CommandExit(report.exit_code());
 }
 

@@ -13,6 +13,9 @@
  *                    that does not honour events sees stale data.
  *   TEST_WRONG_ADD=1 "wrong-add": f32 ADD is off by one, so a conformance
  *                    run has a case that fails (kiln conformance exits 1).
+ *   TEST_COPY_SEGV=1 "copy-segv": copy_device_to_device dereferences NULL
+ *                    (`kiln conformance` must report the case it crashed in),
+ *                    =2 "host-init-segv": init does (outside any case);
  *   TEST_COMPILE_SEGV=1 "compile-segv": compile of a kernel with a SUB
  *                    dereferences NULL (the compile probe must catch it);
  *                    other kernels compile and run as on "host".
@@ -33,6 +36,9 @@
 #endif
 #ifndef TEST_WRONG_ADD
 #define TEST_WRONG_ADD 0
+#endif
+#ifndef TEST_COPY_SEGV
+#define TEST_COPY_SEGV 0
 #endif
 #ifndef TEST_COMPILE_SEGV
 #define TEST_COMPILE_SEGV 0
@@ -256,6 +262,10 @@ static kiln_error* run_launch(const kiln_launch_args* a) {
 static kiln_error* init(kiln_init_args* args) {
   char line[512];
   host = args->host;
+  if (TEST_COPY_SEGV == 2) {
+    volatile int* volatile nowhere = NULL;
+    *nowhere = 1;
+  }
   snprintf(line, sizeof line, "options: %.*s", (int)args->options_json_len, args->options_json);
   log_line(KILN_LOG_INFO, line);
   return NULL;
@@ -380,7 +390,13 @@ static kiln_error* copy(kiln_copy_args* args, int to_device) {
 
 static kiln_error* copy_to_device(kiln_copy_args* args) { return copy(args, 1); }
 static kiln_error* copy_to_host(kiln_copy_args* args) { return copy(args, 0); }
-static kiln_error* copy_device_to_device(kiln_copy_args* args) { return copy(args, 2); }
+static kiln_error* copy_device_to_device(kiln_copy_args* args) {
+  if (TEST_COPY_SEGV == 1) {
+    volatile int* volatile nowhere = NULL;
+    *nowhere = 1;
+  }
+  return copy(args, 2);
+}
 
 static kiln_error* event_wait(kiln_event* event) { return event == NULL ? NULL : drain(event->ticket); }
 static void event_release(kiln_event* event) { free(event); }

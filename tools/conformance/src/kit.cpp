@@ -90,6 +90,7 @@ class Run {
     for (detail::Case& c : detail::suite_cases(info, options_.quick, options_.seed)) cases.push_back(std::move(c));
     for (const detail::Case& c : cases) {
       if (!wanted(c.name)) continue;
+      if (options_.on_case_start) options_.on_case_start(c.name, index);
       detail::Verdict v = run_case(c, target);
       record({c.name, index, v.status, std::move(v.reason)});
     }

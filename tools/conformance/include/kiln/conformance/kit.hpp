@@ -10,6 +10,7 @@
 
 #include <kiln/conformance/report.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -26,6 +27,10 @@ struct Options {
   unsigned seed = 5;  // of the suite's random inputs
   // Called after each case (progress on slow devices); may be empty.
   std::function<void(const CaseResult&)> on_case;
+  // Called before each case of a device runs (its name and device); may be
+  // empty. `kiln conformance` runs the kit in a child process and names the
+  // case a crash happened in from these.
+  std::function<void(const std::string& name, std::uint32_t device)> on_case_start;
 };
 
 // Runs every case on every device of the plugin at `library`. Never throws
