@@ -578,7 +578,8 @@ typedef struct kiln_plugin_api {
    * Errors: DEVICE_LOST, LAUNCH_FAILED (an asynchronous failure).  [per device] */
   kiln_error* (*device_synchronize)(kiln_device* device);
 
-  /* Free and total device memory. Errors: INVALID_ARGUMENT (device),
+  /* Free and total device memory; 0 for a figure the plugin cannot tell
+   * (free never above a known total). Errors: INVALID_ARGUMENT (device),
    * DEVICE_LOST.                                                [any thread] */
   kiln_error* (*memory_info)(kiln_memory_info_args* args);
 

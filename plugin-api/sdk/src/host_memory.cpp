@@ -138,6 +138,7 @@ void host_event_release(kiln_event*) {}
 kiln_error* host_event_query(kiln_event_query_args* raw) {
   return guard([&] {
     auto args = read_args(raw);
+    if (args.event == nullptr) fail(KILN_STATUS_INVALID_ARGUMENT, "event_query: event is NULL");
     args.complete = 1;
     write_args(raw, args);
   });

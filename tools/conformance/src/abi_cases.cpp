@@ -63,6 +63,94 @@ Verdict buffers_round_trip(const Target& t) {
   return Verdict::pass();
 }
 
+// What plugin.h promises of a device beyond its info: device_open of an
+// open device gives the same handle; memory_info (where present) no more
+// free than total (0: unknown); device_synchronize (where present)
+// succeeds; the cache key is set and the same each time; a HOST_MEMORY
+// buffer's pointer is 64-byte aligned and holds what was copied in;
+// event_query (ABI 1.1, where present) refuses NULL and reports a waited
+// event complete.
+Verdict device_basics(const Target& t) {
+  const kiln_plugin_api& api = t.plugin.api();
+  std::string problems;
+  auto expect = [&](bool ok, const std::string& what) {
+    if (!ok) problems += (problems.empty() ? "" : "; ") + what;
+  };
+  expect(t.plugin.open(t.index) == t.device, "device_open of the open device gave another handle");
+  if (api.memory_info != nullptr) {
+    kiln_memory_info_args m{};
+    m.struct_size = KILN_MEMORY_INFO_ARGS_STRUCT_SIZE;
+    m.device = t.device;
+    check(api.memory_info(&m));
+    expect(m.total_bytes == 0 || m.free_bytes <= m.total_bytes,
+           "memory_info: free_bytes " + std::to_string(m.free_bytes) + " above total_bytes " +
+               std::to_string(m.total_bytes));
+  }
+  if (api.device_synchronize != nullptr) check(api.device_synchronize(t.device));
+  auto key = [&] {
+    kiln_cache_key_args k{};
+    k.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
+    k.device = t.device;
+    check(api.cache_key(&k));
+    return k.key != nullptr ? std::string(k.key) : std::string();
+  };
+  if (api.cache_key != nullptr) {
+    const std::string first = key();
+    expect(!first.empty(), "cache_key is empty");
+    expect(key() == first, "cache_key changed between two calls");
+  }
+  constexpr std::size_t n = 192;
+  std::vector<std::uint8_t> bytes(n);
+  for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::uint8_t>(i * 29 + 11);
+  kiln_buffer* b = t.plugin.alloc(t.device, n);
+  try {
+    kiln_copy_args copy{};
+    copy.struct_size = KILN_COPY_ARGS_STRUCT_SIZE;
+    copy.device = t.device;
+    copy.device_buffer = b;
+    copy.host = bytes.data();
+    copy.bytes = n;
+    check(api.copy_to_device(&copy));
+    const bool has_query = api.struct_size >= KILN_PLUGIN_API_STRUCT_SIZE && api.event_query != nullptr;
+    if (copy.event != nullptr) {
+      t.plugin.wait(copy.event);  // waits and releases
+    }
+    if (has_query) {
+      kiln_event_query_args q{};
+      q.struct_size = KILN_EVENT_QUERY_ARGS_STRUCT_SIZE;
+      kiln_error* e = api.event_query(&q);
+      expect(e != nullptr, "event_query of a NULL event succeeded");
+      try {
+        check(e);
+      } catch (const AbiError& refused) {
+        expect(refused.status == KILN_STATUS_INVALID_ARGUMENT,
+               "event_query of a NULL event failed with status " + std::to_string(refused.status));
+      }
+      // A fresh copy's event, waited for, then queried.
+      check(api.copy_to_device(&copy));
+      if (copy.event != nullptr) {
+        check(api.event_wait(copy.event));
+        q.event = copy.event;
+        kiln_error* after = api.event_query(&q);
+        api.event_release(copy.event);
+        check(after);
+        expect(q.complete == 1, "event_query after event_wait: complete is " + std::to_string(q.complete));
+      }
+    }
+    if (t.info.flags & KILN_DEVICE_HOST_MEMORY) {
+      const auto* p = static_cast<const std::uint8_t*>(t.plugin.host_pointer(t.device, b));
+      expect(reinterpret_cast<std::uintptr_t>(p) % 64 == 0, "buffer_host_pointer is not 64-byte aligned");
+      expect(p != nullptr && std::memcmp(p, bytes.data(), n) == 0,
+             "buffer_host_pointer does not hold the bytes copied in");
+    }
+  } catch (...) {
+    api.buffer_free(t.device, b);
+    throw;
+  }
+  api.buffer_free(t.device, b);
+  return problems.empty() ? Verdict::pass() : Verdict::fail(problems);
+}
+
 // The errors plugin.h gives buffer_alloc and the host copies: a size of 0,
 // a range past the end and a NULL host pointer are INVALID_ARGUMENT; a copy
 // of no bytes needs no host pointer; buffer_free(NULL) is a no-op.
@@ -265,6 +353,7 @@ Verdict matches_interpreter(const Target& target, const std::vector<kiln_op>& op
 std::vector<Case> abi_cases(const kiln_device_info&) {
   return {
       {"device info", device_info},
+      {"device basics", device_basics},
       {"buffers round trip", buffers_round_trip},
       {"buffer and copy errors", buffer_errors},
       {"device-to-device copies", device_copies},
