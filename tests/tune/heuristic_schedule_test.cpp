@@ -228,6 +228,30 @@ TEST(HeuristicSchedule, LongOddF32LayernormRowsOnAnH200ShapedGpuTakeTheAlignedRe
             "row_cache(loop=1); unroll(loop=4,factor=0); unroll(loop=1,factor=0); vectorize(lanes=4)");
 }
 
+// Softmax rows of n = 50257 in f32 on the H200: split_aligned's scalar
+// heads and tails (up to 3 and 5 elements a pass in blocks of 4) are read
+// in every thread of the group, at the same address, which the L1 serves
+// after the first warp: the cost model now moves their sectors once per
+// group, not once per warp. The untuned pick becomes the split_aligned
+// blocks of 4 at 1024 threads with 12 of them cached in registers, the
+// recipe that measured 0.80x of add there for softmax f32 (docs/passes.md,
+// "12 aligned blocks a thread in registers"), not the register-cached
+// scalar row (0.68x untuned in the call of 2026-12-04 late, 0.76x by
+// `--opt` earlier that day).
+TEST(HeuristicSchedule, LongOddF32SoftmaxRowsOnAnH200ShapedGpuTakeTheAlignedRegisterBlocks) {
+  const auto k = standard("softmax-rows", {.m = 5342, .n = 50257});
+  Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, h200_shaped());
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  EXPECT_EQ(passes::to_string(h->sequence),
+            "reciprocal_divide(); split_aligned(loop=2,factor=4); unroll(loop=4,factor=0); "
+            "split_aligned(loop=1,factor=4); unroll(loop=3,factor=0); split_aligned(loop=0,factor=4); "
+            "unroll(loop=2,factor=0); tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); "
+            "tiled_reduce(loop=4,local=1024,branch=4,subgroup=32); tiled_reduce(loop=6,local=1024,branch=4); "
+            "tiled_reduce(loop=7,local=1024,branch=4); tiled_reduce(loop=8,local=1024,branch=4); "
+            "peel_loop(loop=7,count=12); peel_loop(loop=4,count=12); peel_loop(loop=1,count=12); row_cache(loop=1); "
+            "unroll(loop=7,factor=0); unroll(loop=4,factor=0); unroll(loop=1,factor=0); vectorize(lanes=4)");
+}
+
 // ... while the shapes whose picks measured well keep them: softmax 16384^2
 // f32 its LOCAL rows of 256 threads in blocks of 4 (several groups per SM:
 // no phases to pay), layernorm 16384^2 f32 its 512-thread register-cached
