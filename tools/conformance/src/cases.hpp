@@ -1,7 +1,7 @@
 // tools/conformance/src/cases.hpp - what a case is, inside the kit: a name
 // and a function of one opened device that says passed, failed or
-// unsupported. abi_cases.cpp and suite_cases.cpp make them; kit.cpp runs
-// them (and turns what they throw into results).
+// unsupported. abi_cases.cpp (with memory_cases.cpp) and suite_cases.cpp
+// make them; kit.cpp runs them (and turns what they throw into results).
 #pragma once
 
 #include <kiln/conformance/kernel_runner.hpp>
@@ -58,6 +58,12 @@ std::optional<Verdict> cannot_run_kernels(const Target& target);
 
 // Device info, buffers, half floats, integer wrap, vectors, a minimal add.
 std::vector<Case> abi_cases(const kiln_device_info& info);
+
+// memory_cases.cpp: "device basics", "buffer and copy errors",
+// "device-to-device copies" (abi_cases lists them).
+Verdict device_basics(const Target& t);
+Verdict buffer_errors(const Target& t);
+Verdict device_copies(const Target& t);
 
 // The shared kernel suite, one case per kernel; kernels whose work-groups
 // do not fit the device are unsupported, with the sizes.
