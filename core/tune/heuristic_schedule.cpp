@@ -26,6 +26,9 @@ constexpr std::int64_t kReduceThreads[] = {256, 64};
 // tiles on preset:gpu, and the CPU's float16 recipe scores the same as the
 // scalar loop), within a tier by cost.
 enum class Tier { Recipe = 0, PaddedRecipe = 1, Generic = 2, Untuned = 3 };
+// How many times dearer the model may price a candidate of a better tier
+// than one of a worse tier and still rank it first.
+constexpr double kTierOverride = 8;
 
 struct Candidate {
   passes::OptSequence sequence;
@@ -138,7 +141,23 @@ bool better(const Ranked& a, const Ranked& b, bool prefer_threads, bool avoid_ba
     if (a.tier != b.tier) return a.tier < b.tier;
   }
   if (prefer_threads && a.threads != b.threads) return a.threads;
-  if (a.tier != b.tier) return a.tier < b.tier;
+  if (a.tier != b.tier) {
+    // The tiers stand for the model's misjudgments of a recipe against a
+    // plain split, not for a recipe that fits a kernel it was not written
+    // for: the GPU elementwise recipe fits sum-rows f16 (its coarsened rows'
+    // outputs are consecutive), four rows a thread read with a row's stride
+    // between the threads of a warp, priced 14.8 ms at 16384^2 on an
+    // H200-shaped GPU against 119 us for a tiled reduction of each row.
+    // Priced that far apart, the cheaper one wins whatever its tier. The
+    // untuned kernel keeps its place below every schedule: on preset:cpu
+    // (no 16-wide vectors) the model prices the CPU's lane_reduce recipe for
+    // sum-rows 16 times the plain loop, which c:0 measures slower.
+    if (a.tier == Tier::Untuned || b.tier == Tier::Untuned) return a.tier < b.tier;
+    const Ranked& lower = a.tier < b.tier ? a : b;
+    const Ranked& higher = a.tier < b.tier ? b : a;
+    if (lower.schedule.cost_ns <= kTierOverride * higher.schedule.cost_ns) return a.tier < b.tier;
+    return &higher == &a;
+  }
   return a.schedule.cost_ns < b.schedule.cost_ns;
 }
 
