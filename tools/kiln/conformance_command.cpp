@@ -1,5 +1,5 @@
 // kiln conformance --library PATH | --plugin NAME [--options JSON] [--json]
-// [--quick] [--cases REGEX]: the plugin conformance kit (tools/conformance)
+// [--quick] [--cases REGEX] [--case-timeout S]: the plugin conformance kit (tools/conformance)
 // on one plugin library, through the ABI alone, with what passed, failed
 // and was unsupported and why. Exit codes (the only command with three):
 // 0 every case that ran passed and one at least did; 1 a case failed;
@@ -8,7 +8,8 @@
 // The kit runs in a child process: a plugin that crashes (a NULL it
 // dereferences, an abort) takes the child down, and the parent still
 // reports every case that ended, the case the crash happened in (failed,
-// with the signal) and exit code 1.
+// with the signal) and exit code 1. A case that gives no result within
+// --case-timeout (a plugin that hangs) is failed alike and the child killed.
 #include "commands.hpp"
 
 #include <kiln/conformance/kit.hpp>
@@ -17,9 +18,11 @@
 #include <fmt/core.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -40,6 +43,7 @@ struct ConformanceOptions {
   std::string cases;
   bool json = false;
   bool quick = false;
+  double case_timeout_s = 600;  // the longest wait for a case's result (0: none)
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -123,10 +127,11 @@ class CaseStream {
   int fd_;
 };
 
-// The parent's side: what the child streamed before it died.
+// The parent's side: what the child streamed before it died or was stopped.
 struct StreamedCases {
   std::vector<conf::CaseResult> ended;
   std::optional<conf::CaseResult> running;  // started, not ended
+  bool timed_out = false;                    // no record for the case timeout
 };
 
 conf::CaseStatus status_of(std::string_view name) {
@@ -135,52 +140,67 @@ conf::CaseStatus status_of(std::string_view name) {
   return conf::CaseStatus::failed;
 }
 
-StreamedCases read_cases(int fd) {
+void take_record(std::string_view line, StreamedCases& cases) {
+  boost::system::error_code ec;
+  const boost::json::value record = boost::json::parse(line, ec);
+  if (ec || !record.is_object()) return;
+  const boost::json::object& o = record.as_object();
+  if (const boost::json::value* start = o.if_contains("start")) {
+    cases.running = conf::CaseResult{std::string(start->at("name").as_string()),
+                                     static_cast<std::uint32_t>(start->at("device").to_number<std::uint64_t>()),
+                                     conf::CaseStatus::failed, {}};
+  } else if (const boost::json::value* done = o.if_contains("end")) {
+    const boost::json::value& device = done->at("device");
+    cases.ended.push_back({std::string(done->at("name").as_string()),
+                           device.is_null() ? std::nullopt
+                                            : std::optional<std::uint32_t>(device.to_number<std::uint64_t>()),
+                           status_of(done->at("status").as_string()), std::string(done->at("reason").as_string())});
+    cases.running.reset();
+  }
+}
+
+// Reads the child's records until it closes the pipe, or until no record
+// has come for `timeout_s` seconds (0: no limit).
+StreamedCases read_cases(int fd, double timeout_s) {
+  StreamedCases cases;
   std::string text;
   char buffer[4096];
   for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int wait_ms = timeout_s > 0 ? static_cast<int>(std::min(timeout_s * 1000, 2e9)) : -1;
+    const int ready = ::poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      cases.timed_out = true;
+      return cases;
+    }
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) return cases;
     text.append(buffer, static_cast<std::size_t>(n));
+    for (std::size_t end; (end = text.find('\n')) != std::string::npos; text.erase(0, end + 1))
+      take_record(std::string_view(text).substr(0, end), cases);
   }
-  StreamedCases cases;
-  std::size_t at = 0;
-  for (std::size_t end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) {
-    boost::system::error_code ec;
-    const boost::json::value record = boost::json::parse(std::string_view(text).substr(at, end - at), ec);
-    if (ec || !record.is_object()) continue;
-    const boost::json::object& o = record.as_object();
-    if (const boost::json::value* start = o.if_contains("start")) {
-      cases.running = conf::CaseResult{std::string(start->at("name").as_string()),
-                                       static_cast<std::uint32_t>(start->at("device").to_number<std::uint64_t>()),
-                                       conf::CaseStatus::failed, {}};
-    } else if (const boost::json::value* done = o.if_contains("end")) {
-      const boost::json::value& device = done->at("device");
-      cases.ended.push_back({std::string(done->at("name").as_string()),
-                             device.is_null() ? std::nullopt
-                                              : std::optional<std::uint32_t>(device.to_number<std::uint64_t>()),
-                             status_of(done->at("status").as_string()), std::string(done->at("reason").as_string())});
-      cases.running.reset();
-    }
-  }
-  return cases;
 }
 
-// The report of a child that died of `signal`: the cases it ended, then the
-// one it died in (or, outside any case, the plugin's loading, init, device
-// open/close or shutdown), failed.
-conf::Report crashed_report(const std::string& library, StreamedCases cases, int signal) {
+// The report of a child that died of `signal`, or was stopped after the case
+// timeout: the cases it ended, then the one it died or hung in (or, outside
+// any case, the plugin's loading, init, device open/close or shutdown),
+// failed.
+conf::Report crashed_report(const std::string& library, StreamedCases cases, int signal, double timeout_s) {
   conf::Report report;
   report.library = library;
   report.outcome = conf::Outcome::tested;
   report.cases = std::move(cases.ended);
-  const std::string what = fmt::format("the plugin crashed the kit's process (signal {}, {})", signal, strsignal(signal));
+  const std::string what =
+      cases.timed_out
+          ? fmt::format("no result for {} s (--case-timeout): the kit's process was stopped", timeout_s)
+          : fmt::format("the plugin crashed the kit's process (signal {}, {})", signal, strsignal(signal));
   if (cases.running) {
     cases.running->reason = what + "; the cases after it did not run";
     report.cases.push_back(std::move(*cases.running));
   } else {
-    report.cases.push_back({"plugin crashed", std::nullopt, conf::CaseStatus::failed,
+    report.cases.push_back({cases.timed_out ? "plugin hung" : "plugin crashed", std::nullopt, conf::CaseStatus::failed,
                             what + " outside any case: loading it, in init, device_open, device_close or shutdown"});
   }
   report.reason = what;
@@ -251,13 +271,15 @@ void run(const GlobalOptions& global, ConformanceOptions o) {
     run_kit(o, CaseStream(fds[1]));
   }
   ::close(fds[1]);
-  StreamedCases cases = read_cases(fds[0]);
+  StreamedCases cases = read_cases(fds[0], o.case_timeout_s);
+  if (cases.timed_out) ::kill(child, SIGKILL);
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status)) throw CommandExit(WEXITSTATUS(status));
-  const conf::Report report = crashed_report(o.library, std::move(cases), WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (!cases.timed_out && WIFEXITED(status)) throw CommandExit(WEXITSTATUS(status));
+  const conf::Report report =
+      crashed_report(o.library, std::move(cases), WIFSIGNALED(status) ? WTERMSIG(status) : 0, o.case_timeout_s);
   if (!o.json) print_case(report.cases.back());
   print_report(o, report);
   throw CommandExit(report.exit_code());
@@ -276,6 +298,9 @@ void add_conformance_command(CLI::App& app, const GlobalOptions& global) {
   command->add_flag("--json", o->json, "Print one JSON object (plugin, version, devices, cases, totals)");
   command->add_flag("--quick", o->quick, "The kernel suite on f32 and i32 only (every kernel shape, fewer dtypes)");
   command->add_option("--cases", o->cases, "Only the cases whose name this regular expression finds");
+  command->add_option("--case-timeout", o->case_timeout_s,
+                      "Seconds to wait for a case's result; a case past it fails and the kit stops (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   command->footer(
       "Exit codes: 0 every case that ran passed (and at least one did); 1 a case failed;\n"
       "2 usage error, the plugin could not be loaded, its init failed (e.g. UNAVAILABLE: no driver or device),\n"

@@ -15,7 +15,8 @@
  *                    run has a case that fails (kiln conformance exits 1).
  *   TEST_COPY_SEGV=1 "copy-segv": copy_device_to_device dereferences NULL
  *                    (`kiln conformance` must report the case it crashed in),
- *                    =2 "host-init-segv": init does (outside any case);
+ *                    =2 "host-init-segv": init does (outside any case),
+ *                    =3 "copy-hang": copy_device_to_device never returns;
  *   TEST_COMPILE_SEGV=1 "compile-segv": compile of a kernel with a SUB
  *                    dereferences NULL (the compile probe must catch it);
  *                    other kernels compile and run as on "host".
@@ -28,6 +29,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -395,6 +397,7 @@ static kiln_error* copy_device_to_device(kiln_copy_args* args) {
     volatile int* volatile nowhere = NULL;
     *nowhere = 1;
   }
+  while (TEST_COPY_SEGV == 3) pause();
   return copy(args, 2);
 }
 
