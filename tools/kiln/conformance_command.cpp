@@ -11,6 +11,7 @@
 // with the signal) and exit code 1. A case that gives no result within
 // --case-timeout (a plugin that hangs) is failed alike and the child killed.
 #include "commands.hpp"
+#include "conformance_child.hpp"
 
 #include <kiln/conformance/kit.hpp>
 
@@ -18,11 +19,9 @@
 #include <fmt/core.h>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -99,88 +98,6 @@ boost::json::object report_json(const conf::Report& r) {
           {"cases", std::move(cases)},
           {"totals", {{"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}}},
           {"exit_code", r.exit_code()}};
-}
-
-// The child's side of the pipe: a JSON line as each case starts and ends.
-class CaseStream {
- public:
-  explicit CaseStream(int fd) : fd_(fd) {}
-  void started(const std::string& name, std::uint32_t device) const {
-    send({{"start", {{"name", name}, {"device", device}}}});
-  }
-  void ended(const conf::CaseResult& c) const {
-    boost::json::object o{{"name", c.name}, {"status", conf::status_name(c.status)}, {"reason", c.reason}};
-    o["device"] = c.device ? boost::json::value(*c.device) : boost::json::value(nullptr);
-    send({{"end", std::move(o)}});
-  }
-
- private:
-  void send(const boost::json::object& record) const {
-    const std::string line = boost::json::serialize(record) + "\n";
-    for (std::size_t done = 0; done < line.size();) {
-      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // the parent is gone: nothing to tell
-      done += static_cast<std::size_t>(n);
-    }
-  }
-  int fd_;
-};
-
-// The parent's side: what the child streamed before it died or was stopped.
-struct StreamedCases {
-  std::vector<conf::CaseResult> ended;
-  std::optional<conf::CaseResult> running;  // started, not ended
-  bool timed_out = false;                    // no record for the case timeout
-};
-
-conf::CaseStatus status_of(std::string_view name) {
-  if (name == "passed") return conf::CaseStatus::passed;
-  if (name == "unsupported") return conf::CaseStatus::unsupported;
-  return conf::CaseStatus::failed;
-}
-
-void take_record(std::string_view line, StreamedCases& cases) {
-  boost::system::error_code ec;
-  const boost::json::value record = boost::json::parse(line, ec);
-  if (ec || !record.is_object()) return;
-  const boost::json::object& o = record.as_object();
-  if (const boost::json::value* start = o.if_contains("start")) {
-    cases.running = conf::CaseResult{std::string(start->at("name").as_string()),
-                                     static_cast<std::uint32_t>(start->at("device").to_number<std::uint64_t>()),
-                                     conf::CaseStatus::failed, {}};
-  } else if (const boost::json::value* done = o.if_contains("end")) {
-    const boost::json::value& device = done->at("device");
-    cases.ended.push_back({std::string(done->at("name").as_string()),
-                           device.is_null() ? std::nullopt
-                                            : std::optional<std::uint32_t>(device.to_number<std::uint64_t>()),
-                           status_of(done->at("status").as_string()), std::string(done->at("reason").as_string())});
-    cases.running.reset();
-  }
-}
-
-// Reads the child's records until it closes the pipe, or until no record
-// has come for `timeout_s` seconds (0: no limit).
-StreamedCases read_cases(int fd, double timeout_s) {
-  StreamedCases cases;
-  std::string text;
-  char buffer[4096];
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    const int wait_ms = timeout_s > 0 ? static_cast<int>(std::min(timeout_s * 1000, 2e9)) : -1;
-    const int ready = ::poll(&p, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
-      cases.timed_out = true;
-      return cases;
-    }
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return cases;
-    text.append(buffer, static_cast<std::size_t>(n));
-    for (std::size_t end; (end = text.find('\n')) != std::string::npos; text.erase(0, end + 1))
-      take_record(std::string_view(text).substr(0, end), cases);
-  }
 }
 
 // The report of a child that died of `signal`, or was stopped after the case
