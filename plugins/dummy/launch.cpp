@@ -66,9 +66,8 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     const Device& device = *ran.program->device;
     const double base_ns = model_time(ran.stats, device.config).total_ns;
     const PluginState& plugin = state();
-    const std::uint32_t repeats = std::max<std::uint32_t>(args.repeats, 1);
-    std::uint64_t run = ran.program->simulated_runs.fetch_add(std::uint64_t{args.warmups} + repeats);
-    const sdk::TimingResult result = sdk::time_runs(args.warmups, repeats, args.abort_ns, [&] {
+    std::uint64_t run = ran.program->simulated_runs.fetch_add(std::uint64_t{args.warmups} + args.repeats);
+    const sdk::TimingResult result = sdk::time_runs(args.warmups, args.repeats, args.abort_ns, [&] {
       const double ns = base_ns * noise_factor(plugin.noise, plugin.seed, ran.program->kernel_hash, run++);
       return static_cast<std::uint64_t>(std::max(1.0, std::round(ns)));
     });

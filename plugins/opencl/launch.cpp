@@ -146,7 +146,6 @@ kiln_error* launch_timed(kiln_timed_launch_args* raw) {
     const kiln_launch_args l = sdk::timed_launch_of(args);
     Device& d = checked_device(l.device, "launch_timed");
     Program& p = checked_program(l.program, d, "launch_timed");
-    if (args.repeats == 0) sdk::fail(KILN_STATUS_INVALID_ARGUMENT, "launch_timed: repeats must be >= 1");
     const NDRange range = nd_range(l);
     bind_arguments(d, p, {l.args, l.n_args});
     const bool flush = (args.flags & KILN_TIMED_FLUSH_CACHE) != 0;

@@ -89,6 +89,7 @@ TEST(TimedLaunch, A11HostsLaunchIsReadThroughThePointer) {
   const kiln_launch_args launch = a_launch();
   kiln_timed_launch_args timed{};
   timed.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+  timed.repeats = 1;
   timed.launch_args = &launch;  // the embedded copy left empty: it must not be read
   const kiln_launch_args read = sdk::timed_launch_of(timed);
   EXPECT_EQ(read.n_args, 3u);
@@ -98,6 +99,7 @@ TEST(TimedLaunch, A11HostsLaunchIsReadThroughThePointer) {
 TEST(TimedLaunch, A10HostsLaunchIsTheEmbeddedCopy) {
   kiln_timed_launch_args timed{};
   timed.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE_1_0;
+  timed.repeats = 1;
   timed.launch = sdk::launch_args_1_0(a_launch());
   timed.launch_args = reinterpret_cast<const kiln_launch_args*>(0x1);  // past the 1.0 size: never read
   const kiln_launch_args read = sdk::timed_launch_of(timed);
@@ -109,6 +111,7 @@ TEST(TimedLaunch, ANestedLaunchTooSmallIsRefusedByName) {
   launch.struct_size = 16;
   kiln_timed_launch_args timed{};
   timed.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+  timed.repeats = 1;
   timed.launch_args = &launch;
   try {
     (void)sdk::timed_launch_of(timed);
@@ -116,6 +119,22 @@ TEST(TimedLaunch, ANestedLaunchTooSmallIsRefusedByName) {
   } catch (const sdk::PluginError& e) {
     EXPECT_EQ(e.status(), KILN_STATUS_INVALID_ARGUMENT);
     EXPECT_STREQ(e.what(), "launch_timed: launch_args: struct_size is 16, less than the 88 bytes ABI 1.0 defines");
+  }
+}
+
+// plugin.h: repeats == 0 is INVALID_ARGUMENT, for every plugin alike (the
+// SDK checks it where each plugin reads its launch).
+TEST(TimedLaunch, NoRepeatsAreRefused) {
+  const kiln_launch_args launch = a_launch();
+  kiln_timed_launch_args timed{};
+  timed.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+  timed.launch_args = &launch;
+  try {
+    (void)sdk::timed_launch_of(timed);
+    FAIL() << "repeats 0 was accepted";
+  } catch (const sdk::PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(), "launch_timed: repeats must be >= 1");
   }
 }
 

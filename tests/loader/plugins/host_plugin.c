@@ -408,6 +408,7 @@ static kiln_error* compile(kiln_compile_args* args) {
   const kiln_kernel* k = args->kernel;
   program* p;
   size_t i;
+  if (k == NULL || (k->n_ops != 0 && k->ops == NULL)) return fail(KILN_STATUS_INVALID_ARGUMENT, "compile: kernel is NULL", 0, 0);
   for (i = 0; i < k->n_ops; ++i) {
     const kiln_op* op = &k->ops[i];
     const int ok_kind = op->kind == KILN_OP_CONST || op->kind == KILN_OP_PARAM || op->kind == KILN_OP_INDEX ||
@@ -454,8 +455,45 @@ static void program_release(kiln_program* handle) {
   free(p);
 }
 
+static uint64_t dtype_size(uint8_t dtype) {
+  switch (dtype) {
+    case KILN_DTYPE_F64: case KILN_DTYPE_I64: case KILN_DTYPE_U64: return 8;
+    case KILN_DTYPE_F32: case KILN_DTYPE_I32: case KILN_DTYPE_U32: return 4;
+    case KILN_DTYPE_F16: case KILN_DTYPE_BF16: case KILN_DTYPE_I16: case KILN_DTYPE_U16: return 2;
+    default: return 1;
+  }
+}
+
+/* plugin.h: arguments that do not match the params are INVALID_ARGUMENT. */
+static kiln_error* check_args(const kiln_launch_args* a) {
+  const program* p = (const program*)a->program;
+  size_t i, params = 0;
+  for (i = 0; i < p->n_ops; ++i) params += p->ops[i].kind == KILN_OP_PARAM;
+  if (a->n_args != params || (params != 0 && a->args == NULL))
+    return fail(KILN_STATUS_INVALID_ARGUMENT, "launch has %lld arguments, the kernel %lld params", (long long)a->n_args,
+                (long long)params);
+  for (i = 0; i < p->n_ops; ++i) {
+    const kiln_op* op = &p->ops[i];
+    const kiln_arg* arg;
+    if (op->kind != KILN_OP_PARAM) continue;
+    if (op->attr >= a->n_args) return fail(KILN_STATUS_INVALID_ARGUMENT, "param slot %lld of %lld", (long long)op->attr, (long long)a->n_args);
+    arg = &a->args[op->attr];
+    if (op->code == KILN_PARAM_VARIABLE) {
+      if (arg->kind != KILN_ARG_SCALAR) return fail(KILN_STATUS_INVALID_ARGUMENT, "argument %lld: expected a scalar", (long long)op->attr, 0);
+    } else {
+      if (arg->kind != KILN_ARG_BUFFER) return fail(KILN_STATUS_INVALID_ARGUMENT, "argument %lld: expected a buffer", (long long)op->attr, 0);
+      if (arg->bytes < (uint64_t)op->imm * dtype_size(op->dtype))
+        return fail(KILN_STATUS_INVALID_ARGUMENT, "argument %lld: %lld bytes bound", (long long)op->attr, (long long)arg->bytes);
+    }
+  }
+  return NULL;
+}
+
 static kiln_error* launch(kiln_launch_args* args) {
-  work* w = (work*)calloc(1, sizeof *w);
+  kiln_error* bad = check_args(args);
+  work* w;
+  if (bad != NULL) return bad;
+  w = (work*)calloc(1, sizeof *w);
   if (w == NULL) return fail(KILN_STATUS_OUT_OF_MEMORY, "launch", 0, 0);
   w->kind = WORK_LAUNCH;
   w->launch = *args;
@@ -501,6 +539,7 @@ static kiln_error* launch_timed(kiln_timed_launch_args* args) {
   kiln_error* err = drain((unsigned long long)-1);
   if (err != NULL) return err;
   if (args->repeats == 0 || args->repeats > 256) return fail(KILN_STATUS_INVALID_ARGUMENT, "repeats %lld", args->repeats, 0);
+  if ((err = check_args(launch)) != NULL) return err;
   for (i = 0; i < args->warmups; ++i)
     if ((err = run_launch(launch)) != NULL) return err;
   for (i = 0; i < args->repeats; ++i) {

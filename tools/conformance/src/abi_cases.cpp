@@ -62,11 +62,9 @@ Verdict buffers_round_trip(const Target& t) {
   return Verdict::pass();
 }
 
-// c[i] = a[i] + b[i] over one group axis, no IF, no local threads: the
-// smallest kernel a compiling device must get right.
-Verdict elementwise_add(const Target& t) {
-  if (!has_binary(t.info, KILN_DTYPE_F32, KILN_BINARY_ADD)) return Verdict::unsupported("the device has no f32 add");
-  const std::int64_t n = 256;
+// c[i] = a[i] + b[i] over n elements, one group axis, no IF, no local
+// threads.
+std::vector<kiln_op> add_kernel(std::int64_t n) {
   WireBuilder w;
   auto a = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, n);
   auto b = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 1, n);
@@ -74,10 +72,75 @@ Verdict elementwise_add(const Target& t) {
   auto i = w.group_index(0, w.const_i64(n));
   w.store(KILN_DTYPE_F32, c, i,
           w.binary(KILN_BINARY_ADD, KILN_DTYPE_F32, w.load(KILN_DTYPE_F32, a, i), w.load(KILN_DTYPE_F32, b, i)));
-  return matches_interpreter(t, w.ops,
-                             {random_floats(KILN_DTYPE_F32, n, 1), random_floats(KILN_DTYPE_F32, n, 2),
-                              HostArg::poisoned(KILN_DTYPE_F32, n)},
-                             2, Tolerance{});
+  return w.ops;
+}
+
+std::vector<HostArg> add_args(std::int64_t n, std::uint64_t seed) {
+  return {random_floats(KILN_DTYPE_F32, n, seed), random_floats(KILN_DTYPE_F32, n, seed + 1),
+          HostArg::poisoned(KILN_DTYPE_F32, n)};
+}
+
+// The add kernel: the smallest kernel a compiling device must get right.
+Verdict elementwise_add(const Target& t) {
+  if (!has_binary(t.info, KILN_DTYPE_F32, KILN_BINARY_ADD)) return Verdict::unsupported("the device has no f32 add");
+  return matches_interpreter(t, add_kernel(256), add_args(256, 1), 2, Tolerance{});
+}
+
+// What plugin.h has launch, launch_timed and compile refuse
+// (INVALID_ARGUMENT): fewer arguments than params, a scalar for a buffer, a
+// buffer smaller than its param, repeats of 0, a NULL kernel; and
+// program_release(NULL) is a no-op. The add kernel launched right after
+// them still adds.
+Verdict launch_errors(const Target& t) {
+  if (!has_binary(t.info, KILN_DTYPE_F32, KILN_BINARY_ADD)) return Verdict::unsupported("the device has no f32 add");
+  if (auto v = cannot_run_kernels(t)) return *v;
+  const kiln_plugin_api& api = t.plugin.api();
+  constexpr std::int64_t n = 256;
+  const std::vector<kiln_op> ops = add_kernel(n);
+  std::vector<HostArg> args = add_args(n, 3);
+  const std::vector<HostArg> want = interpreted(ops, args);
+  const ProgramHandle program(t.plugin, t.plugin.compile(t.device, ops));
+  const DeviceArgs bound(t.plugin, t.device, args, t.index);
+  const kiln_launch_args right = launch_args(ops, t.device, program.get(), bound.abi());
+  auto launch_with = [&](std::vector<kiln_arg> changed) {
+    kiln_launch_args l = right;
+    l.args = changed.data();
+    l.n_args = changed.size();
+    check(api.launch(&l));
+    t.plugin.wait(l.event);
+  };
+  Problems problems;
+  problems.expect_invalid([&] { launch_with({bound.abi().begin(), bound.abi().begin() + 2}); },
+                          "launch with 2 arguments for 3 params");
+  std::vector<kiln_arg> scalar = bound.abi();
+  scalar[0] = kiln_arg{};
+  scalar[0].kind = KILN_ARG_SCALAR;
+  scalar[0].dtype = KILN_DTYPE_F32;
+  problems.expect_invalid([&] { launch_with(scalar); }, "launch with a scalar for buffer param 0");
+  std::vector<kiln_arg> small = bound.abi();
+  small[2].bytes = 4;
+  problems.expect_invalid([&] { launch_with(small); }, "launch binding 4 bytes to param 2, which uses 1024");
+  if (api.launch_timed != nullptr) {
+    kiln_timed_launch_args timed{};
+    timed.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+    static_assert(sizeof timed.launch == KILN_LAUNCH_ARGS_STRUCT_SIZE, "1.0's launch is a prefix of 1.1's");
+    std::memcpy(&timed.launch, &right, sizeof timed.launch);
+    timed.launch.struct_size = sizeof timed.launch;
+    timed.launch_args = &right;
+    timed.repeats = 0;
+    problems.expect_invalid([&] { check(api.launch_timed(&timed)); }, "launch_timed with repeats 0");
+  }
+  kiln_compile_args compile{};
+  compile.struct_size = KILN_COMPILE_ARGS_STRUCT_SIZE;
+  compile.device = t.device;
+  compile.failed_op = -1;
+  problems.expect_invalid([&] { check(api.compile(&compile)); }, "compile of a NULL kernel");
+  api.program_release(nullptr);
+  launch_and_wait(t.plugin, ops, t.device, program.get(), bound.abi());
+  bound.read_back(args);
+  if (auto problem = difference("output after the refused launches", args[2], want[2], Tolerance{}))
+    problems.expect(false, *problem);
+  return problems.verdict();
 }
 
 // f16 and bf16 add and multiply, rounded to nearest even after each op: exact.
@@ -173,6 +236,7 @@ std::vector<Case> abi_cases(const kiln_device_info&) {
       {"buffer and copy errors", buffer_errors},
       {"device-to-device copies", device_copies},
       {"elementwise add f32", elementwise_add},
+      {"launch errors", launch_errors},
       {"half precision arithmetic is exact", half_precision},
       {"integer wrap and shifts", integer_wrap},
       {"vector mad f32", vector_mad},

@@ -11,39 +11,6 @@ namespace kiln::conformance::detail {
 
 namespace {
 
-// The problems a case found, "; "-joined into its verdict.
-class Problems {
- public:
-  void expect(bool ok, const std::string& what) {
-    if (!ok) text_ += (text_.empty() ? "" : "; ") + what;
-  }
-  // `call` must fail with INVALID_ARGUMENT.
-  void expect_invalid(const std::function<void()>& call, const std::string& what) {
-    try {
-      call();
-      expect(false, what + " was accepted");
-    } catch (const AbiError& e) {
-      expect(e.status == KILN_STATUS_INVALID_ARGUMENT,
-             what + " failed with status " + std::to_string(e.status) + ", not INVALID_ARGUMENT");
-    }
-  }
-  // The buffer's first `want.size()` bytes must be `want`.
-  void expect_bytes(const Target& t, kiln_buffer* buffer, const std::vector<std::uint8_t>& want,
-                    const std::string& after) {
-    std::vector<std::uint8_t> got(want.size());
-    t.plugin.read(t.device, buffer, got.data(), got.size());
-    const auto [at, _] = std::mismatch(got.begin(), got.end(), want.begin());
-    if (at == got.end()) return;
-    const auto i = static_cast<std::size_t>(at - got.begin());
-    expect(false, after + ": byte " + std::to_string(i) + " is " + std::to_string(got[i]) + ", not " +
-                      std::to_string(want[i]));
-  }
-  Verdict verdict() const { return text_.empty() ? Verdict::pass() : Verdict::fail(text_); }
-
- private:
-  std::string text_;
-};
-
 // A buffer of the case's device, freed when the case ends (or throws).
 class OwnedBuffer {
  public:

@@ -166,8 +166,10 @@ inline void check_nested_size(std::string_view what, std::size_t struct_size, st
 
 // The launch of a timed launch, whichever minor the host speaks: a 1.1 host
 // points launch_args at the whole launch; a 1.0 host filled only the
-// embedded copy. Checks the nested struct_size either way.
+// embedded copy. Checks the nested struct_size either way, and that at
+// least one run is asked for (plugin.h: repeats == 0 is INVALID_ARGUMENT).
 inline kiln_launch_args timed_launch_of(const kiln_timed_launch_args& timed) {
+  if (timed.repeats == 0) fail(KILN_STATUS_INVALID_ARGUMENT, "launch_timed: repeats must be >= 1");
   kiln_launch_args launch{};
   const bool has_pointer = timed.struct_size >= KILN_STRUCT_SIZE(kiln_timed_launch_args, launch_args) &&
                            timed.launch_args != nullptr;
