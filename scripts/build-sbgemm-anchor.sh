@@ -22,8 +22,12 @@ target="${KILN_SBGEMM_TARGET:-COOPERLAKE}"
 jobs="${KILN_SBGEMM_JOBS:-2}"
 mkdir -p "$dir"
 log() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+# Whether a library exports cblas_sbgemm. Not `nm | grep -q`: grep exits at
+# the first match, nm then dies of SIGPIPE, and pipefail fails the pipeline
+# (a built library was reported as lacking the symbol, 2026-12-05).
+has_sbgemm() { [[ -f "$1" ]] && [[ "$(nm -D "$1" | grep -c ' T cblas_sbgemm$')" -gt 0 ]]; }
 
-if [[ -f "$dir/libopenblas.so" ]] && nm -D "$dir/libopenblas.so" | grep -q ' T cblas_sbgemm$'; then
+if has_sbgemm "$dir/libopenblas.so"; then
   log "already built: $dir/libopenblas.so (delete it to rebuild)"
   exit 0
 fi
@@ -67,6 +71,6 @@ nice -n 10 make -C "$src" -j"$jobs" "${flags[@]}" libs shared >"$dir/build.log" 
 so="$(find "$src" -maxdepth 1 -name 'libopenblas*.so' -type f | head -n 1)"
 [[ -n "$so" ]] || { echo "error: no libopenblas*.so in $src (log: $dir/build.log)" >&2; exit 1; }
 cp "$so" "$dir/libopenblas.so"
-nm -D "$dir/libopenblas.so" | grep -q ' T cblas_sbgemm$' ||
+has_sbgemm "$dir/libopenblas.so" ||
   { echo "error: $dir/libopenblas.so has no cblas_sbgemm" >&2; exit 1; }
 log "built $dir/libopenblas.so (cblas_sbgemm present); kiln bench finds it there, or set KILN_SBGEMM_LIBRARY"
