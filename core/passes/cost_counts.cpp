@@ -523,9 +523,8 @@ class Counter {
   // becomes the aligned blocks cached in registers (0.80x by hand, against
   // 0.68x for the register-cached scalar row it took before).
   double moved_once_per_group_gpu(double access_bytes) const {
-    const double pieces = access_bytes > kMaxGpuAccessBytes ? std::ceil(access_bytes / kMaxGpuAccessBytes) : 1;
-    const double piece_bytes = std::min(access_bytes, kMaxGpuAccessBytes);
-    return pieces * std::ceil(piece_bytes / kSectorBytes) * kSectorBytes / std::max(1.0, threads_);
+    const Pieces pieces = gpu_pieces(access_bytes);
+    return pieces.count * std::ceil(pieces.bytes / kSectorBytes) * kSectorBytes / std::max(1.0, threads_);
   }
 
   // Bytes memory moves per thread for one access on a GPU: the warp's
@@ -540,11 +539,19 @@ class Counter {
   // vectorize(8) row recipes ran 1.2-1.4x slower in f32 than their
   // 4-lane twins (softmax 16384^2: 669 against 536 us), where the model
   // had priced both the same and the heuristic took the 8-lane one.
+  // A GPU access wider than a thread's widest load: pieces of 16 bytes.
+  struct Pieces {
+    double count;
+    double bytes;  // each
+  };
+  static Pieces gpu_pieces(double access_bytes) {
+    if (access_bytes > kMaxGpuAccessBytes) return {std::ceil(access_bytes / kMaxGpuAccessBytes), kMaxGpuAccessBytes};
+    return {1, access_bytes};
+  }
+
   double moved_per_thread_gpu(ValueId index, double element_bytes, double access_bytes) const {
-    if (access_bytes > kMaxGpuAccessBytes)
-      return std::ceil(access_bytes / kMaxGpuAccessBytes) *
-             moved_per_piece_gpu(index, element_bytes, kMaxGpuAccessBytes);
-    return moved_per_piece_gpu(index, element_bytes, access_bytes);
+    const Pieces pieces = gpu_pieces(access_bytes);
+    return pieces.count * moved_per_piece_gpu(index, element_bytes, pieces.bytes);
   }
 
   double moved_per_piece_gpu(ValueId index, double element_bytes, double access_bytes) const {

@@ -25,10 +25,8 @@ HostArg random_floats(std::uint8_t dt, std::size_t n, std::uint64_t seed, double
 // Every rule of kiln_device_info the kit can check, all problems at once.
 Verdict device_info(const Target& t) {
   const kiln_device_info& info = t.info;
-  std::string problems;
-  auto expect = [&](bool ok, const std::string& what) {
-    if (!ok) problems += (problems.empty() ? "" : "; ") + what;
-  };
+  Problems problems;
+  const auto expect = [&](bool ok, const std::string& what) { problems.expect(ok, what); };
   expect(std::strlen(info.name) > 0, "name is empty");
   expect(info.max_local_threads >= 1, "max_local_threads is 0");
   expect(info.warp_size >= 1, "warp_size is 0");
@@ -40,7 +38,7 @@ Verdict device_info(const Target& t) {
     const std::string missing = missing_kernel_functions(t.plugin.api());
     expect(missing.empty(), "CAN_COMPILE device, but the table has no " + missing);
   }
-  return problems.empty() ? Verdict::pass() : Verdict::fail(problems);
+  return problems.verdict();
 }
 
 Verdict buffers_round_trip(const Target& t) {

@@ -67,10 +67,9 @@ std::vector<Case> suite_cases(const kiln_device_info& info, bool quick, unsigned
                        if (auto v = cannot_run_kernels(t)) return *v;
                        if (std::string why = does_not_fit(*shared, t.info); !why.empty())
                          return Verdict::unsupported(why);
-                       std::string problems;
-                       for (const std::string& p : run_suite_kernel(t.plugin, t.device, *shared))
-                         problems += (problems.empty() ? "" : "; ") + p;
-                       return problems.empty() ? Verdict::pass() : Verdict::fail(problems);
+                       Problems problems;
+                       for (const std::string& p : run_suite_kernel(t.plugin, t.device, *shared)) problems.expect(false, p);
+                       return problems.verdict();
                      }});
   }
   return cases;

@@ -13,10 +13,8 @@ Verdict check_table(const kiln_plugin_api& api, bool before_init) {
   if (api.struct_size < kMinSize)
     return Verdict::fail("struct_size is " + std::to_string(api.struct_size) + ", smaller than ABI 1.0's " +
                          std::to_string(kMinSize));
-  std::string problems;
-  auto expect = [&](bool ok, const std::string& what) {
-    if (!ok) problems += (problems.empty() ? "" : "; ") + what;
-  };
+  Problems problems;
+  const auto expect = [&](bool ok, const std::string& what) { problems.expect(ok, what); };
   expect(api.name != nullptr && std::regex_match(api.name, std::regex("[a-z0-9_-]+")),
          "name must be [a-z0-9_-]+, is " + (api.name != nullptr ? "\"" + std::string(api.name) + "\"" : "NULL"));
   expect(api.version != nullptr, "version is NULL");
@@ -26,7 +24,7 @@ Verdict check_table(const kiln_plugin_api& api, bool before_init) {
   expect(api.init != nullptr, "init is NULL");
   expect(api.device_count != nullptr, "device_count is NULL");
   expect(api.device_info != nullptr, "device_info is NULL");
-  if (before_init) return problems.empty() ? Verdict::pass() : Verdict::fail(problems);
+  if (before_init) return problems.verdict();
   const std::pair<const char*, bool> functions[] = {
       {"device_open", api.device_open != nullptr},
       {"buffer_alloc", api.buffer_alloc != nullptr},
@@ -37,7 +35,7 @@ Verdict check_table(const kiln_plugin_api& api, bool before_init) {
       {"event_release", api.event_release != nullptr},
   };
   for (const auto& [name, present] : functions) expect(present, std::string(name) + " is NULL");
-  return problems.empty() ? Verdict::pass() : Verdict::fail(problems);
+  return problems.verdict();
 }
 
 // A plugin that does not compile yet may leave these NULL (the example
