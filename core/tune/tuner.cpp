@@ -215,9 +215,18 @@ class Tuning {
     if (untuned_job.valid() && untuned_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
       KILN_TRY(join_untuned());
     join_heuristic(/*wait=*/false);
-    if (overlap) pipeline.set_may_submit([this] { return budget_.compile_fits(clock_()); });
-    // The first candidates compile while the untuned kernel may still be.
-    pipeline.start();
+    // The first candidates compile while the untuned kernel may still be,
+    // and while the heuristic choice and the untuned kernel are measured,
+    // where compiles may overlap measurements. Where they may not (CPUs:
+    // a compile takes the cores the kernel runs on) the pipeline starts
+    // after those two measurements: started here, two gcc processes beside
+    // them on c:0 made each of their runs a scheduler slice (8 ms for a
+    // 42 us exp-chain over 2^18 bf16 elements), and a tuning with a cold
+    // compile cache returned a kernel 2.4x slower than the heuristic choice.
+    if (overlap) {
+      pipeline.set_may_submit([this] { return budget_.compile_fits(clock_()); });
+      pipeline.start();
+    }
     {
       const double before = clock_();
       KILN_TRY(join_untuned());

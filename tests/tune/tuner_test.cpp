@@ -467,6 +467,69 @@ TEST(Tuner, TheHeuristicChoiceCompilesDuringTheSetUpAndTheSearch) {
   EXPECT_EQ(result.entry.candidates[0].status, CandidateStatus::Measured);
 }
 
+// A coarsen that notes whether a thread other than the tuner's own has
+// applied it: the heuristic choice (a test_split recipe) never uses it, so
+// such an apply is a compile job of the candidate pipeline lowering a
+// search candidate.
+class CoarsenNotingCompileThreads : public test::TestCoarsen {
+ public:
+  explicit CoarsenNotingCompileThreads(std::thread::id tuner) : tuner_(tuner) {}
+  Result<ir::Kernel> apply(const ir::Kernel& kernel, const passes::OptStep& step,
+                           const DeviceInfo& device) const override {
+    if (std::this_thread::get_id() != tuner_) {
+      std::lock_guard lock(mutex_);
+      off_tuner_thread_ = true;
+      applied_elsewhere_.notify_all();
+    }
+    return TestCoarsen::apply(kernel, step, device);
+  }
+  bool applied_on_a_compile_thread_within(double seconds) const {
+    std::unique_lock lock(mutex_);
+    return applied_elsewhere_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return off_tuner_thread_; });
+  }
+
+ private:
+  std::thread::id tuner_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable applied_elsewhere_;
+  mutable bool off_tuner_thread_ = false;
+};
+
+// Where compiles must not overlap measurements (overlap_compile "never",
+// what "auto" gives CPUs), no search candidate compiles while the heuristic
+// choice and the untuned kernel are measured: on c:0 two compiles beside
+// them made each of their runs a scheduler slice, and a tuning with a cold
+// compile cache returned a kernel 2.4x slower than the heuristic choice.
+// Where they may overlap ("always", GPUs) the first candidates compile
+// meanwhile. Each progress report of those two measurements gives compile
+// jobs a second to show themselves.
+TEST(Tuner, CandidatesCompileDuringTheFirstMeasurementsOnlyWhereCompilesMayOverlapThem) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  for (const auto overlap : {AutotuneSettings::Overlap::Never, AutotuneSettings::Overlap::Always}) {
+    SCOPED_TRACE(overlap == AutotuneSettings::Overlap::Never ? "never" : "always");
+    test::TestSplit split;
+    CoarsenNotingCompileThreads coarsen(std::this_thread::get_id());
+    SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost("test_coarsen"));
+    space.recipes = {passes::parse_sequence("test_split(factor=64)").value()};
+    AutotuneSettings settings = small_settings();
+    settings.overlap_compile = overlap;
+    TuneOptions options = options_for(space, settings);
+    bool compiled_during_the_first_two = false;
+    options.on_progress = [&](const TuneProgress& p) {
+      if (p.phase == TuneProgress::Phase::Measure && p.measured <= 2)
+        compiled_during_the_first_two = compiled_during_the_first_two || coarsen.applied_on_a_compile_thread_within(1);
+    };
+    const TuneResult result = tune_kernel(device, kernel, options).value();
+    ASSERT_GE(result.entry.candidates.size(), 3u);
+    EXPECT_EQ(result.entry.candidates[0].sequence, "test_split(factor=64)") << "the heuristic choice, measured first";
+    EXPECT_EQ(result.entry.candidates[1].sequence, "") << "the untuned kernel, second";
+    EXPECT_NE(result.entry.candidates[2].sequence.find("test_coarsen"), std::string::npos)
+        << "a search candidate the noting coarsen lowered";
+    EXPECT_EQ(compiled_during_the_first_two, overlap == AutotuneSettings::Overlap::Always);
+  }
+}
+
 TEST(Tuner, TheSearchAsksTheClockBeforeEveryVariant) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
