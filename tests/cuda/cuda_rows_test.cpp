@@ -92,6 +92,14 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
                 const std::string whole_load = "_bits = *(const kiln_u16x" + lanes + "*)(v";
                 const auto first = source.find(whole_load);
                 EXPECT_NE(source.find(whole_load, first + 1), std::string::npos) << source;
+                // ... and stored there as it was loaded: no vector read whole is
+                // converted back to halves (one conversion a lane, for nothing).
+                for (std::size_t at = source.find(whole_load); at != std::string::npos; at = source.find(whole_load, at + 1)) {
+                  const std::size_t name = source.rfind(' ', at) + 1;
+                  const std::string loaded = source.substr(name, at - name);
+                  EXPECT_EQ(source.find("_bits = {{kiln_f32_to_f16(" + loaded + ".v[0])"), std::string::npos) << loaded << "\n" << source;
+                  EXPECT_EQ(source.find("_bits = {{kiln_f32_to_bf16(" + loaded + ".v[0])"), std::string::npos) << loaded << "\n" << source;
+                }
                 ++local_rows;
               }
             }

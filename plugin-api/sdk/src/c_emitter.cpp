@@ -76,6 +76,7 @@ class Emitter {
   std::set<std::string> simd_helpers_;
   std::map<std::string, bool> half_vectors_;  // Dialect::half_vector helpers asked for: defined or not
   std::set<std::uint32_t> unrounded_;          // f16/bf16 vector ops whose float value before rounding is v<id>_f
+  std::set<std::uint32_t> loaded_bits_;        // f16/bf16 vector LOADs read whole as bits, v<id>_bits (whole_half_bits)
   std::string half_vector_helpers_;
   int depth_ = 1;
   std::vector<std::uint32_t> open_blocks_;
@@ -625,6 +626,7 @@ class Emitter {
     }
     std::vector<std::string> lanes;
     const std::string bits = whole_half_bits(id, op);
+    if (!bits.empty()) loaded_bits_.insert(id);
     for (unsigned k = 0; k < op.lanes; ++k)
       lanes.push_back(spell_.from_storage(op.dtype, bits.empty() ? element(op, k) : d_.lane(bits, k)));
     define(id, type, d_.vector_literal(type, lanes));
@@ -769,6 +771,16 @@ class Emitter {
         // one conversion instead of three.
         const std::string stored = unrounded_.contains(op.src[2]) ? v + "_f" : v;
         return line(convert + "(&" + element(op, 0) + ", " + stored + ");");
+      }
+      if (whole_half_access(op) && loaded_bits_.contains(op.src[2])) {
+        // A vector stored as it was loaded (a 16-bit row kept in LOCAL memory
+        // by row_cache local=1, whose values the kernel also computes with):
+        // the loaded bits, not the floats converted back (a conversion a
+        // lane the compiler cannot fold; the same bits but for a signalling
+        // f16 NaN, which this keeps as the interpreter does).
+        const std::string whole = d_.vector_access(d_, {var(op.src[2]) + "_bits", value_type(id, KILN_DTYPE_U16, op.lanes),
+                                                        var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, true});
+        if (!whole.empty()) return line(whole);
       }
       if (whole_half_access(op)) {  // the lanes converted into a vector of bits, stored whole (as whole_half_bits reads)
         const std::string bits = var(id) + "_bits", bits_type = value_type(id, KILN_DTYPE_U16, op.lanes);
