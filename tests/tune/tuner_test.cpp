@@ -415,12 +415,13 @@ TEST(Tuner, SeedSequencesAreMeasuredRightAfterTheHeuristicChoice) {
   EXPECT_TRUE(warned);
 }
 
-// A split that notes whether a thread other than the tuner's own has
-// applied it (the tuner's thread lowers the heuristic choice and runs the
-// search; compile jobs run on threads of their own).
-class SplitNotingCompileThreads : public test::TestSplit {
+// A planted optimization that notes whether a thread other than the
+// tuner's own has applied it (the tuner's thread lowers the heuristic choice
+// and runs the search; compile jobs run on threads of their own).
+template <class Planted>
+class NotingCompileThreads : public Planted {
  public:
-  explicit SplitNotingCompileThreads(std::thread::id tuner) : tuner_(tuner) {}
+  explicit NotingCompileThreads(std::thread::id tuner) : tuner_(tuner) {}
   Result<ir::Kernel> apply(const ir::Kernel& kernel, const passes::OptStep& step,
                            const DeviceInfo& device) const override {
     if (std::this_thread::get_id() != tuner_) {
@@ -428,7 +429,7 @@ class SplitNotingCompileThreads : public test::TestSplit {
       off_tuner_thread_ = true;
       applied_elsewhere_.notify_all();
     }
-    return TestSplit::apply(kernel, step, device);
+    return Planted::apply(kernel, step, device);
   }
   // Whether a compile job applies it within `seconds`.
   bool applied_on_a_compile_thread_within(double seconds) const {
@@ -442,6 +443,7 @@ class SplitNotingCompileThreads : public test::TestSplit {
   mutable std::condition_variable applied_elsewhere_;
   mutable bool off_tuner_thread_ = false;
 };
+using SplitNotingCompileThreads = NotingCompileThreads<test::TestSplit>;
 
 // The heuristic choice is measured first whatever the search finds, so its
 // compile starts with the set-up, not after the search: on the H200 a 2 s
@@ -467,33 +469,10 @@ TEST(Tuner, TheHeuristicChoiceCompilesDuringTheSetUpAndTheSearch) {
   EXPECT_EQ(result.entry.candidates[0].status, CandidateStatus::Measured);
 }
 
-// A coarsen that notes whether a thread other than the tuner's own has
-// applied it: the heuristic choice (a test_split recipe) never uses it, so
-// such an apply is a compile job of the candidate pipeline lowering a
-// search candidate.
-class CoarsenNotingCompileThreads : public test::TestCoarsen {
- public:
-  explicit CoarsenNotingCompileThreads(std::thread::id tuner) : tuner_(tuner) {}
-  Result<ir::Kernel> apply(const ir::Kernel& kernel, const passes::OptStep& step,
-                           const DeviceInfo& device) const override {
-    if (std::this_thread::get_id() != tuner_) {
-      std::lock_guard lock(mutex_);
-      off_tuner_thread_ = true;
-      applied_elsewhere_.notify_all();
-    }
-    return TestCoarsen::apply(kernel, step, device);
-  }
-  bool applied_on_a_compile_thread_within(double seconds) const {
-    std::unique_lock lock(mutex_);
-    return applied_elsewhere_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return off_tuner_thread_; });
-  }
-
- private:
-  std::thread::id tuner_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable applied_elsewhere_;
-  mutable bool off_tuner_thread_ = false;
-};
+// The heuristic choice (a test_split recipe) never uses test_coarsen, so a
+// coarsen applied off the tuner's thread is a compile job of the candidate
+// pipeline lowering a search candidate.
+using CoarsenNotingCompileThreads = NotingCompileThreads<test::TestCoarsen>;
 
 // Where compiles must not overlap measurements (overlap_compile "never",
 // what "auto" gives CPUs), no search candidate compiles while the heuristic
