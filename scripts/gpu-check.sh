@@ -9,7 +9,9 @@
 #   scripts/gpu-check.sh                 configure + build in build-gpu/, then run
 #   scripts/gpu-check.sh --prebuilt DIR  run the binaries of an existing build tree
 #
-# Environment: OUT (logs go there when set, else to <build>/gpu-logs),
+# Environment: OUT (logs go there when set, else to <build>/gpu-logs; with
+# OUT set they end packed in OUT/logs.tgz beside summary.txt unless
+# KILN_GPU_PACK_LOGS=0),
 # KILN_GPU_BUILD_DIR (default build-gpu), KILN_GPU_CMAKE_ARGS (extra
 # configure arguments, e.g. -DBoost_INCLUDE_DIR=/opt/boost/include),
 # KILN_GPU_SKIP_TORCH=1 (no PyTorch reference), KILN_GPU_TUNE_DEVICE (default
@@ -679,4 +681,15 @@ else
 fi
 
 print_table | tee "$LOGS/summary.txt"
+# The device tool brings back a bounded number of files from $OUT: a `rows`
+# step writes one log per tuning, and a call of 27 tunings came back with
+# none of them. With OUT set (KILN_GPU_PACK_LOGS=0 keeps them as they are)
+# the logs, databases included, go into one logs.tgz beside summary.txt.
+PACK=$(mktemp --suffix=.tgz)
+if [ -n "${OUT:-}" ] && [ "${KILN_GPU_PACK_LOGS:-1}" = 1 ] &&
+  tar czf "$PACK" -C "$LOGS" --exclude=./summary.txt . 2>/dev/null; then
+  find "$LOGS" -mindepth 1 -maxdepth 1 -not -name summary.txt -exec rm -rf {} +
+  mv "$PACK" "$LOGS/logs.tgz"
+fi
+rm -f "$PACK"
 exit $FAILED
