@@ -403,7 +403,9 @@ std::string bf16_fast(const Bf16Chunk& c) {
 }
 // The rounded lanes widened back to floats, into `out`.
 std::string bf16_widened(const Bf16Chunk& c, const std::string& indent) {
-  return indent + "const " + c.bh + " nb = " + c.convert + "(f);\n" + indent + "const " + c.wide + " x = " + c.widen + ";\n" + indent + "memcpy(&out, &x, sizeof out);\n";
+  return indent + "const " + c.bh + " nb = " + c.convert + "(f);\n" +  //
+         indent + "const " + c.wide + " x = " + c.widen + ";\n" +     //
+         indent + "memcpy(&out, &x, sizeof out);\n";
 }
 
 std::string c_half_vector(const Dialect&, const HalfVector& h) {

@@ -772,24 +772,22 @@ class Emitter {
         const std::string stored = unrounded_.contains(op.src[2]) ? v + "_f" : v;
         return line(convert + "(&" + element(op, 0) + ", " + stored + ");");
       }
-      if (whole_half_access(op) && loaded_bits_.contains(op.src[2])) {
+      if (whole_half_access(op)) {  // the lanes as a vector of bits, stored whole (as whole_half_bits reads)
         // A vector stored as it was loaded (a 16-bit row kept in LOCAL memory
-        // by row_cache local=1, whose values the kernel also computes with):
-        // the loaded bits, not the floats converted back (a conversion a
-        // lane the compiler cannot fold; the same bits but for a signalling
+        // by row_cache local=1, whose values the kernel also computes with)
+        // stores the loaded bits, not the floats converted back (a conversion
+        // a lane the compiler cannot fold; the same bits but for a signalling
         // f16 NaN, which this keeps as the interpreter does).
-        const std::string whole = d_.vector_access(d_, {var(op.src[2]) + "_bits", value_type(id, KILN_DTYPE_U16, op.lanes),
-                                                        var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, true});
-        if (!whole.empty()) return line(whole);
-      }
-      if (whole_half_access(op)) {  // the lanes converted into a vector of bits, stored whole (as whole_half_bits reads)
-        const std::string bits = var(id) + "_bits", bits_type = value_type(id, KILN_DTYPE_U16, op.lanes);
-        std::vector<std::string> lanes;
-        for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.to_storage(op.dtype, d_.lane(v, k)));
+        const bool as_loaded = loaded_bits_.contains(op.src[2]);
+        const std::string bits = var(as_loaded ? op.src[2] : id) + "_bits", bits_type = value_type(id, KILN_DTYPE_U16, op.lanes);
         const std::string whole =
             d_.vector_access(d_, {bits, bits_type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, true});
         if (!whole.empty()) {
-          line("const " + bits_type + " " + bits + " = " + d_.vector_literal(bits_type, lanes) + ";");
+          if (!as_loaded) {
+            std::vector<std::string> lanes;
+            for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(spell_.to_storage(op.dtype, d_.lane(v, k)));
+            line("const " + bits_type + " " + bits + " = " + d_.vector_literal(bits_type, lanes) + ";");
+          }
           return line(whole);
         }
       }
