@@ -47,13 +47,19 @@ std::vector<kiln_op> conversions(std::uint8_t lanes) {
   return w.ops;
 }
 
+// Every 16-bit pattern, 16 times over (i * 40503, odd: a permutation).
+std::vector<std::uint16_t> every_half() {
+  std::vector<std::uint16_t> halves(kElements);
+  for (std::int64_t i = 0; i < kElements; ++i) halves[i] = static_cast<std::uint16_t>(i * 40503);
+  return halves;
+}
+
 // Every 16-bit pattern (16 times over), and f32 patterns: the edges (overflow
 // to inf, the subnormal and underflow bounds, f32 subnormals, NaN, inf) and
 // random ones, most with the bits below the f16 / bf16 precision at or beside
 // the halfway point (as CudaDevice.HalfConversionsMatchTheInterpreterBitForBit).
 std::vector<HostArg> inputs() {
-  std::vector<std::uint16_t> halves(kElements);
-  for (std::int64_t i = 0; i < kElements; ++i) halves[i] = static_cast<std::uint16_t>(i * 40503);  // odd: a permutation
+  const std::vector<std::uint16_t> halves = every_half();
   std::vector<std::uint32_t> floats = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
                                        0x7f800001u, 0x00000001u, 0x807fffffu, 0x477fe000u, 0x477fefffu, 0x477ff000u,
                                        0xc77ff000u, 0x38800000u, 0x387fffffu, 0x33800000u, 0x33000000u, 0x33000001u,
@@ -158,8 +164,7 @@ TEST_P(CHalfVectors, ConversionsMatchTheInterpreterBitForBit) {
 TEST_P(CHalfVectors, Bf16ExpRoundsTheSameAtEveryWidth) {
   AbiPlugin plugin(plugin_path("c"), options());
   kiln_device* device = plugin.open(0);
-  std::vector<std::uint16_t> halves(kElements);
-  for (std::int64_t i = 0; i < kElements; ++i) halves[i] = static_cast<std::uint16_t>(i * 40503);
+  const std::vector<std::uint16_t> halves = every_half();
   const std::vector<HostArg> start = {HostArg::of(KILN_DTYPE_BF16, halves), HostArg::buffer(KILN_DTYPE_BF16, kElements)};
   std::vector<HostArg> widest;
   for (std::uint8_t lanes : {16, 8, 4}) {
@@ -170,8 +175,8 @@ TEST_P(CHalfVectors, Bf16ExpRoundsTheSameAtEveryWidth) {
     const auto at = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, w.group_index(0, w.const_i64(kElements / lanes)), w.const_i64(lanes));
     // exp(x) + exp(x): the sum reads the rounded exp (a store would take the
     // float before its rounding), and doubling is exact.
-    const auto e = w.unary(KILN_UNARY_EXP, KILN_DTYPE_BF16, w.load(KILN_DTYPE_BF16, x, at, lanes), lanes);
-    w.store(KILN_DTYPE_BF16, y, at, w.binary(KILN_BINARY_ADD, KILN_DTYPE_BF16, e, e, lanes), lanes);
+    const auto ex = w.unary(KILN_UNARY_EXP, KILN_DTYPE_BF16, w.load(KILN_DTYPE_BF16, x, at, lanes), lanes);
+    w.store(KILN_DTYPE_BF16, y, at, w.binary(KILN_BINARY_ADD, KILN_DTYPE_BF16, ex, ex, lanes), lanes);
     std::vector<HostArg> got = start;
     const std::string source = run_kernel(plugin, device, w.ops, got);
     EXPECT_NE(source.find("kiln_round_normal_bf16x" + std::to_string(lanes) + "("), std::string::npos) << source;

@@ -106,6 +106,18 @@ TEST(TimedLaunch, A10HostsLaunchIsTheEmbeddedCopy) {
   EXPECT_EQ(read.local[0], 4u);
 }
 
+// timed_launch_of refuses `timed` with INVALID_ARGUMENT and `message`
+// (`what`: what was wrongly read, for the failure).
+void expect_refused(const kiln_timed_launch_args& timed, const char* message, const char* what) {
+  try {
+    (void)sdk::timed_launch_of(timed);
+    ADD_FAILURE() << what;
+  } catch (const sdk::PluginError& e) {
+    EXPECT_EQ(e.status(), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(), message);
+  }
+}
+
 TEST(TimedLaunch, ANestedLaunchTooSmallIsRefusedByName) {
   kiln_launch_args launch = a_launch();
   launch.struct_size = 16;
@@ -113,13 +125,8 @@ TEST(TimedLaunch, ANestedLaunchTooSmallIsRefusedByName) {
   timed.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
   timed.repeats = 1;
   timed.launch_args = &launch;
-  try {
-    (void)sdk::timed_launch_of(timed);
-    FAIL() << "a 16-byte launch was read";
-  } catch (const sdk::PluginError& e) {
-    EXPECT_EQ(e.status(), KILN_STATUS_INVALID_ARGUMENT);
-    EXPECT_STREQ(e.what(), "launch_timed: launch_args: struct_size is 16, less than the 88 bytes ABI 1.0 defines");
-  }
+  expect_refused(timed, "launch_timed: launch_args: struct_size is 16, less than the 88 bytes ABI 1.0 defines",
+                 "a 16-byte launch was read");
 }
 
 // plugin.h: repeats == 0 is INVALID_ARGUMENT, for every plugin alike (the
@@ -129,13 +136,7 @@ TEST(TimedLaunch, NoRepeatsAreRefused) {
   kiln_timed_launch_args timed{};
   timed.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
   timed.launch_args = &launch;
-  try {
-    (void)sdk::timed_launch_of(timed);
-    FAIL() << "repeats 0 was accepted";
-  } catch (const sdk::PluginError& e) {
-    EXPECT_EQ(e.status(), KILN_STATUS_INVALID_ARGUMENT);
-    EXPECT_STREQ(e.what(), "launch_timed: repeats must be >= 1");
-  }
+  expect_refused(timed, "launch_timed: repeats must be >= 1", "repeats 0 was accepted");
 }
 
 }  // namespace
