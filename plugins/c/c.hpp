@@ -5,11 +5,15 @@
 // Files (the plugin shape, docs/plugin-guide.md): plugin.cpp (ABI table,
 // init, options, cache key), device.cpp (DeviceInfo from the machine, the one
 // device), compile.cpp (emit, disk cache, dlopen), launch.cpp (launch and
-// timed launch); helpers: compiler.cpp (the system compiler), subprocess.cpp.
+// timed launch); helpers: compiler.cpp (the system compiler), subprocess.cpp,
+// isolated_launch.cpp (timed launches in the worker) and shared_area.cpp (the
+// shared memory those copy their buffers into).
 // No pool.cpp: the pool is the SDK's host-memory pool (kiln/sdk/host_memory.hpp): buffers
 // are 64-byte aligned host allocations, so a buffer of c:0 works on any other
 // host-memory device (cblas:0...) by its host pointer, without a copy.
 #pragma once
+
+#include "shared_area.hpp"
 
 #include <kiln/plugin.h>
 #include <kiln/sdk/c_emitter.hpp>
@@ -73,6 +77,7 @@ struct State {
   kiln_device_info info{};
   std::string cache_key;  // plugin version + compiler identity + flags; in every program's hash
   std::atomic<int> compiled{0};  // programs compiled since init (test_plant_every counts them)
+  SharedArea isolation_area;      // what isolated launches copy their buffers into (isolated_launch.cpp)
 };
 State& state();  // throws INVALID_ARGUMENT outside init..shutdown
 

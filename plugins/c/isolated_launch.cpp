@@ -6,11 +6,13 @@
 // caller sees what an in-process launch would have written.
 //
 // Cost per launch: one posix_spawn, the worker's dlopen of the object (and
-// of libgomp), and a copy of every buffer in and of the mutable ones out;
+// of libgomp), and a copy of every buffer in and of the mutable ones out,
+// through shared memory kept from launch to launch (shared_area.hpp);
 // docs/autotune.md gives measured figures. Timings are of the kernel runs
 // in the worker alone, with the same policy (sdk::time_runs) as in-process.
 #include "c.hpp"
 #include "owned_fd.hpp"
+#include "shared_area.hpp"
 #include "subprocess.hpp"
 #include "worker_protocol.hpp"
 
@@ -33,26 +35,6 @@ namespace kiln::cplugin {
 namespace fs = std::filesystem;
 
 namespace {
-
-class Mapping {
- public:
-  Mapping(int fd, std::size_t bytes) : bytes_(bytes) {
-    if (bytes == 0) return;
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) sdk::fail(KILN_STATUS_OUT_OF_MEMORY, std::string("c: isolated launch: mmap: ") + std::strerror(errno));
-    data_ = static_cast<char*>(p);
-  }
-  ~Mapping() {
-    if (data_ != nullptr) ::munmap(data_, bytes_);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  char* data() const { return data_; }
-
- private:
-  char* data_ = nullptr;
-  std::size_t bytes_;
-};
 
 int memfd(const char* name) {
   const int fd = ::memfd_create(name, MFD_CLOEXEC);
@@ -150,11 +132,7 @@ sdk::TimingResult isolated_timed_launch(const Program& program, const kiln_launc
     slots[slot].bytes = launch.args[slot].bytes;
   }
 
-  OwnedFd buffers(memfd("kiln-c-buffers"));
-  if (total > 0 && ::ftruncate(buffers.get(), static_cast<off_t>(total)) != 0)
-    sdk::fail(KILN_STATUS_OUT_OF_MEMORY, "c: isolated launch: cannot make " + std::to_string(total) +
-                                             " bytes of shared memory: " + std::strerror(errno));
-  Mapping shared(buffers.get(), total);
+  const SharedArea::Lease shared = state().isolation_area.lease(std::max<std::uint64_t>(total, 64));
   for (const auto& [host, region] : regions) std::memcpy(shared.data() + region.offset, host, region.bytes);
 
   worker::Request request;
@@ -185,7 +163,7 @@ sdk::TimingResult isolated_timed_launch(const Program& program, const kiln_launc
   }
   const ProcessResult ended =
       run_process({worker_path().string()}, limit,
-                  {{input.get(), 0}, {buffers.get(), worker::kBuffersFd}, {output.get(), worker::kResponseFd}});
+                  {{input.get(), 0}, {shared.fd(), worker::kBuffersFd}, {output.get(), worker::kResponseFd}});
   const std::string response_bytes = read_from_start(output.get());
   worker::Response response;
   const bool answered = ended.exit_code == 0 && !ended.timed_out && response_bytes.size() >= sizeof response;

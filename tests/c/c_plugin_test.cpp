@@ -528,6 +528,75 @@ TEST_F(CPlugin, IsolatedTimedLaunchMatchesInProcessAndSurvivesACrash) {
               static_cast<long long>(in_process), static_cast<long long>(isolated));
 }
 
+// How many shared-memory areas named `name` this process holds open.
+std::size_t open_memfds(const std::string& name) {
+  std::size_t count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const fs::path target = fs::read_symlink(entry.path(), error);
+    count += !error && target.string().rfind("/memfd:" + name + " ", 0) == 0 ? 1 : 0;
+  }
+  return count;
+}
+
+// Isolated launches copy their buffers into one kept shared-memory area
+// (shared_area.hpp): a launch after a larger one, and one after a crash
+// that left its partial writes there, still compute from their own
+// buffers; the area is one, kept between launches, gone at shutdown.
+TEST_F(CPlugin, IsolatedLaunchesShareOneKeptAreaAndSeeOnlyTheirOwnBuffers) {
+  ASSERT_EQ(open_memfds("kiln-c-buffers"), 0u);
+  {
+    AbiPlugin plugin(plugin_path("c"), options("\"test_plant_fault\": \"segv\", \"test_plant_every\": 4"));
+    kiln_device* d = plugin.open(0);
+    auto isolated_add = [&](kiln_program* program, const std::vector<kiln_op>& ops, std::size_t n, float shift) {
+      std::vector<float> a(n), b(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        a[i] = shift + 0.5f * static_cast<float>(i % 89);
+        b[i] = 2.0f - 0.25f * static_cast<float>(i % 13);
+      }
+      std::vector<HostArg> args = {HostArg::of(a), HostArg::of(b), HostArg::of(std::vector<float>(n, -7.0f))};
+      DeviceArgs device_args(plugin, d, args);
+      kiln_timed_launch_args t{};
+      t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+      const kiln_launch_args launch = launch_args(ops, d, program, device_args.abi());
+      t.launch = kiln::sdk::launch_args_1_0(launch);
+      t.launch_args = &launch;
+      t.repeats = 1;
+      t.flags = KILN_TIMED_ISOLATE;
+      kiln_error* error = plugin.api().launch_timed(&t);
+      std::vector<HostArg> out = args;
+      device_args.read_back(out);
+      const float* c = reinterpret_cast<const float*>(out[2].bytes.data());
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) wrong += c[i] == a[i] + b[i] ? 0 : 1;
+      return std::make_pair(error, wrong);
+    };
+    constexpr std::size_t kLarge = 1 << 20, kSmall = 1000;
+    const auto large_ops = wire_add_f32(kLarge), small_ops = wire_add_f32(kSmall);
+    // Compiles 1-3 are sound, the 4th crashes where it runs.
+    ProgramHandle large(plugin, plugin.compile(d, large_ops));
+    ProgramHandle small(plugin, plugin.compile(d, small_ops));
+    ProgramHandle large_too(plugin, plugin.compile(d, wire_add_f32(kLarge - 1)));
+    ProgramHandle planted(plugin, plugin.compile(d, large_ops));
+    auto [error, wrong] = isolated_add(large.get(), large_ops, kLarge, 1.0f);
+    check(error);
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(open_memfds("kiln-c-buffers"), 1u);  // kept after the launch
+    std::tie(error, wrong) = isolated_add(small.get(), small_ops, kSmall, -3.0f);
+    check(error);
+    EXPECT_EQ(wrong, 0u);
+    std::tie(error, wrong) = isolated_add(planted.get(), large_ops, kLarge, 5.0f);
+    EXPECT_NE(error, nullptr);
+    EXPECT_THROW(check(error), AbiError);  // the crash
+    EXPECT_EQ(wrong, kLarge);  // the host's output untouched: -7 everywhere
+    std::tie(error, wrong) = isolated_add(large_too.get(), wire_add_f32(kLarge - 1), kLarge - 1, 9.0f);
+    check(error);
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(open_memfds("kiln-c-buffers"), 1u);
+  }
+  EXPECT_EQ(open_memfds("kiln-c-buffers"), 0u);  // released at shutdown
+}
+
 TEST_F(CPlugin, MemoryInfoAndAlignedBuffers) {
   AbiPlugin plugin(plugin_path("c"), options());
   kiln_device* d = plugin.open(0);

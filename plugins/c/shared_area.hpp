@@ -1,0 +1,60 @@
+// The shared memory an isolated launch copies its buffers into for the
+// worker, kept from one launch to the next.
+//
+// Why: a fresh memfd per launch made the kernel allocate and zero every page
+// of it on the copy in and free them all when the launch ended. Tuning
+// softmax-rows 4096 x 16384 f32 on c:0 (512 MiB of buffers, a 20 ms kernel)
+// spent about half a second a candidate on that, so a 10 s budget measured
+// eight candidates once each (docs/autotune.md, "Faulty candidates"). Kept,
+// the pages are allocated once; a launch copies into memory already mapped.
+//
+// One launch uses the area at a time; a launch that finds it in use takes a
+// fresh memfd as before (launches from several threads at once still run).
+// The area grows to the largest launch's buffers and lives until the plugin
+// shuts down (State owns it): as much shared memory as those buffers hold
+// on the host already.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+namespace kiln::cplugin {
+
+class SharedArea {
+ public:
+  SharedArea() = default;
+  ~SharedArea();
+  SharedArea(const SharedArea&) = delete;
+  SharedArea& operator=(const SharedArea&) = delete;
+
+  // Memory of at least `bytes` (> 0) for one launch: the kept area when it
+  // is free, else a fresh one that goes with the lease. Throws (sdk::fail)
+  // OUT_OF_MEMORY or INTERNAL when the memory cannot be made.
+  class Lease {
+   public:
+    int fd() const { return fd_; }
+    char* data() const { return data_; }
+    ~Lease();
+    Lease(Lease&& other) noexcept;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
+
+   private:
+    friend class SharedArea;
+    Lease() = default;
+    std::unique_lock<std::mutex> lock_;  // held: the kept area; empty: an own area
+    int fd_ = -1;
+    char* data_ = nullptr;
+    std::uint64_t bytes_ = 0;
+  };
+  Lease lease(std::uint64_t bytes);
+
+ private:
+  std::mutex mutex_;
+  int fd_ = -1;
+  char* data_ = nullptr;
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace kiln::cplugin
