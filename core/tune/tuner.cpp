@@ -30,6 +30,12 @@ namespace {
 
 // Share of the budget the tournament search may use; measurement gets the rest.
 constexpr double kSearchShare = 0.25;
+// Candidates within this share of the fastest are its finalists: timed
+// with fewer runs than the settings ask (a budget too short for the full
+// timing of each), up to kFinalists of them are timed once more before the
+// choice (Tuning::retime_finalists).
+constexpr double kFinalistBand = 0.15;
+constexpr std::size_t kFinalists = 3;
 // Compile threads when the settings say 0.
 constexpr unsigned kMaxAutoCompileThreads = 8;
 // Executed-op budget of the interpreted reference (0.1-0.4 s): a sample
@@ -62,7 +68,8 @@ struct Measured {
   passes::OptSequence sequence;
   std::string text;
   ir::Kernel kernel;
-  Program program;     // kept while it may still win
+  Program program;     // kept while it may still win or be re-timed (a finalist)
+  double measure_s = 0;  // wall seconds its measurement took
 };
 
 class Tuning {
@@ -248,13 +255,14 @@ class Tuning {
       take(std::move(*first), bench);  // no heuristic choice: the cost model's first
     }
     take(std::move(*untuned), bench);
+    measure_start_ = clock_() - times_.measure_s;  // the average candidate's time starts with these two
     while (measured_ < settings_.n_launches) {
       // Nothing starts that cannot finish: a measurement costs at least
       // what the cheapest one so far did, and one still to be compiled its
       // compile too (a typical one: compiles vary less than runs).
       const double now = clock_();
       const bool compiles = pipeline.would_wait();
-      if (!budget_.next_fits(now, compiles)) {
+      if (!budget_.next_fits(now + retime_reserve_s(), compiles)) {
         warnings_.push_back("the budget ran out after " + std::to_string(measured_) + " of " +
                             std::to_string(planned_) + " candidates (the next would need about " +
                             std::to_string(budget_.next_needs(compiles)) + " s, " +
@@ -268,6 +276,7 @@ class Tuning {
       if (!next) break;
       take(std::move(*next), bench);
     }
+    retime_finalists(bench);
     return finish(std::move(key));
   }
 
@@ -388,6 +397,45 @@ class Tuning {
       return;
     }
 
+    const TimedLaunchOptions timing = timed_launch_options();
+    // This candidate's share of what is left of the budget (none left: one
+    // run, for the untuned kernel and the heuristic choice), less what the
+    // finalists' re-timing keeps.
+    detail::TimeAllowance allowance;
+    allowance.clock = clock_;
+    allowance.seconds = std::max(0.0, budget_.left(clock_()) - retime_reserve_s()) /
+                        std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
+    // Only a candidate that could win needs its outputs compared.
+    if (best_ns_ > 0)
+      allowance.check_below_ns =
+          static_cast<std::uint64_t>(std::floor(static_cast<double>(best_ns_) * (1 + settings_.noise_band)));
+    const double before = clock_();
+    const detail::BenchOutcome outcome = bench.measure(p.program, timing, allowance, p.search.sequence.empty());
+    const double cost = clock_() - before;
+    times_.measure_s += cost;
+    budget_.measured(cost, outcome.timing.runs > 0);
+    ++measured_;
+    r.status = outcome.status;
+    r.error = outcome.error;
+    r.min_ns = outcome.timing.min_ns;
+    r.median_ns = outcome.timing.median_ns;
+    r.runs = outcome.timing.runs;
+    r.max_error = outcome.max_error;
+    if (outcome.timing.runs > 0) timer_ = outcome.timing.timer;
+    if (p.search.sequence.empty()) untuned_record_ = records_.size();
+    const bool valid = r.status == CandidateStatus::Measured;
+    records_.push_back(std::move(r));
+    if (valid) {
+      measured_ok_.push_back({records_.size() - 1, std::move(p.search.sequence), std::move(p.text),
+                              std::move(p.kernel), std::move(p.program), cost});
+      note_best(p.search.cost_ns);
+    }
+    report(TuneProgress::Phase::Measure);
+  }
+
+  // The timed launch of a candidate: isolated, the settings' warm-ups and
+  // repeats, the time limit and abort threshold from the fastest so far.
+  TimedLaunchOptions timed_launch_options() const {
     TimedLaunchOptions timing;
     // A candidate may be faulty (a pass bug, an access out of range):
     // where the plugin can, it runs in a process of its own, so that a
@@ -415,49 +463,110 @@ class Tuning {
             std::max<std::uint64_t>(2 * timing.abort_ns,
                                     static_cast<std::uint64_t>(detail::TuningDeadline::kMinRunCapSeconds * 1e9)));
     }
-    // This candidate's share of what is left of the budget (none left: one
-    // run, for the untuned kernel and the heuristic choice).
-    detail::TimeAllowance allowance;
-    allowance.clock = clock_;
-    allowance.seconds = budget_.left(clock_()) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
-    // Only a candidate that could win needs its outputs compared.
-    if (best_ns_ > 0)
-      allowance.check_below_ns =
-          static_cast<std::uint64_t>(std::floor(static_cast<double>(best_ns_) * (1 + settings_.noise_band)));
-    const double before = clock_();
-    const detail::BenchOutcome outcome = bench.measure(p.program, timing, allowance, p.search.sequence.empty());
-    const double cost = clock_() - before;
-    times_.measure_s += cost;
-    budget_.measured(cost, outcome.timing.runs > 0);
-    ++measured_;
-    r.status = outcome.status;
-    r.error = outcome.error;
-    r.min_ns = outcome.timing.min_ns;
-    r.median_ns = outcome.timing.median_ns;
-    r.runs = outcome.timing.runs;
-    r.max_error = outcome.max_error;
-    if (outcome.timing.runs > 0) timer_ = outcome.timing.timer;
-    if (p.search.sequence.empty()) untuned_record_ = records_.size();
-    const bool valid = r.status == CandidateStatus::Measured;
-    records_.push_back(std::move(r));
-    if (valid) {
-      const std::uint64_t t = statistic(records_.back());
-      if (best_ns_ == 0 || t < best_ns_) {
-        best_ns_ = t;
-        best_cost_ns_ = p.search.cost_ns;
-        best_text_ = records_.back().sequence;
-      }
-      measured_ok_.push_back({records_.size() - 1, std::move(p.search.sequence), std::move(p.text),
-                              std::move(p.kernel), std::move(p.program)});
-      // Programs outside the noise band of the best can no longer win.
-      for (Measured& m : measured_ok_)
-        if (m.program.valid() && !within_band(records_[m.record])) m.program = Program();
-    }
-    report(TuneProgress::Phase::Measure);
+    return timing;
   }
 
-  bool within_band(const CandidateRecord& r) const {
-    return static_cast<double>(statistic(r)) <= static_cast<double>(best_ns_) * (1 + settings_.noise_band);
+  // The last measured candidate (measured_ok_.back()), whose estimate was
+  // `cost_ns`, may be the fastest; programs past the finalists' band of the
+  // fastest can no longer win nor be re-timed, and go.
+  void note_best(double cost_ns) {
+    const CandidateRecord& r = records_[measured_ok_.back().record];
+    if (best_ns_ == 0 || statistic(r) < best_ns_) {
+      best_ns_ = statistic(r);
+      best_cost_ns_ = cost_ns;
+      best_text_ = r.sequence;
+    }
+    for (Measured& m : measured_ok_)
+      if (m.program.valid() && !within(records_[m.record], kFinalistBand)) m.program = Program();
+  }
+
+  // The finalists: the kept programs within kFinalistBand of the fastest,
+  // fastest first, at most kFinalists.
+  std::vector<Measured*> finalists() {
+    std::vector<Measured*> kept;
+    for (Measured& m : measured_ok_)
+      if (m.program.valid() && within(records_[m.record], kFinalistBand)) kept.push_back(&m);
+    std::stable_sort(kept.begin(), kept.end(), [this](const Measured* a, const Measured* b) {
+      return statistic(records_[a->record]) < statistic(records_[b->record]);
+    });
+    if (kept.size() > kFinalists) kept.resize(kFinalists);
+    return kept;
+  }
+  // Whether one of them was timed with fewer runs than the settings ask.
+  bool short_timed(const std::vector<Measured*>& finalists) const {
+    return std::any_of(finalists.begin(), finalists.end(),
+                       [this](const Measured* m) { return records_[m->record].runs < settings_.repeats; });
+  }
+
+  // What the main loop leaves for re-timing the finalists: what two
+  // candidates took on average so far (measuring, and waiting for their
+  // compiles), when there are two finalists or more and one was timed
+  // short already or the next candidate's share of what is left would be
+  // less than the fastest one's measurement took (it would be timed short).
+  double retime_reserve_s() {
+    const std::vector<Measured*> now = finalists();
+    if (now.size() < 2 || measured_ == 0) return 0;  // no choice to make again yet
+    const double t = clock_();
+    const double reserve = 2 * (t - measure_start_) / measured_;
+    if (short_timed(now)) return reserve;
+    const double share = budget_.left(t) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
+    return share < now.front()->measure_s ? reserve : 0;
+  }
+
+  // With a budget too short to time each candidate in full, a candidate's
+  // time is one or two runs, and on a shared machine a run can be slowed
+  // by anything else the machine does: a 10 s tuning of softmax-rows
+  // 4096 x 16384 f32 on c:0 timed each of its 24 candidates once and
+  // returned the 19.4 ms one in one of two tunings, the 17.1 ms one in the
+  // other. So before the choice the finalists timed with fewer runs than
+  // asked are timed once more, each with an equal share of what is left; a
+  // finalist keeps its fastest run (the minimum statistic), and the median
+  // of whichever timing had more runs. One whose outputs no longer match
+  // (or whose launch fails) is disqualified.
+  void retime_finalists(detail::CandidateBench& bench) {
+    std::vector<Measured*> chosen = finalists();
+    if (chosen.size() < 2) return;  // nothing to choose between
+    // Those timed in full keep their timing.
+    std::erase_if(chosen, [this](const Measured* m) { return records_[m->record].runs >= settings_.repeats; });
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      const double now = clock_();
+      Measured& m = *chosen[i];
+      // It may start when its first measurement's time fits what is left.
+      if (now + m.measure_s > budget_.deadline()) break;
+      CandidateRecord& r = records_[m.record];
+      detail::TimeAllowance allowance;
+      allowance.clock = clock_;
+      allowance.seconds = budget_.left(now) / static_cast<double>(chosen.size() - i);
+      const detail::BenchOutcome outcome = bench.measure(m.program, timed_launch_options(), allowance);
+      const double cost = clock_() - now;
+      times_.measure_s += cost;
+      budget_.measured(cost, outcome.timing.runs > 0);
+      if (outcome.status == CandidateStatus::Mismatch || outcome.status == CandidateStatus::LaunchFailed) {
+        r.status = outcome.status;
+        r.error = "on re-timing: " + outcome.error;
+        m.program = Program();
+      } else if (outcome.timing.runs > 0 && !outcome.timing.aborted) {
+        r.min_ns = std::min(r.min_ns, outcome.timing.min_ns);
+        if (outcome.timing.runs >= r.runs) r.median_ns = outcome.timing.median_ns;
+        r.runs += outcome.timing.runs;
+      }
+      ++retimed_;
+      // The fastest again, over every candidate still valid.
+      best_ns_ = 0;
+      for (const Measured& valid : measured_ok_) {
+        const CandidateRecord& v = records_[valid.record];
+        if (v.status == CandidateStatus::Measured && (best_ns_ == 0 || statistic(v) < best_ns_)) {
+          best_ns_ = statistic(v);
+          best_cost_ns_ = v.cost_ns;
+          best_text_ = v.sequence;
+        }
+      }
+      report(TuneProgress::Phase::Retime, &r);
+    }
+  }
+
+  bool within(const CandidateRecord& r, double band) const {
+    return static_cast<double>(statistic(r)) <= static_cast<double>(best_ns_) * (1 + band);
   }
 
   Result<TuneResult> finish(TuningKey key) {
@@ -465,7 +574,9 @@ class Tuning {
     // the shortest sequence, then the smallest text (deterministic).
     Measured* winner = nullptr;
     for (Measured& m : measured_ok_) {
-      if (!within_band(records_[m.record])) continue;
+      if (!m.program.valid() || records_[m.record].status != CandidateStatus::Measured ||
+          !within(records_[m.record], settings_.noise_band))
+        continue;
       if (winner == nullptr || m.sequence.size() < winner->sequence.size() ||
           (m.sequence.size() == winner->sequence.size() && m.text < winner->text))
         winner = &m;
@@ -540,7 +651,7 @@ class Tuning {
     return true;
   }
 
-  void report(TuneProgress::Phase phase) {
+  void report(TuneProgress::Phase phase, const CandidateRecord* retimed = nullptr) {
     if (!options_.on_progress) return;
     TuneProgress p;
     p.phase = phase;
@@ -550,7 +661,8 @@ class Tuning {
     p.best_sequence = best_text_;
     p.elapsed_s = clock_() - budget_.start();
     p.budget_s = settings_.budget_s;
-    p.last = phase == TuneProgress::Phase::Measure && !records_.empty() ? &records_.back() : nullptr;
+    p.last = phase == TuneProgress::Phase::Measure && !records_.empty() ? &records_.back() : retimed;
+    p.retimed = retimed_;
     p.times = times_;
     options_.on_progress(p);
   }
@@ -569,6 +681,8 @@ class Tuning {
   std::optional<std::size_t> untuned_record_;
   std::uint32_t measured_ = 0;
   std::uint32_t planned_ = 0;
+  std::uint32_t retimed_ = 0;  // finalists timed again
+  double measure_start_ = 0;   // on the clock: where the measurements began
   std::uint64_t best_ns_ = 0;
   std::string best_text_;
   TimerKind timer_ = TimerKind::Host;

@@ -574,3 +574,87 @@ TEST(Tuner, TheHeuristicChoiceCarriesItsCostEstimate) {
   EXPECT_EQ(first.sequence, passes::to_string(heuristic->sequence));
   EXPECT_GT(first.cost_ns, 0) << "measured first, with its estimate";
 }
+
+// With a budget that gives candidates fewer runs than the three asked for,
+// the finalists (within 15% of the fastest, at most three) so timed are
+// timed once more before the choice, with what the main loop left for it;
+// finalists timed in full keep their timing, and with a budget that times
+// every candidate in full none is timed again.
+TEST(Tuner, FinalistsTimedWithFewerRunsThanAskedAreTimedAgainBeforeTheChoice) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split("test_split", true, {256, 128});
+  test::TestCoarsen coarsen;
+  // Splits ranked first: test_split(factor=256) and (128) time alike.
+  const SearchSpace space = test::planted_space({&split, &coarsen}, [](const ir::Kernel& kernel, const DeviceInfo&) {
+    for (const ir::Op& op : kernel.ops)
+      if (op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local) return 500.0;
+    return 1000.0;
+  });
+  for (const double budget_s : {0.7, 600.0}) {
+    SCOPED_TRACE("budget " + std::to_string(budget_s) + " s");
+    AutotuneSettings settings = small_settings();
+    settings.budget_s = budget_s;
+    TuneOptions options = options_for(space, settings);
+    // The clock stands still until the first candidate is measured; from
+    // then on every reading moves it by 20 ms: a candidate's first run
+    // "takes" 20 ms of wall time, so where its share of the budget is under
+    // twice that it keeps that one run (CandidateBench: what a further
+    // launch costs is what the first cost beyond its run).
+    auto now = std::make_shared<double>(100);
+    auto step = std::make_shared<double>(0);
+    options.clock = [now, step] { return *now += *step; };
+    std::vector<CandidateRecord> retimed;
+    std::map<std::string, std::uint32_t> first_runs;  // by sequence, before any re-timing
+    std::uint32_t measured_before_retiming = 0;
+    options.on_progress = [&](const TuneProgress& p) {
+      if (p.phase == TuneProgress::Phase::Measure) {
+        *step = 0.02;
+        measured_before_retiming = p.measured;
+        if (p.last != nullptr) first_runs[p.last->sequence] = p.last->runs;
+      }
+      if (p.phase != TuneProgress::Phase::Retime) return;
+      ASSERT_NE(p.last, nullptr);
+      EXPECT_EQ(p.retimed, retimed.size() + 1);
+      retimed.push_back(*p.last);
+    };
+    const TuneResult result = tune_kernel(device, kernel, options).value();
+    const CandidateRecord* winner = find_record(result.entry, result.entry.sequence);
+    ASSERT_NE(winner, nullptr);
+    EXPECT_EQ(result.entry.candidates_measured, measured_before_retiming) << "re-timing is not another candidate";
+    if (budget_s > 100) {
+      EXPECT_TRUE(retimed.empty()) << retimed.front().sequence;
+      EXPECT_EQ(winner->runs, settings.repeats);
+      continue;
+    }
+    ASSERT_FALSE(retimed.empty()) << "a finalist timed short";
+    EXPECT_LE(retimed.size(), 3u);
+    std::uint64_t fastest = 0;
+    for (const CandidateRecord& r : result.entry.candidates)
+      if (r.status == CandidateStatus::Measured && (fastest == 0 || r.median_ns < fastest)) fastest = r.median_ns;
+    std::set<std::string> retimed_sequences;
+    for (const CandidateRecord& r : retimed) {
+      SCOPED_TRACE(r.sequence);
+      retimed_sequences.insert(r.sequence);
+      ASSERT_TRUE(first_runs.contains(r.sequence));
+      EXPECT_LT(first_runs[r.sequence], settings.repeats) << "timed short at first";
+      EXPECT_GT(r.runs, first_runs[r.sequence]) << "runs added to the first timing's";
+      EXPECT_LE(static_cast<double>(r.median_ns), 1.15 * static_cast<double>(fastest)) << "a finalist";
+      const CandidateRecord* stored = find_record(result.entry, r.sequence);
+      ASSERT_NE(stored, nullptr);
+      EXPECT_EQ(stored->runs, r.runs) << "the stored record holds both timings";
+    }
+    // The finalists timed in full the first time keep that timing.
+    std::size_t full_finalists = 0;
+    for (const CandidateRecord& r : result.entry.candidates) {
+      if (r.status != CandidateStatus::Measured || first_runs[r.sequence] < settings.repeats ||
+          static_cast<double>(r.median_ns) > 1.15 * static_cast<double>(fastest))
+        continue;
+      ++full_finalists;
+      EXPECT_FALSE(retimed_sequences.contains(r.sequence)) << r.sequence;
+      EXPECT_EQ(r.runs, settings.repeats) << r.sequence;
+    }
+    EXPECT_GE(full_finalists + retimed.size(), 2u) << "re-timed only where there is a choice";
+    EXPECT_LE(result.entry.tune_seconds, budget_s);
+  }
+}

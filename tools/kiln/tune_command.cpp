@@ -123,6 +123,11 @@ void print_progress(const kiln::tune::TuneProgress& p) {
     fmt::print(stderr, "tune: [{}/{}] {:<10} {:>10}  best {:>10}  {:.0f} s left  {}\n", p.measured, p.planned,
                kiln::tune::candidate_status_name(r.status), format_ns(r.median_ns), format_ns(p.best_ns),
                std::max(0.0, p.budget_s - p.elapsed_s), r.sequence.empty() ? "(untuned)" : r.sequence);
+  } else if (p.phase == Phase::Retime && p.last != nullptr) {
+    const kiln::tune::CandidateRecord& r = *p.last;
+    fmt::print(stderr, "tune: re-timed {:<8} {:>10}  best {:>10}  {:.0f} s left  ({} runs) {}\n",
+               kiln::tune::candidate_status_name(r.status), format_ns(r.median_ns), format_ns(p.best_ns),
+               std::max(0.0, p.budget_s - p.elapsed_s), r.runs, r.sequence.empty() ? "(untuned)" : r.sequence);
   }
   std::fflush(stderr);
 }

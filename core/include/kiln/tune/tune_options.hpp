@@ -41,14 +41,18 @@ double steady_clock_seconds();
 
 // Reported while tuning (from the calling thread).
 struct TuneProgress {
-  enum class Phase { Search, Measure, Done } phase = Phase::Search;
+  // Retime: a finalist timed again before the choice (`last`, its record
+  // with both timings merged), when the budget gave the candidates fewer
+  // runs than the settings ask (docs/autotune.md, "Re-timing the finalists").
+  enum class Phase { Search, Measure, Retime, Done } phase = Phase::Search;
   std::uint32_t measured = 0;        // candidates timed so far
+  std::uint32_t retimed = 0;         // finalists timed again so far
   std::uint32_t planned = 0;         // candidates to time (n_launches, or fewer when the space is small)
   std::uint64_t best_ns = 0;         // best valid time so far (0: none yet)
   std::string best_sequence;
   double elapsed_s = 0;
   double budget_s = 0;
-  const CandidateRecord* last = nullptr;  // the candidate just measured (Measure phase)
+  const CandidateRecord* last = nullptr;  // the candidate just measured (Measure) or re-timed (Retime)
   TuneTimes times;                   // so far
 };
 
