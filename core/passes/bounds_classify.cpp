@@ -1,5 +1,5 @@
 // The bounds analysis (kiln/passes/bounds.hpp): one walk in op order that
-// computes every i64 value's range (value_range.hpp's op_range), narrowed
+// computes every i64 value's range (kiln/sdk/integer_ranges.hpp's op_range), narrowed
 // inside an IF by what its condition says (a < b, a > b and their AND), and
 // classifies each LOAD and STORE against its memory's length.
 //
@@ -40,7 +40,8 @@ bool is_i64_scalar(const ir::Op& op) { return op.dtype == DType::I64 && op.lanes
 class Classifier {
  public:
   explicit Classifier(const ir::Kernel& kernel)
-      : k_(kernel), ranges_(kernel.size()), reads_memory_(kernel.size()), symbolic_(kernel.size()) {}
+      : k_(kernel), wire_(kernel.to_wire()), ranges_(kernel.size()), reads_memory_(kernel.size()),
+        symbolic_(kernel.size()) {}
 
   std::vector<AccessBounds> run() {
     std::vector<AccessBounds> out;
@@ -48,7 +49,7 @@ class Classifier {
     const detail::RangeOf current = [&](ValueId v) { return saved_.empty() ? ranges_[v] : refined(v, kRederiveDepth); };
     for (ValueId id = 0; id < k_.size(); ++id) {
       const ir::Op& op = k_[id];
-      ranges_[id] = detail::op_range(k_, id, current);
+      ranges_[id] = sdk::op_range(wire_, id, current);
       for (std::size_t i = 0; i < op.operand_count(); ++i) {
         const ValueId v = op.src[i];
         if (v >= id || (i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::CopyAsync ||
@@ -137,7 +138,7 @@ class Classifier {
     Maybe r = ranges_[v];
     if (op.kind != OpKind::Const && op.kind != OpKind::Param && op.kind != OpKind::Index && op.kind != OpKind::Loop &&
         op.kind != OpKind::Load)
-      r = detail::op_range(k_, v, [&](ValueId u) { return refined(u, depth - 1); });
+      r = sdk::op_range(wire_, v, [&](ValueId u) { return refined(u, depth - 1); });
     memo_.emplace(v, r);
     return r;
   }
@@ -176,6 +177,7 @@ class Classifier {
   }
 
   const ir::Kernel& k_;
+  const std::vector<kiln_op> wire_;  // k_ as the SDK reads it (sdk::op_range)
   std::vector<Maybe> ranges_;
   std::vector<bool> reads_memory_;  // computed from a LOAD
   std::vector<bool> symbolic_;      // computed from a VARIABLE param

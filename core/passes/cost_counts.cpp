@@ -109,7 +109,7 @@ class Phases {
 class Counter {
  public:
   Counter(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const std::int64_t> variables)
-      : k_(kernel), device_(device), wire_(kernel.to_wire()), ranges_(integer_ranges(kernel)) {
+      : k_(kernel), device_(device), wire_(kernel.to_wire()), ranges_(sdk::integer_ranges(wire_)) {
     for (const ir::Op& op : kernel.ops) {
       if (op.kind != OpKind::Param) continue;
       if (args_.size() <= op.attr) args_.resize(op.attr + 1, kiln_arg{});

@@ -119,6 +119,65 @@ TEST(EmitterDialects, CudaUsesBlockIdxAndAlignedStructs) {
   EXPECT_TRUE(contains(s, ".v[3]")) << s;
 }
 
+// CUDA and OpenCL declare the i64 values the kernel bounds within 32 bits as
+// int (Dialect::index32_type): constants, the group and loop indices and the
+// arithmetic on them, here with a grid of 1000 groups. A value past 2^31 (a
+// product, or a MAD whose product is) stays 64-bit and its 32-bit operands
+// are converted first; a length from a VARIABLE param bounds nothing. The C
+// dialect declares every i64 as long long.
+TEST(EmitterDialects, IndicesBoundedWithin32BitsAreIntOnGpus) {
+  WireBuilder w;
+  auto x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 4000);
+  auto y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, 4000);
+  auto n = w.param(KILN_PARAM_VARIABLE, KILN_DTYPE_I64, 2);
+  auto g = w.group_index(0, w.const_i64(1000));                                       // v4: [0, 999]
+  auto i = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(4));              // v6: [0, 3996]
+  auto big = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(3000000));      // v8: past 2^31
+  auto wide_mad = w.mad(KILN_DTYPE_I64, g, w.const_i64(3000000), w.const_i64(-2000000000));  // v11: fits, its product not
+  auto l = w.loop(w.const_i64(4));                                                    // v13
+  auto at = w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, i, l);                          // v14
+  w.store(KILN_DTYPE_F32, y, at, w.load(KILN_DTYPE_F32, x, at));
+  w.end_loop(l);
+  auto free = w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, n, g);                        // v18: unbounded
+  auto back = w.binary(KILN_BINARY_DIV, KILN_DTYPE_I64, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, big, wide_mad),
+                       w.const_i64(6000000));
+  w.store(KILN_DTYPE_F32, y, w.binary(KILN_BINARY_MIN, KILN_DTYPE_I64, back, free), w.const_f32(1.0f));
+  // The line defining `name` in `source`.
+  auto definition = [](const std::string& source, const std::string& name) {
+    for (const std::string& start : {"const int " + name + " = ", "const long long " + name + " = ", "const long " + name + " = ",
+                                     "for (int " + name + " = ", "for (long long " + name + " = ", "for (long " + name + " = "}) {
+      const std::size_t at = source.find(start);
+      if (at != std::string::npos) return source.substr(at, source.find('\n', at) - at);
+    }
+    return std::string("(no definition of " + name + ")");
+  };
+  for (const Dialect* d : {&kiln::sdk::cuda_dialect(), &kiln::sdk::opencl_dialect()}) {
+    SCOPED_TRACE(std::string(d->name));
+    const std::string s = emit_c_family(w.ops, *d).source;
+    const std::string i64 = std::string(d->value_types[KILN_DTYPE_I64]);
+    for (const char* name : {"v3", "v4", "v5", "v6", "v7", "v12", "v13", "v14"}) {
+      const std::string line = definition(s, name);
+      EXPECT_TRUE(line.starts_with("const int ") || line.starts_with("for (int ")) << line;
+      // Computed in 32 bits (the group index converts the hardware's id).
+      if (std::string(name) != "v4") {
+        EXPECT_FALSE(contains(line, "long")) << line;
+      }
+    }
+    // A constant outside int's range would stay 64-bit; these fit.
+    EXPECT_TRUE(contains(definition(s, "v8"), "const " + i64 + " v8 = ")) << s;
+    EXPECT_TRUE(contains(definition(s, "v8"), "(" + i64 + ")v4")) << definition(s, "v8");
+    EXPECT_TRUE(contains(definition(s, "v8"), "(" + i64 + ")v7")) << definition(s, "v8");
+    EXPECT_TRUE(contains(definition(s, "v11"), "const " + i64 + " v11 = ")) << s;
+    EXPECT_TRUE(contains(definition(s, "v11"), "(" + i64 + ")v4")) << definition(s, "v11");
+    EXPECT_TRUE(contains(definition(s, "v18"), "const " + i64 + " v18 = ")) << s;
+    EXPECT_TRUE(contains(definition(s, "v21"), "const int v21 = ")) << definition(s, "v21");
+    EXPECT_TRUE(contains(definition(s, "v21"), "(v20, v19)")) << "a 64-bit division of v20: " << definition(s, "v21");
+  }
+  const std::string c = emit_c_family(w.ops, kiln::sdk::c_dialect()).source;
+  EXPECT_FALSE(contains(c, "const int v")) << c;
+  EXPECT_TRUE(contains(c, "const int64_t v4 = ")) << c;
+}
+
 // CUDA reads and writes a vector of halves of a buffer as one access of its
 // bits (one 16-byte load or store for 8 lanes), converting lane by lane in
 // registers; a store of halves rounded from f32 converts the f32 values once

@@ -67,6 +67,7 @@ if(STEP STREQUAL "install")
     tune/autotune_config.hpp tune/tune_kernels.hpp tune/tune_options.hpp tune/tuning_db.hpp)
   set(allowed_sdk  # for out-of-tree plugins (docs/plugin-guide.md)
     c_emitter.hpp capabilities.hpp deadline.hpp device_filter.hpp grid.hpp half.hpp handles.hpp host_cpu.hpp host_memory.hpp
+    integer_ranges.hpp
     interpreter.hpp launch_args.hpp listing.hpp op_rules.hpp plugin_entry.hpp plugin_state.hpp plugin_support.hpp
     plugin_table.hpp single_device.hpp timing.hpp wire.hpp)
   foreach(header ${allowed_sdk})

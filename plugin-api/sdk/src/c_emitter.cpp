@@ -6,11 +6,13 @@
 #include "c_spelling.hpp"
 #include "kiln/sdk/capabilities.hpp"
 #include "kiln/sdk/grid.hpp"
+#include "kiln/sdk/integer_ranges.hpp"
 #include "kiln/sdk/op_rules.hpp"
 #include "kiln/sdk/plugin_support.hpp"
 #include "kiln/sdk/wire.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -48,6 +50,7 @@ class Emitter {
     collect_wgmma();
     plan_dynamic_local();
     if (d_.raw_halves) find_raw_halves();
+    if (!d_.index32_type.empty()) find_index32();
     for (std::uint32_t id = 0; id < ops_.size(); ++id) emit(id);
     if (!open_blocks_.empty()) {
       const std::uint32_t id = open_blocks_.back();
@@ -82,6 +85,7 @@ class Emitter {
   std::vector<std::uint32_t> open_blocks_;
   std::set<std::pair<unsigned, unsigned>> vector_types_;
   std::vector<bool> raw_;  // Dialect::raw_halves: the op's f16/bf16 value is held as its bits (U16)
+  std::vector<bool> index32_;  // Dialect::index32_type: the op's i64 value is declared as that type
   std::uint64_t dynamic_local_bytes_ = 0;  // > 0: LOCAL storage lives in one dynamic buffer
   std::uint64_t next_local_offset_ = 0;
   // WGMMA: the LOCAL storages it reads (1024-byte aligned: the swizzle
@@ -279,6 +283,65 @@ class Emitter {
     return d_.vector_type(d_, dt, lanes);
   }
 
+  // The type op `id`'s own value is declared with: Dialect::index32_type
+  // for the i64 values find_index32 chose, else value_type.
+  std::string declared_type(std::uint32_t id) {
+    const kiln_op& op = ops_[id];
+    if (op.lanes == 1 && id < index32_.size() && index32_[id]) return std::string(d_.index32_type);
+    return value_type(id, op.dtype, op.lanes);
+  }
+
+  // Dialect::index32_type: the scalar i64 values (constants, INDEX and LOOP
+  // counters, and integer arithmetic) whose range the kernel proves within
+  // 32 bits (kiln/sdk/integer_ranges.hpp), which is every index of a kernel
+  // whose buffers and grid have fewer than 2^31 elements and threads. A
+  // MAD's product must fit too (C computes it in the operands' type); a
+  // LOOP counter stays below INT32_MAX, whose ++ ends the loop. An i64 op
+  // declared 64-bit converts such operands to 64 bits first
+  // (index64_operand), so that nothing computes in 32 bits what needs 64.
+  void find_index32() {
+    const std::vector<std::optional<IntRange>> ranges = integer_ranges(ops_);
+    constexpr std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+    index32_.assign(ops_.size(), false);
+    for (std::uint32_t id = 0; id < ops_.size(); ++id) {
+      const kiln_op& op = ops_[id];
+      const std::optional<IntRange>& r = ranges[id];
+      if (!r || !r->within(lo, op.kind == KILN_OP_LOOP ? hi - 1 : hi)) continue;
+      switch (op.kind) {
+        case KILN_OP_CONST: case KILN_OP_INDEX: case KILN_OP_LOOP: case KILN_OP_UNARY: case KILN_OP_BINARY:
+        case KILN_OP_CAST: case KILN_OP_SELECT:
+          index32_[id] = true;
+          break;
+        case KILN_OP_MAD: {
+          const std::optional<IntRange> product = product_range(ranges[op.src[0]], ranges[op.src[1]]);
+          index32_[id] = product && product->within(lo, hi);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  // Whether scalar op `id` computing in i64 may compute in 32 bits: every
+  // i64 operand is declared 32-bit, and so is its result, or the result is
+  // a comparison's (BINARY to BOOL). Not CAST and SELECT: they compute
+  // nothing a 32-bit spelling would change.
+  bool computes_in_32_bits(std::uint32_t id, const kiln_op& op) const {
+    if (index32_.empty() || op.lanes != 1 || (op.kind != KILN_OP_UNARY && op.kind != KILN_OP_BINARY && op.kind != KILN_OP_MAD))
+      return false;
+    for (unsigned i = 0; i < operand_count(op.kind); ++i)
+      if (ops_[op.src[i]].dtype != KILN_DTYPE_I64 || !index32_[op.src[i]]) return false;
+    return op.dtype == KILN_DTYPE_I64 ? index32_[id] : op.dtype == KILN_DTYPE_BOOL && op.kind == KILN_OP_BINARY;
+  }
+  // Operand `v` of an op computing in i64: converted to the i64 type when
+  // it is declared 32-bit and the op's i64 result is not (that result must
+  // not be computed in 32 bits; a comparison or a conversion of 32-bit
+  // values is exact as it is).
+  std::string index64_operand(std::uint32_t id, std::uint32_t v) {
+    if (index32_.empty() || !index32_[v] || index32_[id] || ops_[id].dtype != KILN_DTYPE_I64) return var(v);
+    return d_.cast(d_.value_types[KILN_DTYPE_I64], var(v));
+  }
+
   void collect_shape() {
     std::vector<const ParamSlot*> by_slot;
     std::vector<ParamSlot> params;
@@ -337,8 +400,10 @@ class Emitter {
     if (raw(id)) return emit_raw(id, op);
     switch (op.kind) {
       case KILN_OP_CONST: {
-        const std::string type = value_type(id, op.dtype, 1);  // validates the dtype first
-        define(id, type, d_.literal(d_, op.dtype, op.imm));
+        value_type(id, op.dtype, 1);  // validates the dtype first
+        if (!index32_.empty() && index32_[id])  // in int's range: its low 32 bits as an i32 literal
+          return define(id, declared_type(id), d_.literal(d_, KILN_DTYPE_I32, op.imm & 0xffffffffu));
+        define(id, declared_type(id), d_.literal(d_, op.dtype, op.imm));
         return;
       }
       case KILN_OP_PARAM:
@@ -353,7 +418,7 @@ class Emitter {
       case KILN_OP_INDEX: return emit_index(id, op);
       case KILN_OP_LOOP: {
         scalar_index(id, 0);  // the trip count
-        line("for (" + value_type(id, KILN_DTYPE_I64, 1) + " " + var(id) + " = 0; " + var(id) + " < " + var(op.src[0]) +
+        line("for (" + declared_type(id) + " " + var(id) + " = 0; " + var(id) + " < " + var(op.src[0]) +
              "; ++" + var(id) + ") {");
         open(id);
         return;
@@ -593,7 +658,8 @@ class Emitter {
   }
 
   void emit_index(std::uint32_t id, const kiln_op& op) {
-    const std::string type = value_type(id, KILN_DTYPE_I64, 1);
+    value_type(id, KILN_DTYPE_I64, 1);
+    const std::string type = declared_type(id);
     if (op.code == KILN_SCOPE_GROUP) return define(id, type, d_.group_index(op.attr));
     if (d_.local_index != nullptr) return define(id, type, d_.local_index(op.attr));
     if (shape_.local_sizes[op.attr] != 1) unsupported(id, "LOCAL axes (threads within a group) are not available");
@@ -958,16 +1024,20 @@ class Emitter {
     }
     // The dtype the op computes in (its operands'; a comparison yields BOOL).
     const unsigned dt = op.kind == KILN_OP_SELECT ? in[1]->dtype : in[0]->dtype;
+    // Integer arithmetic on values declared 32-bit whose own result is
+    // (or is a comparison) computes in 32 bits: exact, the ranges say so.
+    const unsigned computes_in = computes_in_32_bits(id, op) ? static_cast<unsigned>(KILN_DTYPE_I32) : dt;
     const auto spell = [&](const std::array<std::string, 3>& a) -> std::string {
       switch (op.kind) {
-        case KILN_OP_UNARY: return spell_.unary(op.code, dt, a[0]);
-        case KILN_OP_BINARY: return spell_.binary(op.code, dt, a[0], a[1]);
+        case KILN_OP_UNARY: return spell_.unary(op.code, computes_in, a[0]);
+        case KILN_OP_BINARY: return spell_.binary(op.code, computes_in, a[0], a[1]);
         case KILN_OP_CAST: return spell_.cast(dt, op.dtype, a[0]);
-        case KILN_OP_MAD: return spell_.mad(dt, a[0], a[1], a[2]);
+        case KILN_OP_MAD: return spell_.mad(computes_in, a[0], a[1], a[2]);
         default: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
       }
     };
-    const std::string type = value_type(id, op.dtype, op.lanes);
+    value_type(id, op.dtype, op.lanes);  // validates the dtype and width first
+    const std::string type = declared_type(id);
     if (op.lanes > 1 && (is_half(op.dtype) || is_half(dt))) {
       const auto [value, round] = half_vector_op(id, op, dt);
       if (!value.empty() && round.empty()) return define(id, type, value);
@@ -988,6 +1058,12 @@ class Emitter {
     if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_MAX || op.code == KILN_BINARY_MIN) && op.lanes > 1 &&
         d_.simd_function_helpers && (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64))
       return define(id, type, simd_min_max(op.code, dt, op.lanes, type) + "(" + var(op.src[0]) + ", " + var(op.src[1]) + ")");
+    if (op.lanes == 1 && dt == KILN_DTYPE_I64) {
+      const std::string e = spell({index64_operand(id, op.src[0]), n > 1 ? index64_operand(id, op.src[1]) : "",
+                                   n > 2 ? index64_operand(id, op.src[2]) : ""});
+      if (e.empty()) unsupported(id, "this op on i64 is not available");
+      return define(id, type, e);
+    }
     if (op.lanes == 1 || whole_vector(op, dt)) {
       const std::string e = spell({var(op.src[0]), n > 1 ? var(op.src[1]) : "", n > 2 ? var(op.src[2]) : ""});
       if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");

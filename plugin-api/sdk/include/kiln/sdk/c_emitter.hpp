@@ -170,6 +170,12 @@ struct Dialect {
   bool explicit_conversions = false;
   // ... and array subscripts are converted to this type ("": the i64 index).
   std::string_view subscript_type = {};
+  // A 32-bit signed integer type ("int"), or "": the scalar i64 values whose
+  // range the kernel proves within 32 bits (kiln/sdk/integer_ranges.hpp:
+  // the indices of kernels with fewer than 2^31 elements and threads) are
+  // declared with it. GPUs compute 64-bit integer ops in two instructions
+  // or more; CPUs gain nothing (the C dialect leaves it empty).
+  std::string_view index32_type = {};
   // C: a vector libm call goes through a helper looping over the lanes under
   // `omp simd` (so GCC calls libmvec's vector variant, e.g. _ZGVeN16v_expf)
   // when KernelShape::vector_math; otherwise one scalar call per lane.

@@ -368,6 +368,43 @@ inline SuiteKernel register_loop_kernel(std::size_t n, std::mt19937_64& rng, std
 // A 3-D grid (8x8 threads per group on axes 0 and 1, 2 groups on axis 2)
 // whose group counts are expressions over VARIABLE params, and scalar
 // params of f16 and bool: out[z][y][x] = flag ? a * s : a, for x < W, y < H.
+// i64 index arithmetic whose intermediate values pass 2^32 while the
+// indices it ends in are small: big = i * c (c about 2^33 / n, itself and
+// i within 32 bits), y[i] = x[big / c] (clamped into the buffer, so that
+// arithmetic done in 32 bits gives wrong values, not a fault) and
+// z[i] = (big + 12345) % c, i.e. 12345. A backend that declares values in
+// a narrower type where their range allows (the CUDA and OpenCL dialects:
+// Dialect::index32_type) must still compute these in 64 bits.
+inline SuiteKernel wide_index_kernel(std::size_t n, std::mt19937_64& rng, std::int64_t local = kLocal) {
+  SuiteKernel k;
+  k.name = "i64 index arithmetic past 2^32";
+  k.args = {random_arg(KILN_DTYPE_F32, n, rng), HostArg::poisoned(KILN_DTYPE_F32, n), HostArg::poisoned(KILN_DTYPE_F32, n)};
+  const std::int64_t c = ((std::int64_t{1} << 33) / static_cast<std::int64_t>(std::max<std::size_t>(n, 4))) | 1;
+  Id x = 0, y = 0, z = 0;
+  k.ops = elementwise(
+      n,
+      [&](WireBuilder& w) {
+        x = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, n);
+        y = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 1, n);
+        z = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_F32, 2, n);
+      },
+      [&](WireBuilder& w, Id i) {
+        const Id cv = w.const_i64(c);
+        const Id big = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, i, cv);
+        const Id back = w.binary(KILN_BINARY_DIV, KILN_DTYPE_I64, big, cv);
+        const Id last = w.const_i64(static_cast<std::int64_t>(n) - 1);
+        const Id clamped = w.binary(KILN_BINARY_MIN, KILN_DTYPE_I64,
+                                    w.binary(KILN_BINARY_MAX, KILN_DTYPE_I64, back, w.const_i64(0)), last);
+        w.store(KILN_DTYPE_F32, y, i, w.load(KILN_DTYPE_F32, x, clamped));
+        const Id rest = w.binary(KILN_BINARY_MOD, KILN_DTYPE_I64,
+                                 w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, big, w.const_i64(12345)), cv);
+        w.store(KILN_DTYPE_F32, z, i, w.cast(KILN_DTYPE_F32, rest));
+      },
+      local);
+  k.checks = {{1, "x[i * c / c]", {}}, {2, "(i * c + 12345) % c", {}}};
+  return k;
+}
+
 inline SuiteKernel grid_3d_kernel(std::int64_t width, std::int64_t height, std::mt19937_64& rng) {
   const std::int64_t depth = 2;
   const std::size_t n = static_cast<std::size_t>(width * height * depth);
@@ -425,6 +462,7 @@ inline std::vector<SuiteKernel> kernel_suite(const kiln_device_info& info, std::
   suite.push_back(local_reduction_kernel(n, rng));
   suite.push_back(register_loop_kernel(n, rng, elementwise_local(info)));
   suite.push_back(grid_3d_kernel(37, 23, rng));
+  suite.push_back(wide_index_kernel(n, rng, elementwise_local(info)));
   return suite;
 }
 
