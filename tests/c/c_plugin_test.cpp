@@ -438,6 +438,24 @@ TEST_F(CPlugin, TimedLaunchReportsMinAndMedian) {
   EXPECT_EQ(t.aborted, 1u);
 }
 
+// A timed launch of `program` (compiled from `ops`) on `args`: what it
+// reported (its pointers cleared) and its error, the caller's to check.
+std::pair<kiln_timed_launch_args, kiln_error*> timed_launch(AbiPlugin& plugin, kiln_device* d, const std::vector<kiln_op>& ops,
+                                                          kiln_program* program, DeviceArgs& args, std::uint32_t warmups,
+                                                          std::uint32_t repeats, std::uint32_t flags) {
+  kiln_timed_launch_args t{};
+  t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
+  const kiln_launch_args launch = launch_args(ops, d, program, args.abi());
+  t.launch = kiln::sdk::launch_args_1_0(launch);
+  t.launch_args = &launch;
+  t.warmups = warmups;
+  t.repeats = repeats;
+  t.flags = flags;
+  kiln_error* error = plugin.api().launch_timed(&t);
+  t.launch_args = nullptr;
+  return {t, error};
+}
+
 // KILN_TIMED_ISOLATE: the same results and timing fields as in-process,
 // from kiln-c-worker; a program that crashes there is LAUNCH_FAILED naming
 // the signal, with the buffers left as they were.
@@ -472,16 +490,7 @@ TEST_F(CPlugin, IsolatedTimedLaunchMatchesInProcessAndSurvivesACrash) {
   }
   std::vector<HostArg> args = {HostArg::of(a), HostArg::of(b), HostArg::of(std::vector<float>(kN, -7.0f))};
   auto timed = [&](kiln_program* program, DeviceArgs& device_args, std::uint32_t flags) {
-    kiln_timed_launch_args t{};
-    t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-    const kiln_launch_args launch = launch_args(ops, d, program, device_args.abi());
-    t.launch = kiln::sdk::launch_args_1_0(launch);
-    t.launch_args = &launch;
-    t.warmups = 1;
-    t.repeats = 3;
-    t.flags = flags;
-    kiln_error* error = plugin.api().launch_timed(&t);
-    return std::make_pair(t, error);
+    return timed_launch(plugin, d, ops, program, device_args, 1, 3, flags);
   };
   // The first compile is sound, the second planted.
   ProgramHandle sound(plugin, plugin.compile(d, ops));
@@ -556,14 +565,7 @@ TEST_F(CPlugin, IsolatedLaunchesShareOneKeptAreaAndSeeOnlyTheirOwnBuffers) {
       }
       std::vector<HostArg> args = {HostArg::of(a), HostArg::of(b), HostArg::of(std::vector<float>(n, -7.0f))};
       DeviceArgs device_args(plugin, d, args);
-      kiln_timed_launch_args t{};
-      t.struct_size = KILN_TIMED_LAUNCH_ARGS_STRUCT_SIZE;
-      const kiln_launch_args launch = launch_args(ops, d, program, device_args.abi());
-      t.launch = kiln::sdk::launch_args_1_0(launch);
-      t.launch_args = &launch;
-      t.repeats = 1;
-      t.flags = KILN_TIMED_ISOLATE;
-      kiln_error* error = plugin.api().launch_timed(&t);
+      kiln_error* error = timed_launch(plugin, d, ops, program, device_args, 0, 1, KILN_TIMED_ISOLATE).second;
       std::vector<HostArg> out = args;
       device_args.read_back(out);
       const float* c = reinterpret_cast<const float*>(out[2].bytes.data());
