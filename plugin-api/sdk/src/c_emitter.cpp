@@ -86,6 +86,7 @@ class Emitter {
   std::set<std::pair<unsigned, unsigned>> vector_types_;
   std::vector<bool> raw_;  // Dialect::raw_halves: the op's f16/bf16 value is held as its bits (U16)
   std::vector<bool> index32_;  // Dialect::index32_type: the op's i64 value is declared as that type
+  std::vector<std::optional<IntRange>> ranges_;  // ... from these (find_index32)
   std::uint64_t dynamic_local_bytes_ = 0;  // > 0: LOCAL storage lives in one dynamic buffer
   std::uint64_t next_local_offset_ = 0;
   // WGMMA: the LOCAL storages it reads (1024-byte aligned: the swizzle
@@ -297,10 +298,12 @@ class Emitter {
   // whose buffers and grid have fewer than 2^31 elements and threads. A
   // MAD's product must fit too (C computes it in the operands' type); a
   // LOOP counter stays below INT32_MAX, whose ++ ends the loop. An i64 op
-  // declared 64-bit converts such operands to 64 bits first
-  // (index64_operand), so that nothing computes in 32 bits what needs 64.
+  // that does not compute in 32 bits converts such operands to 64 bits
+  // first (index64_operand), so that nothing computes in 32 bits what
+  // needs 64.
   void find_index32() {
-    const std::vector<std::optional<IntRange>> ranges = integer_ranges(ops_);
+    ranges_ = integer_ranges(ops_);
+    const std::vector<std::optional<IntRange>>& ranges = ranges_;
     constexpr std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
     index32_.assign(ops_.size(), false);
     for (std::uint32_t id = 0; id < ops_.size(); ++id) {
@@ -325,20 +328,29 @@ class Emitter {
   // Whether scalar op `id` computing in i64 may compute in 32 bits: every
   // i64 operand is declared 32-bit, and so is its result, or the result is
   // a comparison's (BINARY to BOOL). Not CAST and SELECT: they compute
-  // nothing a 32-bit spelling would change.
+  // nothing a 32-bit spelling would change. Nor a shift by an amount that
+  // may pass 31: shifts take their amount modulo the width (kernel_ir.h),
+  // so i64 x >> 40 is not i32 x >> 40.
   bool computes_in_32_bits(std::uint32_t id, const kiln_op& op) const {
     if (index32_.empty() || op.lanes != 1 || (op.kind != KILN_OP_UNARY && op.kind != KILN_OP_BINARY && op.kind != KILN_OP_MAD))
       return false;
     for (unsigned i = 0; i < operand_count(op.kind); ++i)
       if (ops_[op.src[i]].dtype != KILN_DTYPE_I64 || !index32_[op.src[i]]) return false;
+    if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_SHL || op.code == KILN_BINARY_SHR) &&
+        !(ranges_[op.src[1]] && ranges_[op.src[1]]->within(0, 31)))
+      return false;
     return op.dtype == KILN_DTYPE_I64 ? index32_[id] : op.dtype == KILN_DTYPE_BOOL && op.kind == KILN_OP_BINARY;
   }
   // Operand `v` of an op computing in i64: converted to the i64 type when
-  // it is declared 32-bit and the op's i64 result is not (that result must
-  // not be computed in 32 bits; a comparison or a conversion of 32-bit
-  // values is exact as it is).
+  // it is declared 32-bit and the op does not compute in 32 bits
+  // (computes_in_32_bits), so that the op computes in 64 bits: a result
+  // that may pass 2^31, or a shift by more than 31. A CAST or SELECT of a
+  // 32-bit value is exact as it is.
   std::string index64_operand(std::uint32_t id, std::uint32_t v) {
-    if (index32_.empty() || !index32_[v] || index32_[id] || ops_[id].dtype != KILN_DTYPE_I64) return var(v);
+    const kiln_op& op = ops_[id];
+    if (index32_.empty() || !index32_[v] || op.kind == KILN_OP_CAST || op.kind == KILN_OP_SELECT ||
+        computes_in_32_bits(id, op))
+      return var(v);
     return d_.cast(d_.value_types[KILN_DTYPE_I64], var(v));
   }
 

@@ -372,7 +372,7 @@ inline SuiteKernel register_loop_kernel(std::size_t n, std::mt19937_64& rng, std
 // indices it ends in are small: big = i * c (c about 2^33 / n, itself and
 // i within 32 bits), y[i] = x[big / c] (clamped into the buffer, so that
 // arithmetic done in 32 bits gives wrong values, not a fault) and
-// z[i] = (big + 12345) % c, i.e. 12345. A backend that declares values in
+// z[i] = (big + 12345) % c + ((i + 1000) >> 40), i.e. 12345. A backend that declares values in
 // a narrower type where their range allows (the CUDA and OpenCL dialects:
 // Dialect::index32_type) must still compute these in 64 bits.
 inline SuiteKernel wide_index_kernel(std::size_t n, std::mt19937_64& rng, std::int64_t local = kLocal) {
@@ -398,10 +398,14 @@ inline SuiteKernel wide_index_kernel(std::size_t n, std::mt19937_64& rng, std::i
         w.store(KILN_DTYPE_F32, y, i, w.load(KILN_DTYPE_F32, x, clamped));
         const Id rest = w.binary(KILN_BINARY_MOD, KILN_DTYPE_I64,
                                  w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, big, w.const_i64(12345)), cv);
-        w.store(KILN_DTYPE_F32, z, i, w.cast(KILN_DTYPE_F32, rest));
+        // (i + 1000) >> 40 is 0 in i64, (i + 1000) >> 8 if the shift went 32-bit
+        // (amounts are taken modulo the width).
+        const Id gone = w.binary(KILN_BINARY_SHR, KILN_DTYPE_I64, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, i, w.const_i64(1000)),
+                                 w.const_i64(40));
+        w.store(KILN_DTYPE_F32, z, i, w.cast(KILN_DTYPE_F32, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, rest, gone)));
       },
       local);
-  k.checks = {{1, "x[i * c / c]", {}}, {2, "(i * c + 12345) % c", {}}};
+  k.checks = {{1, "x[i * c / c]", {}}, {2, "(i * c + 12345) % c + ((i + 1000) >> 40)", {}}};
   return k;
 }
 
