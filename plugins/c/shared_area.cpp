@@ -71,14 +71,17 @@ SharedArea::Lease SharedArea::lease(std::uint64_t bytes) {
     lease.bytes_ = own.bytes;
     return lease;
   }
-  if (bytes_ < bytes) {
-    // Grown in 2 MiB steps, so that slightly larger launches reuse it too.
-    constexpr std::uint64_t kStep = std::uint64_t{2} << 20;
+  // Sized in 2 MiB steps, so that slightly larger launches reuse it too;
+  // made again when too small, or more than four times what a launch needs
+  // (a large tuning's area is not kept through the small ones after it).
+  constexpr std::uint64_t kStep = std::uint64_t{2} << 20;
+  const std::uint64_t wanted = (bytes + kStep - 1) / kStep * kStep;
+  if (bytes_ < bytes || bytes_ / 4 > wanted) {
     release({fd_, data_, bytes_});  // first: the old pages may be what the new ones need
     fd_ = -1;
     data_ = nullptr;
     bytes_ = 0;
-    const Area grown = make_area((bytes + kStep - 1) / kStep * kStep);
+    const Area grown = make_area(wanted);
     fd_ = grown.fd;
     data_ = grown.data;
     bytes_ = grown.bytes;

@@ -10,9 +10,10 @@
 //
 // One launch uses the area at a time; a launch that finds it in use takes a
 // fresh memfd as before (launches from several threads at once still run).
-// The area grows to the largest launch's buffers and lives until the plugin
-// shuts down (State owns it): as much shared memory as those buffers hold
-// on the host already.
+// The area is as large as the launches' buffers (in 2 MiB steps): grown
+// for a larger launch, made again smaller for one that needs under a
+// quarter of it, and freed when the plugin shuts down (State owns it): as
+// much shared memory as the launch's buffers hold on the host already.
 #pragma once
 
 #include <cstdint>

@@ -537,23 +537,27 @@ TEST_F(CPlugin, IsolatedTimedLaunchMatchesInProcessAndSurvivesACrash) {
               static_cast<long long>(in_process), static_cast<long long>(isolated));
 }
 
-// How many shared-memory areas named `name` this process holds open.
-std::size_t open_memfds(const std::string& name) {
-  std::size_t count = 0;
+// The sizes of the shared-memory areas named `name` this process holds open.
+std::vector<std::uintmax_t> open_memfds(const std::string& name) {
+  std::vector<std::uintmax_t> sizes;
   for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
     std::error_code error;
     const fs::path target = fs::read_symlink(entry.path(), error);
-    count += !error && target.string().rfind("/memfd:" + name + " ", 0) == 0 ? 1 : 0;
+    if (!error && target.string().rfind("/memfd:" + name + " ", 0) == 0) sizes.push_back(fs::file_size(entry.path()));
   }
-  return count;
+  return sizes;
 }
 
 // Isolated launches copy their buffers into one kept shared-memory area
 // (shared_area.hpp): a launch after a larger one, and one after a crash
 // that left its partial writes there, still compute from their own
-// buffers; the area is one, kept between launches, gone at shutdown.
+// buffers; the area is one, kept between launches, sized to them in 2 MiB
+// steps (made again smaller for a launch that needs under a quarter of
+// it), gone at shutdown.
 TEST_F(CPlugin, IsolatedLaunchesShareOneKeptAreaAndSeeOnlyTheirOwnBuffers) {
-  ASSERT_EQ(open_memfds("kiln-c-buffers"), 0u);
+  using Sizes = std::vector<std::uintmax_t>;
+  constexpr std::uintmax_t kMiB = 1 << 20;
+  ASSERT_EQ(open_memfds("kiln-c-buffers"), Sizes{});
   {
     AbiPlugin plugin(plugin_path("c"), options("\"test_plant_fault\": \"segv\", \"test_plant_every\": 4"));
     kiln_device* d = plugin.open(0);
@@ -583,10 +587,11 @@ TEST_F(CPlugin, IsolatedLaunchesShareOneKeptAreaAndSeeOnlyTheirOwnBuffers) {
     auto [error, wrong] = isolated_add(large.get(), large_ops, kLarge, 1.0f);
     check(error);
     EXPECT_EQ(wrong, 0u);
-    EXPECT_EQ(open_memfds("kiln-c-buffers"), 1u);  // kept after the launch
+    EXPECT_EQ(open_memfds("kiln-c-buffers"), Sizes{12 * kMiB});  // kept after the launch: 3 x 4 MiB
     std::tie(error, wrong) = isolated_add(small.get(), small_ops, kSmall, -3.0f);
     check(error);
     EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(open_memfds("kiln-c-buffers"), Sizes{2 * kMiB});  // 12 KB needed: made again, one step
     std::tie(error, wrong) = isolated_add(planted.get(), large_ops, kLarge, 5.0f);
     EXPECT_NE(error, nullptr);
     EXPECT_THROW(check(error), AbiError);  // the crash
@@ -594,9 +599,9 @@ TEST_F(CPlugin, IsolatedLaunchesShareOneKeptAreaAndSeeOnlyTheirOwnBuffers) {
     std::tie(error, wrong) = isolated_add(large_too.get(), wire_add_f32(kLarge - 1), kLarge - 1, 9.0f);
     check(error);
     EXPECT_EQ(wrong, 0u);
-    EXPECT_EQ(open_memfds("kiln-c-buffers"), 1u);
+    EXPECT_EQ(open_memfds("kiln-c-buffers"), Sizes{12 * kMiB});  // the crash's area, reused
   }
-  EXPECT_EQ(open_memfds("kiln-c-buffers"), 0u);  // released at shutdown
+  EXPECT_EQ(open_memfds("kiln-c-buffers"), Sizes{});  // released at shutdown
 }
 
 TEST_F(CPlugin, MemoryInfoAndAlignedBuffers) {
