@@ -403,8 +403,7 @@ class Tuning {
     // finalists' re-timing keeps.
     detail::TimeAllowance allowance;
     allowance.clock = clock_;
-    allowance.seconds = std::max(0.0, budget_.left(clock_()) - retime_reserve_s()) /
-                        std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
+    allowance.seconds = std::max(0.0, budget_.left(clock_()) - retime_reserve_s()) / candidates_left();
     // Only a candidate that could win needs its outputs compared.
     if (best_ns_ > 0)
       allowance.check_below_ns =
@@ -428,7 +427,7 @@ class Tuning {
     if (valid) {
       measured_ok_.push_back({records_.size() - 1, std::move(p.search.sequence), std::move(p.text),
                               std::move(p.kernel), std::move(p.program), cost});
-      note_best(p.search.cost_ns);
+      note_best();
     }
     report(TuneProgress::Phase::Measure);
   }
@@ -466,16 +465,22 @@ class Tuning {
     return timing;
   }
 
-  // The last measured candidate (measured_ok_.back()), whose estimate was
-  // `cost_ns`, may be the fastest; programs past the finalists' band of the
-  // fastest can no longer win nor be re-timed, and go.
-  void note_best(double cost_ns) {
-    const CandidateRecord& r = records_[measured_ok_.back().record];
-    if (best_ns_ == 0 || statistic(r) < best_ns_) {
-      best_ns_ = statistic(r);
-      best_cost_ns_ = cost_ns;
-      best_text_ = r.sequence;
-    }
+  // How many of the planned candidates are still to be measured (at least 1).
+  double candidates_left() const { return std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1); }
+
+  // `r`, a valid candidate, becomes the fastest if it is.
+  void consider_best(const CandidateRecord& r) {
+    if (best_ns_ != 0 && statistic(r) >= best_ns_) return;
+    best_ns_ = statistic(r);
+    best_cost_ns_ = r.cost_ns;
+    best_text_ = r.sequence;
+  }
+
+  // The last measured candidate (measured_ok_.back()) may be the fastest;
+  // programs past the finalists' band of the fastest can no longer win nor
+  // be re-timed, and go.
+  void note_best() {
+    consider_best(records_[measured_ok_.back().record]);
     for (Measured& m : measured_ok_)
       if (m.program.valid() && !within(records_[m.record], kFinalistBand)) m.program = Program();
   }
@@ -509,7 +514,7 @@ class Tuning {
     const double t = clock_();
     const double reserve = 2 * (t - measure_start_) / measured_;
     if (short_timed(now)) return reserve;
-    const double share = budget_.left(t) / std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1);
+    const double share = budget_.left(t) / candidates_left();
     return share < now.front()->measure_s ? reserve : 0;
   }
 
@@ -553,14 +558,8 @@ class Tuning {
       ++retimed_;
       // The fastest again, over every candidate still valid.
       best_ns_ = 0;
-      for (const Measured& valid : measured_ok_) {
-        const CandidateRecord& v = records_[valid.record];
-        if (v.status == CandidateStatus::Measured && (best_ns_ == 0 || statistic(v) < best_ns_)) {
-          best_ns_ = statistic(v);
-          best_cost_ns_ = v.cost_ns;
-          best_text_ = v.sequence;
-        }
-      }
+      for (const Measured& valid : measured_ok_)
+        if (records_[valid.record].status == CandidateStatus::Measured) consider_best(records_[valid.record]);
       report(TuneProgress::Phase::Retime, &r);
     }
   }

@@ -21,7 +21,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,12 +34,6 @@ namespace kiln::cplugin {
 namespace fs = std::filesystem;
 
 namespace {
-
-int memfd(const char* name) {
-  const int fd = ::memfd_create(name, MFD_CLOEXEC);
-  if (fd < 0) sdk::fail(KILN_STATUS_INTERNAL, std::string("c: isolated launch: memfd_create: ") + std::strerror(errno));
-  return fd;
-}
 
 void write_exact(int fd, const void* data, std::size_t bytes) {
   const auto* p = static_cast<const char*>(data);

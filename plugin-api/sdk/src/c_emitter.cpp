@@ -303,12 +303,11 @@ class Emitter {
   // needs 64.
   void find_index32() {
     ranges_ = integer_ranges(ops_);
-    const std::vector<std::optional<IntRange>>& ranges = ranges_;
     constexpr std::int64_t lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
     index32_.assign(ops_.size(), false);
     for (std::uint32_t id = 0; id < ops_.size(); ++id) {
       const kiln_op& op = ops_[id];
-      const std::optional<IntRange>& r = ranges[id];
+      const std::optional<IntRange>& r = ranges_[id];
       if (!r || !r->within(lo, op.kind == KILN_OP_LOOP ? hi - 1 : hi)) continue;
       switch (op.kind) {
         case KILN_OP_CONST: case KILN_OP_INDEX: case KILN_OP_LOOP: case KILN_OP_UNARY: case KILN_OP_BINARY:
@@ -316,7 +315,7 @@ class Emitter {
           index32_[id] = true;
           break;
         case KILN_OP_MAD: {
-          const std::optional<IntRange> product = product_range(ranges[op.src[0]], ranges[op.src[1]]);
+          const std::optional<IntRange> product = product_range(ranges_[op.src[0]], ranges_[op.src[1]]);
           index32_[id] = product && product->within(lo, hi);
           break;
         }
@@ -1070,14 +1069,10 @@ class Emitter {
     if (op.kind == KILN_OP_BINARY && (op.code == KILN_BINARY_MAX || op.code == KILN_BINARY_MIN) && op.lanes > 1 &&
         d_.simd_function_helpers && (dt == KILN_DTYPE_F32 || dt == KILN_DTYPE_F64))
       return define(id, type, simd_min_max(op.code, dt, op.lanes, type) + "(" + var(op.src[0]) + ", " + var(op.src[1]) + ")");
-    if (op.lanes == 1 && dt == KILN_DTYPE_I64) {
+    if (op.lanes == 1 || whole_vector(op, dt)) {
+      // (index64_operand: a 32-bit index widened where the op computes in 64 bits.)
       const std::string e = spell({index64_operand(id, op.src[0]), n > 1 ? index64_operand(id, op.src[1]) : "",
                                    n > 2 ? index64_operand(id, op.src[2]) : ""});
-      if (e.empty()) unsupported(id, "this op on i64 is not available");
-      return define(id, type, e);
-    }
-    if (op.lanes == 1 || whole_vector(op, dt)) {
-      const std::string e = spell({var(op.src[0]), n > 1 ? var(op.src[1]) : "", n > 2 ? var(op.src[2]) : ""});
       if (e.empty()) unsupported(id, "this op on " + std::string(dtype_name(dt)) + " is not available");
       return define(id, type, e);
     }
