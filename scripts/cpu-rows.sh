@@ -20,7 +20,7 @@
 # Environment: ROWS_M, ROWS_N (4096, 16384), ROWS_DTYPES ("f32 f16 bf16"),
 # ROWS_KERNELS (the five), ROWS_BUDGET (seconds per tune, default 10),
 # ROWS_ROUNDS (3), ROWS_ELEMENTS (add and exp-chain, 2^26), ROWS_L2_ELEMENTS
-# (exp-chain in L2, 2^18), ROWS_DB (tuning database, default a fresh
+# (exp-chain in L2, 2^18), ROWS_L2_M (softmax in L2, 16), ROWS_DB (tuning database, default a fresh
 # temporary file), ROWS_FORCE (1: tune even what ROWS_DB holds; 0: reuse its
 # tunings, e.g. to re-time them after a plugin change), KILN (the kiln binary, default BUILD_DIR/bin/kiln),
 # KILN_CONFIG (a config file for it).
@@ -30,8 +30,8 @@ KILN=${KILN:-$BUILD/bin/kiln}
 BENCH=$BUILD/bin/cpu_backends_bench
 M=${ROWS_M:-4096} N=${ROWS_N:-16384} BUDGET=${ROWS_BUDGET:-10} ROUNDS=${ROWS_ROUNDS:-3}
 DTYPES=${ROWS_DTYPES:-f32 f16 bf16}
-KERNELS=${ROWS_KERNELS:-softmax-rows layernorm-rows rmsnorm-rows add exp-chain exp-chain-l2}
-ELEMENTS=${ROWS_ELEMENTS:-67108864} L2_ELEMENTS=${ROWS_L2_ELEMENTS:-262144}
+KERNELS=${ROWS_KERNELS:-softmax-rows softmax-rows-l2 layernorm-rows rmsnorm-rows add exp-chain exp-chain-l2}
+ELEMENTS=${ROWS_ELEMENTS:-67108864} L2_ELEMENTS=${ROWS_L2_ELEMENTS:-262144} L2_M=${ROWS_L2_M:-16}
 DB=${ROWS_DB:-$(mktemp --suffix=.sqlite)}
 force=(--force)
 [ "${ROWS_FORCE:-1}" = 0 ] && force=()
@@ -48,16 +48,21 @@ size_of() {
   case $1 in
     add | exp-chain) echo "--n $ELEMENTS" ;;
     exp-chain-l2) echo "--n $L2_ELEMENTS" ;;
+    softmax-rows-l2) echo "--m $L2_M --n $N" ;;
     *) echo "--m $M --n $N" ;;
   esac
 }
-anchor_of() { [ "$1" = exp-chain-l2 ] && echo BM_MvecExpf || echo BM_Triad; }
-kernel_of() { [ "$1" = exp-chain-l2 ] && echo exp-chain || echo "$1"; }
+anchor_of() { case $1 in *-l2) echo BM_MvecExpf ;; *) echo BM_Triad ;; esac; }
+kernel_of() { echo "${1%-l2}"; }
 field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 declare -A sequence ratios rates anchors
 for dtype in $DTYPES; do
   for k in $KERNELS; do
+    if [ "$k" = softmax-rows-l2 ]; then
+      sequence[$k/$dtype]=${sequence[softmax-rows/$dtype]?softmax-rows-l2 runs the program tuned for softmax-rows: list softmax-rows before it}
+      continue
+    fi
     # shellcheck disable=SC2046
     out=$("$KILN" "${config[@]}" tune "$(kernel_of "$k")" --device c:0 $(size_of "$k") --dtype "$dtype" --budget "$BUDGET" \
             --db "$DB" "${force[@]}" --quiet --json)
@@ -72,15 +77,19 @@ for round in $(seq 1 "$ROUNDS"); do
   for dtype in $DTYPES; do
     for k in $KERNELS; do
       a=$(anchor "$(anchor_of "$k")")
+      program=(--tuned --db "$DB") runs=(--warmups 1 --repeats 5)
+      [ "$k" = softmax-rows-l2 ] && program=(--opt "${sequence[$k/$dtype]}")
+      # Kernels in L2 take tens of microseconds: more runs for a steady median.
+      case $k in *-l2) runs=(--warmups 10 --repeats 50) ;; esac
       # shellcheck disable=SC2046
-      out=$("$KILN" "${config[@]}" run "$(kernel_of "$k")" --device c:0 $(size_of "$k") --dtype "$dtype" --tuned --db "$DB" \
-              --warmups 1 --repeats 5 "${check[@]}" --json)
+      out=$("$KILN" "${config[@]}" run "$(kernel_of "$k")" --device c:0 $(size_of "$k") --dtype "$dtype" "${program[@]}" \
+              "${runs[@]}" "${check[@]}" --json)
       [ "$(field "$out" ok)" = True ] || { echo "error: $k $dtype: wrong result: $out" >&2; exit 1; }
       r=$(printf '%.2f' "$(field "$out" gbps)")
-      # exp-chain in L2 against libmvec: exps per second (libmvec's GB/s
-      # counts 8 bytes an exp; a 16-bit exp-chain moves 4).
+      # Kernels in L2 against libmvec: exps per second (libmvec's GB/s
+      # counts 8 bytes an exp; a 16-bit exp-chain or softmax moves 4).
       scale=1
-      [ "$k" = exp-chain-l2 ] && [ "$dtype" != f32 ] && scale=2
+      case $k in *-l2) [ "$dtype" != f32 ] && scale=2 ;; esac
       rates[$k/$dtype]+="$r " anchors[$k/$dtype]+="$a " ratios[$k/$dtype]+="$(awk -v r="$r" -v a="$a" -v s="$scale" 'BEGIN { printf "%.3f", s * r / a }') "
     done
   done
