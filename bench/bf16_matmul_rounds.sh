@@ -6,6 +6,7 @@
 # rounds of `kiln bench --tuned`, the sizes and dtypes in turn in each round,
 # each row timing kiln and its anchor in the same process one after the
 # other. Prints every round's ratio, the medians, and the load average.
+# A SIZE is N (N^3) or MxNxK (issue 16's odd 1000x999x1001).
 #
 #   bench/bf16_matmul_rounds.sh [--kiln PATH] [--budget S] [--rounds N] [SIZE...]   (default sizes: 1024 2048)
 set -eu
@@ -27,15 +28,28 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DB=$TMP/tuning.sqlite
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# kiln's size options for N or MxNxK.
+size_options() {
+  local IFS=x
+  # shellcheck disable=SC2086
+  set -- $1
+  if [ $# -eq 3 ]; then echo "--m $1 --n $2 --k $3"; else echo "--size $1"; fi
+}
 for size in "${SIZES[@]}"; do
-  "$KILN" tune matmul --size "$size" --dtype bf16 --device c:0 --budget "$BUDGET" --db "$DB" >"$TMP/tune-bf16-$size.txt" 2>&1
-  "$KILN" tune matmul --size "$size" --dtype f32 --device c:0 --budget "$BUDGET" --db "$DB" >"$TMP/tune-f32-$size.txt" 2>&1
+  # shellcheck disable=SC2046
+  "$KILN" tune matmul $(size_options "$size") --dtype bf16 --device c:0 --budget "$BUDGET" --db "$DB" >"$TMP/tune-bf16-$size.txt" 2>&1
+  # shellcheck disable=SC2046
+  "$KILN" tune matmul $(size_options "$size") --dtype f32 --device c:0 --budget "$BUDGET" --db "$DB" >"$TMP/tune-f32-$size.txt" 2>&1
+  # Where each tuning's time went (the issue asks that most of it measure).
+  for dtype in bf16 f32; do echo "tune $size $dtype: $(grep 'candidates measured in' "$TMP/tune-$dtype-$size.txt")"; done
 done
 for round in $(seq 1 "$ROUNDS"); do
   for size in "${SIZES[@]}"; do
-    "$KILN" bench --device c:0 --kernels matmul --size "$size" --dtype bf16 --tuned --repeats 5 --db "$DB" --json \
+    # shellcheck disable=SC2046
+    "$KILN" bench --device c:0 --kernels matmul $(size_options "$size") --dtype bf16 --tuned --repeats 5 --db "$DB" --json \
       >"$TMP/bf16-$size-$round.json" 2>/dev/null || true
-    "$KILN" bench --device c:0 --kernels matmul --size "$size" --dtype f32 --tuned --repeats 5 --db "$DB" --json \
+    # shellcheck disable=SC2046
+    "$KILN" bench --device c:0 --kernels matmul $(size_options "$size") --dtype f32 --tuned --repeats 5 --db "$DB" --json \
       >"$TMP/f32-$size-$round.json" 2>/dev/null || true
   done
   echo "load average after round $round: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -64,7 +78,8 @@ for size in sizes:
             anchors.append(a["rate"]); ratios.append(row["ratio"])
         fmt = lambda xs: " / ".join(f"{x:.0f}" for x in xs)
         med = f"**{statistics.median(ratios):.2f}**" if ratios else "-"
-        print(f"| {size}^3 | {dtype} | `{seq}` | {fmt(rates)} | {anchor}: {fmt(anchors)} | "
+        label = size if "x" in size else f"{size}^3"
+        print(f"| {label} | {dtype} | `{seq}` | {fmt(rates)} | {anchor}: {fmt(anchors)} | "
               f"{' / '.join(f'{x:.2f}' for x in ratios)} | {med} |")
 PY
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
