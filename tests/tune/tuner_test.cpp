@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -259,6 +260,56 @@ TEST(Tuner, EqualSeedsGiveEqualSearchesAndWinners) {
   for (std::size_t i = 0; i < a.candidates.size(); ++i) EXPECT_EQ(a.candidates[i].hash, b.candidates[i].hash) << i;
 }
 
+// A planted split that takes longer for small factors (so a step's variants
+// finish on the search's workers in another order than they were drawn) and
+// notes whether a search worker applied it.
+class SlowSmallSplits : public test::TestSplit {
+ public:
+  Result<ir::Kernel> apply(const ir::Kernel& kernel, const passes::OptStep& step,
+                           const DeviceInfo& device) const override {
+    if (on_search_thread()) on_worker_ = true;
+    std::this_thread::sleep_for(std::chrono::microseconds(4096 / std::max<std::int64_t>(step.param("factor"), 1)));
+    return test::TestSplit::apply(kernel, step, device);
+  }
+  bool applied_on_a_worker() const { return on_worker_; }
+
+ private:
+  mutable std::atomic<bool> on_worker_{false};
+};
+
+// The search applies a step's variants on worker threads and keeps them in
+// the order they were drawn: the same candidates, costs and counts on one
+// thread as on four, whichever variant finishes first.
+TEST(Tuner, TheSearchIsTheSameOnOneThreadAndOnMany) {
+  const Device device = test::dummy_device();
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  SlowSmallSplits split;
+  test::TestCoarsen coarsen;
+  SearchSpace space = test::planted_space({&split, &coarsen}, misleading_cost(""));
+  space.recipes = {passes::parse_sequence("test_coarsen(factor=2); test_split(factor=2)").value()};
+  AutotuneSettings settings;
+  settings.max_sequence_length = 3;
+  settings.seed = 7;
+  const SearchResult one = tournament_search(kernel, device.info(), space, settings, {}, 1);
+  EXPECT_FALSE(split.applied_on_a_worker()) << "one thread: the variants applied on the caller's";
+  const SearchResult four = tournament_search(kernel, device.info(), space, settings, {}, 4);
+  EXPECT_TRUE(split.applied_on_a_worker());
+  ASSERT_GT(one.candidates.size(), 10u);
+  ASSERT_EQ(one.candidates.size(), four.candidates.size());
+  for (std::size_t i = 0; i < one.candidates.size(); ++i) {
+    EXPECT_EQ(passes::to_string(one.candidates[i].sequence), passes::to_string(four.candidates[i].sequence)) << i;
+    EXPECT_EQ(one.candidates[i].hash, four.candidates[i].hash) << i;
+    EXPECT_EQ(one.candidates[i].cost_ns, four.candidates[i].cost_ns) << i;
+    EXPECT_EQ(one.candidates[i].recipe, four.candidates[i].recipe) << i;
+  }
+  EXPECT_EQ(one.stats.steps, four.stats.steps);
+  EXPECT_EQ(one.stats.generated, four.stats.generated);
+  EXPECT_EQ(one.stats.duplicates, four.stats.duplicates);
+  EXPECT_EQ(one.stats.failed, four.stats.failed);
+  EXPECT_EQ(one.stats.removed, four.stats.removed);
+  EXPECT_GT(one.stats.duplicates + one.stats.failed, 0u) << "the bookkeeping the order decides was exercised";
+}
+
 TEST(Tuner, TiesWithinTheNoiseBandGoToTheSimplerSequence) {
   const Device device = test::dummy_device();
   const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
@@ -415,16 +466,17 @@ TEST(Tuner, SeedSequencesAreMeasuredRightAfterTheHeuristicChoice) {
   EXPECT_TRUE(warned);
 }
 
-// A planted optimization that notes whether a thread other than the
-// tuner's own has applied it (the tuner's thread lowers the heuristic choice
-// and runs the search; compile jobs run on threads of their own).
+// A planted optimization that notes whether a compile job has applied it:
+// a thread other than the tuner's own and the search's workers (the tuner's
+// thread lowers the heuristic choice and runs the search, whose workers
+// apply its variants; compile jobs run on threads of their own).
 template <class Planted>
 class NotingCompileThreads : public Planted {
  public:
   explicit NotingCompileThreads(std::thread::id tuner) : tuner_(tuner) {}
   Result<ir::Kernel> apply(const ir::Kernel& kernel, const passes::OptStep& step,
                            const DeviceInfo& device) const override {
-    if (std::this_thread::get_id() != tuner_) {
+    if (std::this_thread::get_id() != tuner_ && !on_search_thread()) {
       std::lock_guard lock(mutex_);
       off_tuner_thread_ = true;
       applied_elsewhere_.notify_all();

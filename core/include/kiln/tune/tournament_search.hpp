@@ -41,10 +41,22 @@ struct SearchResult {
 };
 
 // Deterministic for a given kernel, device, space and settings (seed): the
-// same candidates in the same order. `out_of_time` is asked before every
-// variant is applied; once it says yes the search stops with what it has.
+// same candidates in the same order, on any number of threads.
+// `out_of_time` is asked before every variant is applied, always on the
+// calling thread; once it says yes the search stops with what it has.
+// Threading: the variants of a step are applied and ranked on `threads`
+// worker threads of the search's own (0: one per core, at most 16; 1: on
+// the calling thread), so the space's apply, cost, features and
+// feature_cost must be thread-safe (the tuner's compile pool needs the same
+// of apply).
 SearchResult tournament_search(const ir::Kernel& kernel, const DeviceInfo& device, const SearchSpace& space,
-                         const AutotuneSettings& settings, const std::function<bool()>& out_of_time = {});
+                         const AutotuneSettings& settings, const std::function<bool()>& out_of_time = {},
+                         unsigned threads = 0);
+
+// Whether the calling thread is one of a running search's workers (what a
+// planted optimization asks to tell the search's applications from a
+// compile job's).
+bool on_search_thread();
 
 // Every candidate, in the order to measure them, shaped for `launches`
 // measured candidates (later ones are spares for candidates that fail or
