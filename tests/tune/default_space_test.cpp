@@ -150,7 +150,8 @@ TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
   settings.n_removed_per_step = 4;
   const std::pair<const char*, const char*> wanted[] = {{"preset:cpu", "lane_reduce"}, {"preset:gpu", "row_cache"}};
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
-    for (const auto& [preset, step] : wanted) {
+    for (const auto& [preset, wanted_step] : wanted) {
+      const std::string step = wanted_step;  // a lambda may not capture a structured binding before clang 16
       SCOPED_TRACE(std::string(name) + " on " + preset);
       const kernels::StandardKernel k = kernels::make_standard_kernel(name, {4, 4096, 1}).value();
       const DeviceInfo device = *passes::device_preset(preset);
