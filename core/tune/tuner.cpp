@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <future>
 #include <thread>
@@ -45,6 +46,14 @@ constexpr unsigned kMaxAutoCompileThreads = 8;
 // H200 interpreting 64 rows, now 16 (the first, the last and evenly spaced).
 constexpr std::uint64_t kReferenceOps = 50'000'000;
 constexpr double kReferenceOpsPerBudgetSecond = 6'250'000;
+
+// Seconds in a warning: to the hundredth (std::to_string's six places say
+// more than a budget's clock knows).
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", s);
+  return text;
+}
 
 std::function<double()> clock_of(const TuneOptions& options) {
   if (options.clock) return options.clock;
@@ -262,11 +271,14 @@ class Tuning {
       // compile too (a typical one: compiles vary less than runs).
       const double now = clock_();
       const bool compiles = pipeline.would_wait();
-      if (!budget_.next_fits(now + retime_reserve_s(), compiles)) {
+      const double reserve = retime_reserve_s();
+      if (!budget_.next_fits(now + reserve, compiles)) {
+        // The reserve named too: without it "0.2 s needed, 1.0 s left" reads as a stop for nothing.
+        const std::string kept = reserve > 0 ? " and re-timing the finalists about " + seconds_text(reserve) + " s" : "";
         warnings_.push_back("the budget ran out after " + std::to_string(measured_) + " of " +
                             std::to_string(planned_) + " candidates (the next would need about " +
-                            std::to_string(budget_.next_needs(compiles)) + " s, " +
-                            std::to_string(budget_.left(now)) + " s were left)");
+                            seconds_text(budget_.next_needs(compiles)) + " s" + kept + "; " +
+                            seconds_text(budget_.left(now)) + " s were left)");
         break;
       }
       // Compiles that overlap measurements start ahead; none that cannot
