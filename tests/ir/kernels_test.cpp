@@ -247,6 +247,22 @@ TEST(HostBuffers, FillRandomIsStableAcrossPlatforms) {
   EXPECT_EQ(b.get(0), 0.338043524706082);
 }
 
+TEST(HostBuffers, FillRandomOf16BitFloatsIsPinned) {
+  // Written straight rather than through set() since 2026-12-05: the same
+  // bits (the f32 value rounded to the dtype, as encode_float does), pinned
+  // from the set() path.
+  HostBuffer f16(DType::F16, 3);
+  fill_random(f16, 42);
+  EXPECT_EQ(f16.bits(0), 0x3963u);
+  EXPECT_EQ(f16.bits(1), 0xb986u);
+  EXPECT_EQ(f16.bits(2), 0x3befu);
+  HostBuffer bf16(DType::BF16, 3);
+  fill_random(bf16, 42);
+  EXPECT_EQ(bf16.bits(0), 0x3f1du);
+  EXPECT_EQ(bf16.bits(1), 0xbf67u);
+  EXPECT_EQ(bf16.bits(2), 0xbf0eu);
+}
+
 TEST(HostBuffers, FillRandomGivesTheSameValuesWhateverTheThreadCount) {
   // 2^22 elements fill in chunks on every hardware thread; element i is the
   // i-th value of the stream, as a buffer of one element per index shows.
