@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <thread>
 
 namespace kiln::tune::detail {
 
@@ -180,6 +182,46 @@ std::vector<std::uint64_t> spread_groups(std::uint64_t count, std::uint64_t tota
   return groups;
 }
 
+// RunOptions::global_writes: per argument slot, the [begin, end) element
+// ranges a run stored to.
+using GlobalWrites = std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>>;
+
+// The sampled groups split into consecutive shares, one run() each on its
+// own thread (the program is immutable; each run keeps its own write log).
+// Outputs only written, so each group writes elements of its own (a
+// kernel's groups do not share what they write: no atomics in the IR, and a
+// device runs them in any order), into the same host buffers; in-place
+// outputs, which groups read too, keep the one run in order. Softmax-rows
+// 4096 x 16384 f16, 64 rows: 0.53 s in one run on c:0, 0.21-0.28 s in two.
+void run_sample_in_parallel(const sdk::InterpretedProgram& program, std::span<const kiln_arg> args,
+                            const sdk::RunOptions& options, std::span<const std::uint64_t> groups, GlobalWrites& writes) {
+  const std::size_t threads =
+      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), groups.size());
+  std::vector<GlobalWrites> logs(threads);
+  std::vector<std::exception_ptr> failed(threads);
+  const auto work = [&](std::size_t t) {
+    const std::size_t begin = groups.size() * t / threads, end = groups.size() * (t + 1) / threads;
+    sdk::RunOptions share = options;
+    share.only_groups = groups.subspan(begin, end - begin);
+    share.global_writes = &logs[t];
+    try {
+      program.run(args, share);
+    } catch (...) {
+      failed[t] = std::current_exception();  // rethrown on the caller's thread, as one run would throw
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  writes.assign(args.size(), {});
+  for (GlobalWrites& log : logs)
+    for (std::size_t slot = 0; slot < log.size() && slot < writes.size(); ++slot)
+      writes[slot].insert(writes[slot].end(), log[slot].begin(), log[slot].end());
+}
+
 // The elements `writes` covers (RunOptions::global_writes of one slot),
 // ascending and distinct.
 std::vector<std::uint64_t> written_elements(std::vector<std::pair<std::uint64_t, std::uint64_t>> writes) {
@@ -256,7 +298,7 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
       wire_args[slot] = sdk::host_buffer_arg(bytes.data(), bytes.size());
     }
   };
-  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> writes;
+  GlobalWrites writes;
   bool sampled = false;
   try {
     const std::vector<kiln_op> wire = untuned.to_wire();
@@ -275,11 +317,15 @@ bool CandidateBench::record_interpreted_reference(const ir::Kernel& untuned, std
     std::vector<std::uint64_t> groups;
     sampled = count < probe.groups;
     if (sampled) groups = spread_groups(count, probe.groups);
-    options.only_groups = groups;  // empty: every group
     options.max_ops = max_ops * 2;  // groups differ in cost (ragged edges)
     bind(/*probe=*/false, /*every_group=*/!sampled);
-    options.global_writes = &writes;
-    program.run(wire_args, options);
+    if (sampled && !has_in_place_buffers()) {
+      run_sample_in_parallel(program, wire_args, options, groups, writes);
+    } else {
+      options.only_groups = groups;  // empty: every group
+      options.global_writes = &writes;
+      program.run(wire_args, options);
+    }
   } catch (const sdk::PluginError&) {
     return false;  // past the budget, or a fault the device run will report in its own words
   }
