@@ -56,6 +56,9 @@ using Lowering = std::function<Result<ir::Kernel>(const ir::Kernel&, const passe
 using Featurizer = std::function<std::vector<double>(const ir::Kernel&, const DeviceInfo&)>;
 using FeatureCost = std::function<double(std::span<const double>)>;
 
+// Threading: normalize, apply, cost, features, feature_cost and lower are
+// called from several threads at once (the search's workers, the
+// heuristic's, the tuner's compile pool), so each must be thread-safe.
 struct SearchSpace {
   // Tunable optimizations, in a stable order (the search visits them so).
   std::vector<const passes::Optimization*> optimizations;
