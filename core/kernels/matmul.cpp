@@ -5,6 +5,7 @@
 // plugin's innermost loop) and neighbouring threads should write neighbouring
 // elements of C. A LOOP over k accumulates a*b into a 1-element REGISTER
 // (f32 for f16/bf16).
+#include "each_row.hpp"
 #include "kernel_writer.hpp"
 
 #include "kiln/ir/dtype.hpp"
@@ -61,7 +62,7 @@ StandardKernel matmul(const KernelSize& size, DType dtype, bool b_transposed) {
     for (std::int64_t c = 0; c < n; ++c)
       for (std::int64_t p = 0; p < kk; ++p)
         bt[static_cast<std::size_t>(c * kk + p)] = in[1].get(static_cast<std::size_t>(b_transposed ? c * kk + p : p * n + c));
-    for (std::int64_t r = 0; r < m; ++r)
+    each_row(m, static_cast<double>(n * kk), [&](std::int64_t r) {
       for (std::int64_t c = 0; c < n; ++c) {
         const double* a_row = a.data() + r * kk;
         const double* b_col = bt.data() + c * kk;
@@ -69,6 +70,7 @@ StandardKernel matmul(const KernelSize& size, DType dtype, bool b_transposed) {
         for (std::int64_t p = 0; p < kk; ++p) sum += a_row[p] * b_col[p];
         out[0].set(static_cast<std::size_t>(r * n + c), sum);
       }
+    });
   };
   return k;
 }

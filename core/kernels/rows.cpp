@@ -3,6 +3,7 @@
 // accumulators: sum-rows, max-rows, softmax-rows (max, sum of exp, write)
 // layernorm-rows ((x - mean) / sqrt(var + 1e-5), no scale or shift) and
 // rmsnorm-rows (x / sqrt(mean(x^2) + 1e-6) * w).
+#include "each_row.hpp"
 #include "kernel_writer.hpp"
 
 #include "kiln/ir/dtype.hpp"
@@ -70,11 +71,11 @@ StandardKernel finish(RowKernel& rk, DType dtype, std::vector<ArgSpec> args, dou
 template <class Combine>
 void reference_rows(const HostBuffer& in, HostBuffer& out, std::int64_t m, std::int64_t n, double init,
                     Combine&& combine) {
-  for (std::int64_t r = 0; r < m; ++r) {
+  each_row(m, static_cast<double>(n), [&](std::int64_t r) {
     double acc = init;
     for (std::int64_t j = 0; j < n; ++j) acc = combine(acc, in.get(static_cast<std::size_t>(r * n + j)));
     out.set(static_cast<std::size_t>(r), acc);
-  }
+  });
 }
 
 StandardKernel reduce_rows(const KernelSize& size, DType dtype, bool is_max) {
@@ -126,14 +127,14 @@ StandardKernel make_softmax_rows(const KernelSize& size, DType dtype) {
                             7.0 * static_cast<double>(mn), 2.0 * static_cast<double>(mn));
   const std::int64_t m = size.m, n = size.n;
   k.reference = [m, n](std::span<const HostBuffer> in, std::span<HostBuffer> out) {
-    for (std::int64_t r = 0; r < m; ++r) {
+    each_row(m, 8.0 * static_cast<double>(n), [&](std::int64_t r) {
       const auto at = [&](std::int64_t j) { return static_cast<std::size_t>(r * n + j); };
       double row_max = -std::numeric_limits<double>::infinity();
       for (std::int64_t j = 0; j < n; ++j) row_max = std::max(row_max, in[0].get(at(j)));
       double sum = 0;
       for (std::int64_t j = 0; j < n; ++j) sum += std::exp(in[0].get(at(j)) - row_max);
       for (std::int64_t j = 0; j < n; ++j) out[0].set(at(j), std::exp(in[0].get(at(j)) - row_max) / sum);
-    }
+    });
   };
   return k;
 }
@@ -173,7 +174,7 @@ StandardKernel make_layernorm_rows(const KernelSize& size, DType dtype) {
   const std::int64_t m = size.m, n = size.n;
   // The reference is the textbook two-pass form, in double.
   k.reference = [m, n](std::span<const HostBuffer> in, std::span<HostBuffer> out) {
-    for (std::int64_t r = 0; r < m; ++r) {
+    each_row(m, 4.0 * static_cast<double>(n), [&](std::int64_t r) {
       const auto at = [&](std::int64_t j) { return static_cast<std::size_t>(r * n + j); };
       double sum = 0;
       for (std::int64_t j = 0; j < n; ++j) sum += in[0].get(at(j));
@@ -182,7 +183,7 @@ StandardKernel make_layernorm_rows(const KernelSize& size, DType dtype) {
       for (std::int64_t j = 0; j < n; ++j) squares += (in[0].get(at(j)) - mean) * (in[0].get(at(j)) - mean);
       const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(n) + kLayerNormEpsilon);
       for (std::int64_t j = 0; j < n; ++j) out[0].set(at(j), (in[0].get(at(j)) - mean) * inv_std);
-    }
+    });
   };
   return k;
 }
@@ -213,14 +214,14 @@ StandardKernel make_rmsnorm_rows(const KernelSize& size, DType dtype) {
                             4.0 * static_cast<double>(mn), 2.0 * static_cast<double>(mn) + static_cast<double>(size.n));
   const std::int64_t m = size.m, n = size.n;
   k.reference = [m, n](std::span<const HostBuffer> in, std::span<HostBuffer> out) {
-    for (std::int64_t r = 0; r < m; ++r) {
+    each_row(m, 3.0 * static_cast<double>(n), [&](std::int64_t r) {
       const auto at = [&](std::int64_t j) { return static_cast<std::size_t>(r * n + j); };
       double squares = 0;
       for (std::int64_t j = 0; j < n; ++j) squares += in[0].get(at(j)) * in[0].get(at(j));
       const double inv_rms = 1.0 / std::sqrt(squares / static_cast<double>(n) + kRmsNormEpsilon);
       for (std::int64_t j = 0; j < n; ++j)
         out[0].set(at(j), in[0].get(at(j)) * inv_rms * in[1].get(static_cast<std::size_t>(j)));
-    }
+    });
   };
   return k;
 }

@@ -193,6 +193,32 @@ TEST(StandardKernels, ReferencesRoundToTheBufferDtype) {
   EXPECT_EQ(out[0].bits(0), 0x3c00u);  // 1.0001 rounds to 1 in f16
 }
 
+TEST(StandardKernels, LargeReferencesRunRowsOnThreadsWithTheSameValues) {
+  // 1024 x 64 x 64 and softmax 1024 x 2048: past the 2^20 units of work a
+  // thread that kernels::detail::each_row needs before it starts a second;
+  // every element as one sequential loop in the same order computes it.
+  const auto matmul = make_standard_kernel("matmul", {.m = 1024, .n = 64, .k = 64}).value();
+  const auto in = matmul.make_inputs(5);
+  const auto out = reference(matmul, in);
+  for (std::size_t r = 0; r < 1024; r += 97)
+    for (std::size_t c = 0; c < 64; c += 7) {
+      double sum = 0;
+      for (std::size_t p = 0; p < 64; ++p) sum += in[0].get(r * 64 + p) * in[1].get(p * 64 + c);
+      ASSERT_EQ(out[0].get(r * 64 + c), static_cast<double>(static_cast<float>(sum))) << r << ", " << c;
+    }
+  const auto softmax = make_standard_kernel("softmax-rows", {.m = 1024, .n = 2048}).value();
+  const auto x = softmax.make_inputs(6);
+  const auto y = reference(softmax, x);
+  for (std::size_t r : {std::size_t{0}, std::size_t{511}, std::size_t{512}, std::size_t{1023}}) {
+    double row_max = -std::numeric_limits<double>::infinity(), sum = 0;
+    for (std::size_t j = 0; j < 2048; ++j) row_max = std::max(row_max, x[0].get(r * 2048 + j));
+    for (std::size_t j = 0; j < 2048; ++j) sum += std::exp(x[0].get(r * 2048 + j) - row_max);
+    for (std::size_t j = 0; j < 2048; j += 101)
+      ASSERT_EQ(y[0].get(r * 2048 + j), static_cast<double>(static_cast<float>(std::exp(x[0].get(r * 2048 + j) - row_max) / sum)))
+          << r << ", " << j;
+  }
+}
+
 TEST(StandardKernels, InputsAreRandomAndOutputsStartAsNaN) {
   const auto k = make_standard_kernel("matmul", {.m = 5, .n = 6, .k = 7}).value();
   const auto inputs = k.make_inputs(1);
