@@ -1,5 +1,6 @@
 #include "candidate_bench.hpp"
 
+#include "kernels/each_row.hpp"
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/kernels/run.hpp"
@@ -9,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <exception>
 #include <limits>
 #include <thread>
 
@@ -198,24 +198,14 @@ void run_sample_in_parallel(const sdk::InterpretedProgram& program, std::span<co
   const std::size_t threads =
       std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), groups.size());
   std::vector<GlobalWrites> logs(threads);
-  std::vector<std::exception_ptr> failed(threads);
-  const auto work = [&](std::size_t t) {
+  // A share's exception is rethrown here, as one run's would be.
+  kernels::detail::run_shares(threads, [&](std::size_t t) {
     const std::size_t begin = groups.size() * t / threads, end = groups.size() * (t + 1) / threads;
     sdk::RunOptions share = options;
     share.only_groups = groups.subspan(begin, end - begin);
     share.global_writes = &logs[t];
-    try {
-      program.run(args, share);
-    } catch (...) {
-      failed[t] = std::current_exception();  // rethrown on the caller's thread, as one run would throw
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : failed)
-    if (e) std::rethrow_exception(e);
+    program.run(args, share);
+  });
   writes.assign(args.size(), {});
   for (GlobalWrites& log : logs)
     for (std::size_t slot = 0; slot < log.size() && slot < writes.size(); ++slot)
