@@ -164,9 +164,15 @@ TEST(CudaWgmma, TheStagedKernelsCompileForSm90a) {
       // loop, whole or split in two: ptxas serializes those (C7514) because
       // of the epilogue's reads (the kernel without them is not serialized);
       // docs/passes.md.
+      // Only the async direction is asserted: the warning comes from ptxas
+      // running, and a warm H100 (NVRTC of CUDA 13, the same test binary run
+      // again minutes later) compiled these kernels 12x faster with no
+      // ptxas warnings in the log at all.
       const bool known_serialized = std::string(c.step).find("bn=256") != std::string::npos && c.size.k > 256 &&
                                     std::string(c.step).find("inflight=1") != std::string::npos;
-      EXPECT_EQ(code.log.find("serialized") != std::string::npos, known_serialized) << code.log;
+      if (!known_serialized) {
+        EXPECT_EQ(code.log.find("serialized"), std::string::npos) << code.log;
+      }
 
     } catch (const kiln::sdk::PluginError& e) {
       ADD_FAILURE() << e.what();
