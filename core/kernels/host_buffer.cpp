@@ -1,5 +1,6 @@
 #include "kiln/kernels/host_buffer.hpp"
 
+#include "each_row.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/sdk/half.hpp"
 
@@ -127,14 +128,10 @@ void fill_random(HostBuffer& buffer, std::uint64_t seed, double low, double high
     return;
   }
   std::atomic<std::size_t> next{0};
-  const auto work = [&] {
+  detail::run_shares(threads, [&](std::size_t) {
     for (std::size_t begin; (begin = next.fetch_add(kChunk)) < n;)
       fill_range(buffer, key, lo, hi, integral, begin, std::min(n, begin + kChunk));
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  });
 }
 
 namespace {
