@@ -79,6 +79,7 @@ struct Measured {
   ir::Kernel kernel;
   Program program;     // kept while it may still win or be re-timed (a finalist)
   double measure_s = 0;  // wall seconds its measurement took
+  double cap_cost_ns = 0;  // the estimate predicted_past_its_cap scales by its time (cap_cost_ns)
 };
 
 class Tuning {
@@ -217,7 +218,6 @@ class Tuning {
                           std::to_string(search.candidates.size()) + " candidates");
 
     std::vector<SearchCandidate> queue = measurement_order(search, settings_.n_launches);
-    if (!queue.empty() && queue.front().sequence.empty()) untuned_cost_ns_ = queue.front().cost_ns;
     queue.erase(queue.begin());  // the untuned kernel, prepared above
     seed(queue, heuristic_job.valid());
     planned_ = static_cast<std::uint32_t>(
@@ -255,9 +255,10 @@ class Tuning {
     // slowest: it can then be cut short at abort_factor x the heuristic).
     join_heuristic(/*wait=*/true);
     if (heuristic_prepared) {
-      // Its estimate on the search's scale: once it is measured, the
-      // estimates of the candidates after it (the untuned kernel's first)
-      // scale by its time (predicted_past_its_cap).
+      // Its estimate on the search's scale, as every candidate's record
+      // has. Once it is measured, the candidates after it (the untuned
+      // kernel's first) have their run times predicted from its time
+      // (predicted_past_its_cap).
       heuristic_prepared->search.cost_ns = ranking_space().cost(heuristic->lowered, device_.info());
       take(std::move(*heuristic_prepared), bench);
     } else if (std::optional<detail::PreparedCandidate> first = next_from(pipeline)) {
@@ -366,10 +367,22 @@ class Tuning {
   // (unrolls, coarsenings, the untuned kernel's kind) at 3 to 11 times
   // their prediction from the mma kernel's 0.53 ms, one of 0.87 s.
   static constexpr double kSlowRunMargin = 8;
+  // The estimate predicted_past_its_cap scales: the space's own model
+  // (analytic in the default space), whichever ranks the search. The
+  // learned model is fitted to the order of one tuning's candidates, not
+  // to their ratios, and far from its records its ratios run wild: trained
+  // on a database's f16 row tunings, it put the vectorized candidates of
+  // rmsnorm-rows f32 (n = 50257, an H100) at 1600 to 60000 x the heuristic
+  // choice, and all but that one were skipped as runs of seconds (they
+  // took 0.4 to 0.8 ms). 0 where a run past its limit keeps the device:
+  // nothing is skipped there.
+  double cap_cost_ns(const ir::Kernel& lowered) const {
+    if (device_.info().survives_timeout() || !space_.cost) return 0;
+    return space_.cost(lowered, device_.info());
+  }
+
   std::optional<std::string> predicted_past_its_cap(double cost_ns, bool untuned) const {
-    if (device_.info().survives_timeout() || best_ns_ == 0 || best_cost_ns_ <= 0 || cost_ns <= 0 ||
-        (untuned && !bench_interpreted_))
-      return std::nullopt;
+    if (best_ns_ == 0 || best_cost_ns_ <= 0 || cost_ns <= 0 || (untuned && !bench_interpreted_)) return std::nullopt;
     const double predicted_s = static_cast<double>(best_ns_) * 1e-9 * cost_ns / best_cost_ns_;
     const double cap_s = budget_.run_cap_s(clock_());
     if (predicted_s * kSlowRunMargin <= cap_s) return std::nullopt;
@@ -399,8 +412,8 @@ class Tuning {
       return;
     }
     if (!seen_.insert(p.final_hash).second && !p.search.sequence.empty()) return;  // a kernel already measured
-    const double cost_ns = p.search.sequence.empty() ? untuned_cost_ns_ : p.search.cost_ns;
-    if (std::optional<std::string> why = predicted_past_its_cap(cost_ns, p.search.sequence.empty())) {
+    const double cap_cost = cap_cost_ns(p.kernel);
+    if (std::optional<std::string> why = predicted_past_its_cap(cap_cost, p.search.sequence.empty())) {
       r.status = CandidateStatus::Skipped;
       r.error = *why;
       if (p.search.sequence.empty()) untuned_record_ = records_.size();
@@ -438,7 +451,7 @@ class Tuning {
     records_.push_back(std::move(r));
     if (valid) {
       measured_ok_.push_back({records_.size() - 1, std::move(p.search.sequence), std::move(p.text),
-                              std::move(p.kernel), std::move(p.program), cost});
+                              std::move(p.kernel), std::move(p.program), cost, cap_cost});
       note_best();
     }
     report(TuneProgress::Phase::Measure);
@@ -481,10 +494,11 @@ class Tuning {
   double candidates_left() const { return std::max<double>(1, planned_ > measured_ ? planned_ - measured_ : 1); }
 
   // `r`, a valid candidate, becomes the fastest if it is.
-  void consider_best(const CandidateRecord& r) {
+  void consider_best(const Measured& m) {
+    const CandidateRecord& r = records_[m.record];
     if (best_ns_ != 0 && statistic(r) >= best_ns_) return;
     best_ns_ = statistic(r);
-    best_cost_ns_ = r.cost_ns;
+    best_cost_ns_ = m.cap_cost_ns;
     best_text_ = r.sequence;
   }
 
@@ -492,7 +506,7 @@ class Tuning {
   // programs past the finalists' band of the fastest can no longer win nor
   // be re-timed, and go.
   void note_best() {
-    consider_best(records_[measured_ok_.back().record]);
+    consider_best(measured_ok_.back());
     for (Measured& m : measured_ok_)
       if (m.program.valid() && !within(records_[m.record], kFinalistBand)) m.program = Program();
   }
@@ -571,7 +585,7 @@ class Tuning {
       // The fastest again, over every candidate still valid.
       best_ns_ = 0;
       for (const Measured& valid : measured_ok_)
-        if (records_[valid.record].status == CandidateStatus::Measured) consider_best(records_[valid.record]);
+        if (records_[valid.record].status == CandidateStatus::Measured) consider_best(valid);
       report(TuneProgress::Phase::Retime, &r);
     }
   }
@@ -699,8 +713,7 @@ class Tuning {
   TimerKind timer_ = TimerKind::Host;
   std::vector<std::string> warnings_;
   TuneTimes times_;
-  double untuned_cost_ns_ = 0;  // the cost model's estimates (0: unknown)
-  double best_cost_ns_ = 0;     // ... of the fastest candidate so far
+  double best_cost_ns_ = 0;     // cap_cost_ns of the fastest candidate so far (0: unknown)
   bool bench_interpreted_ = false;  // the reference came from the interpreter
   SearchSpace learned_space_;       // space_ ranked by the learned model (ranking_space)
   std::string ranked_by_ = "analytic";

@@ -16,6 +16,7 @@
 
 #include "kiln/ir/hash.hpp"
 #include "kiln/tune/heuristic.hpp"
+#include "kiln/tune/learned_cost.hpp"
 #include "kiln/tune/tournament_search.hpp"
 #include "kiln/tune/tuner.hpp"
 #include "tune/dummy_device.hpp"
@@ -437,6 +438,42 @@ TEST(Tuner, AnUntunedKernelPredictedPastItsCapIsNotRunAndIsNotTheReference) {
   EXPECT_GT(caught, 0u) << "the wrong kernels fast enough to win are caught";
   EXPECT_EQ(result.entry.sequence.find("test_wrong"), std::string::npos) << result.entry.sequence;
   EXPECT_NE(result.entry.sequence.find("test_split"), std::string::npos) << result.entry.sequence;
+}
+
+// The run-time prediction that keeps slow candidates off such a device
+// scales the space's own cost model by the fastest candidate's time, even
+// when a learned model ranks the search: the learned model is fitted to
+// the order of a tuning's candidates, not to their ratios, and a far-off
+// one must not make candidates look like runs of years. Here the space's
+// model puts the split kernels cheapest (the heuristic choice among them)
+// and the others at 3x; the learned one puts the others at e^40 x: none
+// is skipped, and the untuned kernel is run.
+TEST(Tuner, ALearnedModelsRatiosDoNotSkipCandidatesAsTooSlowToRun) {
+  const Device device = test::dummy_device();
+  ASSERT_FALSE(device.info().survives_timeout());
+  const ir::Kernel kernel = test::parse_ir(test::elementwise_ir(kN));
+  test::TestSplit split;
+  test::TestCoarsen coarsen;
+  const auto has_local = [](const ir::Kernel& k) {
+    return std::any_of(k.ops.begin(), k.ops.end(), [](const ir::Op& op) {
+      return op.kind == ir::OpKind::Index && op.scope() == ir::Scope::Local;
+    });
+  };
+  SearchSpace space = test::planted_space(
+      {&split, &coarsen}, [&](const ir::Kernel& k, const DeviceInfo&) { return has_local(k) ? 1.0 : 3.0; });
+  space.features = [&](const ir::Kernel& k, const DeviceInfo&) { return std::vector<double>{has_local(k) ? 0.0 : 1.0}; };
+  auto far_off = std::make_shared<LearnedCostModel>();
+  far_off->weights = {40.0};
+  TuneOptions options = options_for(space);
+  options.cost_model = far_off;
+  const TuneResult result = tune_kernel(device, kernel, options).value();
+  ASSERT_EQ(result.ranked_by, "learned");
+  for (const CandidateRecord& r : result.entry.candidates)
+    EXPECT_NE(r.status, CandidateStatus::Skipped) << r.sequence << ": " << r.error;
+  const CandidateRecord* untuned = find_record(result.entry, "");
+  ASSERT_NE(untuned, nullptr);
+  EXPECT_GT(untuned->runs, 0u) << untuned->error;
+  EXPECT_GT(result.entry.baseline_ns, 0u);
 }
 
 // Seed sequences (the winners of nearby shapes, from Device::compile) are
