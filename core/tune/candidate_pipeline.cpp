@@ -49,7 +49,7 @@ PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel
                 "): compiling it would take too long";
       return p;
     }
-    const std::size_t weight = forecast != nullptr ? compile_weight(p.kernel) : 0;
+    const CompileWeight weight = forecast != nullptr ? compile_weight(p.kernel) : CompileWeight{};
     if (forecast != nullptr) {
       if (std::optional<std::string> why = forecast->refuses(weight)) {
         p.failure = CandidateStatus::Skipped;
@@ -60,7 +60,7 @@ PreparedCandidate prepare_untimed(const Device& device, const ir::Kernel& kernel
     const auto compile_started = std::chrono::steady_clock::now();
     Result<Program> program = device.compile(p.kernel, {.mode = CompileMode::Frozen});
     if (forecast != nullptr)
-      forecast->took(weight,
+      forecast->took(weight.ops,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_started).count());
     if (!program) {
       p.failure = CandidateStatus::CompileFailed;

@@ -10,12 +10,22 @@
 //
 // A kernel's size here is its compile weight: its ops, plus the registers
 // each WGMMA names (N / 2 accumulators, and A's fragments with code 1),
-// which is what an unrolled tensor-core loop multiplies. And compile time
-// grows faster than that: NVRTC took 1.16 s for the tf32 swap=1 kernel
-// (548 ops, 8 WGMMAs of 128 accumulators) and 13.3 s for it unrolled 4
-// times (1033 ops, 32 WGMMAs), this machine, 2026-12-04: weights 1604 and
-// 5257, 3.3 times the weight for 11.4 times the time. So the forecast
-// scales the slowest compile by the square of the weight ratio.
+// which is what an unrolled tensor-core loop multiplies. A compile is a
+// fixed part (the compiler's start, headers, the driver) and a part that
+// grows with the weight: in proportion for plain code, faster with
+// WGMMAs. NVRTC took 1.16 s for the tf32 swap=1 kernel (548 ops, 8 WGMMAs
+// of 128 accumulators) and 13.3 s for it unrolled 4 times (1033 ops, 32
+// WGMMAs), this machine, 2026-12-04: weights 1604 and 5257, 3.3 times the
+// weight for 11.4 times the time, so there the growing part scales with
+// the square of the weight. gcc on c:0 is mostly its fixed part: softmax
+// rows of weight 42 to 128 took 0.2 to 0.46 s (the slowest the first, a
+// cold start beside the search's threads) and one of weight 900 about
+// 0.3 s; scaled by the square from the slowest (weight 43), kernels of
+// weight 160 to 900 were forecast at 7 to 230 s, and a 10 s tuning of
+// softmax-rows 4096 x 16384 f16 skipped 14 of its 24 candidates as too
+// slow to compile (2026-12-05). So the forecast scales from the largest
+// compile so far, only its part above the fastest compile (the fixed
+// part's estimate), by the weight ratio or, with WGMMAs, its square.
 #pragma once
 
 #include "kiln/ir/kernel.hpp"
@@ -25,11 +35,17 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::tune::detail {
 
-// The size a compile's time is forecast from (above).
-std::size_t compile_weight(const ir::Kernel& kernel);
+// The size a compile's time is forecast from, and how that time grows
+// with it (above).
+struct CompileWeight {
+  std::size_t ops = 0;       // ops, plus the registers each WGMMA names
+  bool superlinear = false;  // has WGMMAs: the growing part scales with the square of ops
+};
+CompileWeight compile_weight(const ir::Kernel& kernel);
 
 class CompileForecast {
  public:
@@ -38,21 +54,26 @@ class CompileForecast {
 
   // A compile of a kernel of `ops` ops took `seconds` (any thread).
   void took(std::size_t ops, double seconds);
-  // What a compile of weight `ops` is expected to take: the slowest compile
-  // so far, scaled by the square of the size ratio where this kernel is
-  // larger than that one (compile time grows faster than the code; a smaller
-  // kernel is not assumed faster: a compile has a fixed part). 0 before any
+  // What a compile of `weight` is expected to take: the fastest compile of
+  // a kernel smaller than the largest so far (the fixed part; 0 when none
+  // is smaller) plus the largest one's time above it, scaled by how much
+  // larger this kernel is (the ratio, or its square where superlinear), and
+  // never less than the slowest so far (a smaller kernel is not assumed
+  // faster than one seen: its fixed part may be slow too). 0 before any
   // compile ended.
-  double predict_s(std::size_t ops) const;
-  // Why a compile of `ops` ops starting now would end past the deadline;
+  double predict_s(const CompileWeight& weight) const;
+  // Why a compile of `weight` starting now would end past the deadline;
   // nullopt when it fits (or nothing is known yet). Any thread.
-  std::optional<std::string> refuses(std::size_t ops, Clock::time_point now = Clock::now()) const;
+  std::optional<std::string> refuses(const CompileWeight& weight, Clock::time_point now = Clock::now()) const;
 
  private:
   Clock::time_point deadline_;
   mutable std::mutex mutex_;
-  double slowest_s_ = 0;
-  std::size_t slowest_ops_ = 0;
+  struct Compile {
+    std::size_t ops;
+    double seconds;
+  };
+  std::vector<Compile> compiles_;  // a tuning's, a few hundred at most
 };
 
 }  // namespace kiln::tune::detail

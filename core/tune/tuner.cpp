@@ -349,7 +349,7 @@ class Tuning {
   void took_compile(const detail::PreparedCandidate& p, detail::CompileForecast& forecast) {
     if (p.failure) return;
     budget_.compile_took(p.prepare_seconds);
-    forecast.took(detail::compile_weight(p.kernel), p.prepare_seconds);
+    forecast.took(detail::compile_weight(p.kernel).ops, p.prepare_seconds);
   }
 
   // The pipeline's next candidate; the wait, when it had to compile, is

@@ -90,5 +90,5 @@ TEST(CandidatePipeline, AForecastPastTheDeadlineSkipsTheCompileAndNamesWhy) {
   CompileForecast roomy(CompileForecast::Clock::now() + std::chrono::hours(1));
   CandidatePipeline timed(device, kernel, tune::default_search_space(), splits(), 2, /*overlap=*/true, 0, &roomy);
   EXPECT_EQ(prepared(timed), 4u);
-  EXPECT_GT(roomy.predict_s(1), 0) << "the compiles told it what they took";
+  EXPECT_GT(roomy.predict_s({1, false}), 0) << "the compiles told it what they took";
 }
