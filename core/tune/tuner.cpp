@@ -656,11 +656,30 @@ class Tuning {
     result.sequence = std::move(winner->sequence);
     result.kernel = std::move(winner->kernel);
     result.program = std::move(winner->program);
+    if (std::optional<std::string> w = skipped_warning()) warnings_.push_back(std::move(*w));
     result.warnings = std::move(warnings_);
     result.times = times_;
     result.ranked_by = ranked_by_;
     report(TuneProgress::Phase::Done);
     return result;
+  }
+
+  // Candidates recorded `skipped` (never compiled or never run) are named
+  // in a warning with how many they were and the first one's reason: a
+  // tuning that measured 1 of 24 because 23 were skipped said nothing of
+  // it but candidates_measured (an H100, 2026-12-05, docs/autotune.md).
+  std::optional<std::string> skipped_warning() const {
+    std::size_t skipped = 0;
+    const CandidateRecord* first = nullptr;
+    for (const CandidateRecord& r : records_)
+      if (r.status == CandidateStatus::Skipped) {
+        ++skipped;
+        if (first == nullptr) first = &r;
+      }
+    if (skipped == 0) return std::nullopt;
+    return std::to_string(skipped) + " candidate" + (skipped == 1 ? " was" : "s were") +
+           " skipped without a measurement (the first, " + (first->sequence.empty() ? "the untuned kernel" : first->sequence) +
+           ": " + first->error + ")";
   }
 
   std::uint64_t statistic(const CandidateRecord& r) const {

@@ -429,6 +429,10 @@ TEST(Tuner, AnUntunedKernelPredictedPastItsCapIsNotRunAndIsNotTheReference) {
   EXPECT_EQ(untuned->runs, 0u);
   EXPECT_NE(untuned->error.find("would lose the device"), std::string::npos) << untuned->error;
   EXPECT_EQ(result.entry.baseline_ns, 0u) << "its time is unknown";
+  bool warned = false;
+  for (const std::string& w : result.warnings)
+    warned |= w.find("skipped without a measurement (the first, the untuned kernel: not run:") != std::string::npos;
+  EXPECT_TRUE(warned) << "a skip is said, not only recorded";
   std::size_t caught = 0;
   for (const CandidateRecord& r : result.entry.candidates)
     if (r.sequence.find("test_wrong") != std::string::npos && r.status == CandidateStatus::Mismatch) {
