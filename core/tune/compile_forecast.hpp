@@ -23,9 +23,15 @@
 // 0.3 s; scaled by the square from the slowest (weight 43), kernels of
 // weight 160 to 900 were forecast at 7 to 230 s, and a 10 s tuning of
 // softmax-rows 4096 x 16384 f16 skipped 14 of its 24 candidates as too
-// slow to compile (2026-12-05). So the forecast scales from the largest
-// compile so far, only its part above the fastest compile (the fixed
-// part's estimate), by the weight ratio or, with WGMMAs, its square.
+// slow to compile (2026-12-05); on the H200, 3 s tunings of the row
+// kernels at n = 50257 (2026-12-05, 04:44) forecast weights 214 to 869 at
+// 4 to 69 s and skipped 27 of rmsnorm-rows bf16's candidates. So
+// each compile so far forecasts this one, its time scaled by the weight
+// ratio where this kernel is larger (by its square with WGMMAs), and the
+// forecast is the least of them: a one-off slow compile (a cold start,
+// a compile beside the search's threads) is outvoted by any fast one,
+// while an unrolled tensor-core kernel is still forecast from the largest
+// such kernel compiled (1.16 s scaled to 12.5 s for the 13.3 s one).
 #pragma once
 
 #include "kiln/ir/kernel.hpp"
@@ -54,13 +60,9 @@ class CompileForecast {
 
   // A compile of a kernel of `ops` ops took `seconds` (any thread).
   void took(std::size_t ops, double seconds);
-  // What a compile of `weight` is expected to take: the fastest compile of
-  // a kernel smaller than the largest so far (the fixed part; 0 when none
-  // is smaller) plus the largest one's time above it, scaled by how much
-  // larger this kernel is (the ratio, or its square where superlinear), and
-  // never less than the slowest so far (a smaller kernel is not assumed
-  // faster than one seen: its fixed part may be slow too). 0 before any
-  // compile ended.
+  // What a compile of `weight` is expected to take: the least of the
+  // compiles so far, each scaled by how much larger this kernel is (the
+  // ratio, or its square where superlinear). 0 before any compile ended.
   double predict_s(const CompileWeight& weight) const;
   // Why a compile of `weight` starting now would end past the deadline;
   // nullopt when it fits (or nothing is known yet). Any thread.
