@@ -554,7 +554,10 @@ PY
                            awk '{ v = $(NF - 1); u = $NF; printf "%.0f", v * (u == "ms" ? 1e6 : u == "us" ? 1e3 : 1) }')
           heuristic=""
           [ -n "$heuristic_ns" ] && heuristic=$(rows_rate "$kernel" "$m" "$n" "$bytes" "$heuristic_ns")
-          row "$what" "$rate GB/s" "x add ${vs_add:-?} (add ${add_rate:-n/a}, target >= 0.90x); x torch ${vs_torch:-?} (${torch:-n/a}); heuristic ${heuristic:-?} GB/s"
+          # Candidates measured, and skipped without a measurement (the tuner's warning).
+          measured=$(json_field candidates_measured "$out")
+          skipped=$(grep -oE '[0-9]+ candidates? (was|were) skipped' <<<"$out" | head -1 | cut -d' ' -f1)
+          row "$what" "$rate GB/s" "x add ${vs_add:-?} (add ${add_rate:-n/a}, target >= 0.90x); x torch ${vs_torch:-?} (${torch:-n/a}); heuristic ${heuristic:-?} GB/s; ${measured:-?} measured, ${skipped:-0} skipped"
           seq=$(json_field sequence "$out")
           echo "$what: $seq" >>"$LOGS/rows-sequences.txt"
           row "" "" "seq: $(rows_short "$seq")"
