@@ -4,7 +4,9 @@
 
 #include "kiln/ir/verify.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace kiln::tune {
 
@@ -12,6 +14,12 @@ const passes::Optimization* SearchSpace::find(std::string_view name) const {
   for (const passes::Optimization* opt : optimizations)
     if (opt->name() == name) return opt;
   return nullptr;
+}
+
+double SearchSpace::rank_estimate(const ir::Kernel& kernel, const DeviceInfo& device,
+                                  std::span<const double> features) const {
+  const double estimate = feature_cost && !features.empty() ? feature_cost(features) : cost(kernel, device);
+  return std::isnan(estimate) ? std::numeric_limits<double>::infinity() : estimate;
 }
 
 namespace {

@@ -7,9 +7,7 @@
 #include "thread_pool.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <future>
-#include <limits>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -80,8 +78,6 @@ struct Item {
   bool exhausted = false;                    // expanded already, or not to be expanded
 };
 
-double finite_cost(double cost) { return std::isnan(cost) ? std::numeric_limits<double>::infinity() : cost; }
-
 // The variants to try on `kernel`: of each optimization, its first
 // (most promising) configs, in proportion to how many it has, about
 // `wanted` in all (as zyx: ceil(n_configs * wanted / total) each).
@@ -149,11 +145,8 @@ class TournamentSearch {
   // when the space has one, else the space's cost model. Fills `features`
   // when the space computes them (they are stored with the measurements).
   double rank(const ir::Kernel& kernel, std::vector<double>& features) const {
-    if (space_.features) {
-      features = space_.features(kernel, device_);
-      if (space_.feature_cost) return finite_cost(space_.feature_cost(features));
-    }
-    return finite_cost(space_.cost(kernel, device_));
+    if (space_.features) features = space_.features(kernel, device_);
+    return space_.rank_estimate(kernel, device_, features);
   }
 
   // Applies one step to `from` and ranks the result (on any thread: the

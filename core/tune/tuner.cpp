@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <exception>
 #include <future>
-#include <span>
 #include <thread>
 #include <unordered_set>
 
@@ -260,7 +259,8 @@ class Tuning {
       // has. Once it is measured, the candidates after it (the untuned
       // kernel's first) have their run times predicted from its time
       // (predicted_past_its_cap).
-      heuristic_prepared->search.cost_ns = search_estimate(heuristic->lowered, heuristic_prepared->search.features);
+      heuristic_prepared->search.cost_ns =
+          ranking_space().rank_estimate(heuristic->lowered, device_.info(), heuristic_prepared->search.features);
       take(std::move(*heuristic_prepared), bench);
     } else if (std::optional<detail::PreparedCandidate> first = next_from(pipeline)) {
       take(std::move(*first), bench);  // no heuristic choice: the cost model's first
@@ -306,14 +306,6 @@ class Tuning {
     };
     ranked_by_ = "learned";
     return learned_space_;
-  }
-
-  // A kernel's estimate as the search ranks it (tournament_search.cpp,
-  // rank): the learned model's from its features where one ranks.
-  double search_estimate(const ir::Kernel& lowered, std::span<const double> features) {
-    const SearchSpace& s = ranking_space();
-    if (s.feature_cost && !features.empty()) return s.feature_cost(features);
-    return s.cost(lowered, device_.info());
   }
 
   // The seed sequences go right after the heuristic choice, measured

@@ -91,6 +91,9 @@ struct SearchSpace {
   std::string version;
 
   const passes::Optimization* find(std::string_view name) const;
+  // The estimate a kernel is ranked by: feature_cost of its `features`
+  // where both are set, else `cost` (a NaN as infinity, ranked last).
+  double rank_estimate(const ir::Kernel& kernel, const DeviceInfo& device, std::span<const double> features) const;
 };
 
 // What a tuning may trade for speed. Exact: candidates compute what the
