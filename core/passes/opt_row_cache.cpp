@@ -30,7 +30,8 @@
 // lane_reduce (the producer's values are its copies), and unroll and
 // vectorize after it: fully unrolled loops give the array constant indices
 // (registers on a GPU), consecutive cached values consecutive slots, which
-// vectorize groups into vector stores and loads.
+// vectorize groups into vector stores and loads. On a GPU a 16-bit row
+// whose floats would fill the thread's registers is kept as loaded (plan()).
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/rewriter.hpp"
@@ -103,14 +104,16 @@ bool read_only_load(const Kernel& kernel, const ir::Op& op) {
   return memory.kind == OpKind::Param && memory.param_kind() == ir::ParamKind::Global;
 }
 
-// In LOCAL storage (local=1) bytes are what is scarce: a 16-bit row is kept
-// as loaded and widened again where it is read (a conversion is cheap; a
-// LOCAL array of f32 would hold half the rows per SM).
-bool cacheable(const Kernel& kernel, const ir::Op& op, bool local) {
+// keep_bits: a 16-bit row is kept as loaded and widened again where it is
+// read (a conversion is cheap). In LOCAL storage (local=1) always: bytes are
+// what is scarce, a LOCAL array of f32 would hold half the rows per SM. In
+// a GPU's registers when the floats would take more than half of a
+// thread's share of the register file (plan()).
+bool cacheable(const Kernel& kernel, const ir::Op& op, bool keep_bits) {
   if (read_only_load(kernel, op)) return true;
   switch (op.kind) {
     case OpKind::Cast:
-      return ir::is_float(op.dtype) && !local;
+      return ir::is_float(op.dtype) && !keep_bits;
     case OpKind::Unary: case OpKind::Binary: case OpKind::Mad: case OpKind::Select:
       return ir::is_float(op.dtype);
     default: return false;
@@ -118,7 +121,7 @@ bool cacheable(const Kernel& kernel, const ir::Op& op, bool local) {
 }
 
 std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blocks, ValueId producer,
-                                     const DeviceInfo& device, bool local) {
+                                     const DeviceInfo& device, bool local, bool keep_bits) {
   Plan p;
   p.producer = producer;
   if (local) {
@@ -154,7 +157,7 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
   std::vector<std::vector<ValueId>> producer_guards;
   std::vector<ValueId> candidates;
   for (ValueId id = producer + 1; id < blocks.end[producer]; ++id) {
-    if (!cacheable(kernel, kernel[id], local)) continue;
+    if (!cacheable(kernel, kernel[id], keep_bits)) continue;
     auto g = guards(kernel, blocks, id, producer);
     if (!g) continue;
     candidates.push_back(id);
@@ -166,7 +169,7 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     std::map<ValueId, std::size_t> matched;  // consumer op -> candidate
     for (ValueId id = consumer + 1; id < blocks.end[consumer]; ++id) {
       const ir::Op& op = kernel[id];
-      if (!cacheable(kernel, op, local)) continue;
+      if (!cacheable(kernel, op, keep_bits)) continue;
       const auto g = guards(kernel, blocks, id, consumer);
       if (!g) continue;
       for (std::size_t q = 0; q < candidates.size(); ++q) {
@@ -186,7 +189,7 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     // is matched goes with them (softmax's writing loop reads the sum loop's
     // exponentials, not the 16-bit row they were computed from).
     std::set<ValueId> dropped_casts;
-    if (local)
+    if (keep_bits)
       for (ValueId user = blocks.end[consumer] - 1; user > consumer; --user) {
         if (kernel[user].kind != OpKind::Cast || matched.count(user)) continue;
         bool all_matched = true, any = false;
@@ -248,6 +251,31 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     return "the cache would make " + std::to_string(bytes) + " bytes of REGISTER storage per thread, more than the " +
            std::to_string(limit) + " a thread may keep";
   return p;
+}
+
+// The plan for row_cache(loop, local): LOCAL keeps 16-bit rows as loaded; in
+// registers the floats, unless on a GPU (threads per group: the array is
+// the thread's registers) they would take more than half of its share of
+// the register file at the kernel's group size and the row as loaded takes
+// less (a whole f16 row of 50257 at 1024 threads: 7 blocks of 8, 56 floats
+// in 224 of 256 bytes, spilling; as loaded 28 registers).
+std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blocks, ValueId producer,
+                                     const DeviceInfo& device, bool local) {
+  if (local) return plan(kernel, blocks, producer, device, true, true);
+  auto floats = plan(kernel, blocks, producer, device, false, false);
+  if (device.max_local_threads <= 1 || device.register_bytes == 0) return floats;
+  const auto axis = single_local_axis(kernel);
+  const std::uint64_t threads = axis && axis->second > 0 ? static_cast<std::uint64_t>(axis->second) : 1;
+  const std::uint64_t share = device.register_bytes * device.max_local_threads / threads;
+  const auto* p = std::get_if<Plan>(&floats);
+  const auto array_bytes = [](const Plan& q) {
+    return static_cast<std::uint64_t>(q.count * q.stride) * ir::dtype_bytes(q.dtype);
+  };
+  if (p != nullptr && 2 * array_bytes(*p) <= share) return floats;
+  auto bits = plan(kernel, blocks, producer, device, false, true);
+  const auto* b = std::get_if<Plan>(&bits);
+  if (b == nullptr || (p != nullptr && array_bytes(*b) >= array_bytes(*p))) return floats;
+  return bits;
 }
 
 class RowCache final : public Optimization {

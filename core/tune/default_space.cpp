@@ -99,7 +99,9 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
 // the H200 (an f32 row of 50257 elements, 201 KB, allows one cached whole;
 // the L2 then holds only the uncached rest of the rows in flight). Without
 // it in registers: every loop's cached part unrolled whole (12 blocks of 4
-// lanes are 48 values a thread at 1024 threads).
+// lanes are 48 values a thread at 1024 threads). `cached_blocks` < 0: the
+// whole row in registers (no peel; 16-bit rows kept as loaded there, see
+// row_cache: 7 blocks of 8 halves are 28 registers a thread at 1024).
 passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bool local_row, int unroll = 1,
                                            int cached_blocks = 0) {
   std::string text;
@@ -134,7 +136,7 @@ passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bo
   if (cached_blocks > 0 && local_row) add("unroll(loop=1,factor=0)");
   // In registers: the cache's values are a REGISTER array, so every loop
   // that reads it is unrolled whole too (constant indices).
-  if (cached_blocks > 0 && !local_row) {
+  if (cached_blocks != 0 && !local_row) {
     add("row_cache(loop=1)");
     for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=0)");
   }
@@ -419,6 +421,13 @@ SearchSpace make_default_space(Precision precision) {
   // by hand) rmsnorm 0.78x of add in f16 and bf16 (tuned before: 0.65x and
   // 0.69x), 0.83x in f32 (0.75x), layernorm 0.79-0.91x (0.76-0.90x); softmax
   // f16/bf16 keeps its LOCAL rows (0.57x this way against 0.75x).
+  // Before them, 16-bit rows whole in registers as loaded (blocks of 8, 28
+  // registers a thread at 1024 threads; row_cache keeps the bits): on the
+  // H100 (2026-12-05, add 3012 GB/s) layernorm 0.93x / 0.92x of add in f16 /
+  // bf16 (the LOCAL row: 0.90x / 0.91x), rmsnorm 0.88x in f16 (0.82x), but
+  // 0.74x in bf16 (ptxas spills 20 bytes) and softmax 0.72x / 0.65x (one
+  // group an SM: its exponentials do not overlap the next row's loads).
+  for (int loops : {2, 3}) s.recipes.push_back(gpu_row_aligned_recipe(loops, 8, 1024, false, 1, -1));
   for (int loops : {3, 2}) s.recipes.push_back(gpu_row_aligned_recipe(loops, 4, 1024, false, 1, 12));
   for (int lanes : {8, 4})
     for (int loops : {3, 2})

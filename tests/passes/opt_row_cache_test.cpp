@@ -128,6 +128,39 @@ TEST(RowCache, ComposesWithTiledReduceUnrollAndVectorize) {
   }
 }
 
+// The dtype of the REGISTER array of `elements` (row_cache's), or Invalid.
+ir::DType register_array_dtype(const ir::Kernel& kernel, std::uint64_t elements) {
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::Storage && op.scope() == ir::Scope::Register && op.imm == elements) return op.dtype;
+  return ir::DType::Invalid;
+}
+
+TEST(RowCache, AGpuKeepsA16BitRowAsLoadedWhenItsFloatsWouldFillTheRegisters) {
+  // Each of 1024 threads keeps ceil(16000 / 1024) = 16 elements: 64 bytes
+  // as floats. Where that is at most half of a thread's share of the
+  // register file (register_bytes, the share at max_local_threads: 1024 in
+  // the preset) the floats are kept (no conversion where they are read
+  // again); where it is more, the halves as loaded (32 bytes), widened
+  // where read. Exact either way; an f32 row has nothing narrower to keep.
+  const std::string sequence =
+      "tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); row_cache(loop=0); "
+      "unroll(loop=1,factor=0); unroll(loop=0,factor=0)";
+  for (std::uint64_t register_bytes : {128u, 96u}) {
+    DeviceInfo device = gpu_preset();
+    device.register_bytes = register_bytes;
+    for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16, ir::DType::F32}) {
+      SCOPED_TRACE(std::to_string(register_bytes) + " bytes, " + std::string(ir::dtype_name(dtype)));
+      const kernels::StandardKernel k = standard("rmsnorm-rows", {.m = 2, .n = 16000}, dtype);
+      Result<ir::Kernel> out = optimize(k.kernel, parse_sequence(sequence).value(), device);
+      ASSERT_TRUE(out.ok()) << out.error().to_string();
+      const bool bits = dtype != ir::DType::F32 && register_bytes < 128;
+      EXPECT_EQ(register_array_dtype(*out, 16), bits ? dtype : ir::DType::F32) << ir::print(*out);
+      EXPECT_EQ(loads_of(*out, 0), 16) << ir::print(*out);
+      EXPECT_EQ(compare_standard(k, *out, 23, 4), "");
+    }
+  }
+}
+
 TEST(RowCache, ComposesWithLaneReduceOnTheCpu) {
   const kernels::StandardKernel k = standard("softmax-rows", {.m = 2, .n = 64});
   const char* sequence =

@@ -871,6 +871,7 @@ const Dialect& c_dialect() {
       .pow_f32 = "powf", .pow_f64 = "pow", .fmod_f32 = "fmodf", .fmod_f64 = "fmod",
       // Cache-line aligned: packed panels (pack_tile) are read as whole vectors.
       .local_storage_prefix = "_Alignas(64) ",
+      .register_storage_prefix = "",
       .barrier = "",
       .simd_function_helpers = true,
       .simd_function_whole = c_simd_function_whole,
@@ -920,6 +921,7 @@ const Dialect& opencl_dialect() {
       .unary_f64 = kF64,
       .pow_f32 = "pow", .pow_f64 = "pow", .fmod_f32 = "fmod", .fmod_f64 = "fmod",
       .local_storage_prefix = "__local ",
+      .register_storage_prefix = "",
       .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
       .index32_type = "int",
       .cast = c_cast,
@@ -958,6 +960,7 @@ const Dialect& cuda_dialect() {
       // Aligned to 16 bytes like the dynamic buffer: whole-vector accesses
       // (16-bit rows in 16-byte ones) need their start aligned.
       .local_storage_prefix = "__shared__ __align__(16) ",
+      .register_storage_prefix = "__align__(16) ",
       .dynamic_local_above = 48 * 1024,
       .barrier = "__syncthreads();",
       .index32_type = "int",

@@ -644,7 +644,7 @@ class Emitter {
     if (op.code != KILN_SCOPE_LOCAL && op.code != KILN_SCOPE_REGISTER)
       reject(id, KILN_STATUS_INVALID_ARGUMENT, "storage scope must be LOCAL or REGISTER");
     const std::string array = std::string(d_.storage_types[op.dtype]) + " " + var(id) + "[" + std::to_string(op.imm) + "];";
-    if (op.code == KILN_SCOPE_REGISTER) return line(array);
+    if (op.code == KILN_SCOPE_REGISTER) return line(std::string(d_.register_storage_prefix) + array);
     if (dynamic_local_bytes_ > 0) {
       if (!declared_dynamic_) {
         declared_dynamic_ = true;
@@ -805,8 +805,7 @@ class Emitter {
 
   bool whole_half_access(const kiln_op& op) const {
     const kiln_op& mem = ops_[op.src[0]];
-    return d_.raw_halves && op.lanes > 1 &&
-           (mem.kind == KILN_OP_PARAM || (mem.kind == KILN_OP_STORAGE && mem.code == KILN_SCOPE_LOCAL));
+    return d_.raw_halves && op.lanes > 1 && (mem.kind == KILN_OP_PARAM || mem.kind == KILN_OP_STORAGE);
   }
 
   // The float a half STORE converts: a CAST to f16/bf16 of an f32 value

@@ -228,6 +228,7 @@ const Dialect& glsl_dialect() {
       .unary_f64 = kF64,
       .pow_f32 = "kiln_pow_f32", .pow_f64 = "", .fmod_f32 = "kiln_fmod_f32", .fmod_f64 = "kiln_fmod_f64",
       .local_storage_prefix = "shared ",
+      .register_storage_prefix = "",
       .local_storage_global = true,
       .barrier = "memoryBarrierShared(); barrier();",
       .native_bool = true,

@@ -24,7 +24,7 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 18;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
+inline constexpr int kSearchSpaceVersion = 19;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
                                               // and its row recipes (devices that claim SUBGROUP_REDUCE); 5: pack_tile's
                                               // bf16 form (dot=1) and its recipes (devices that claim DOT_BF16); 6: GPU row
                                               // recipes in vectorized blocks (tiled_reduce splits block-storing loops),
@@ -47,7 +47,10 @@ inline constexpr int kSearchSpaceVersion = 18;  // 2: recipes; 3: the CPU elemen
                                               // 16: wgmma_staged swap=1 (C^T = B^T A^T, B^T's fragments from
                                               // registers) first among the AllowTf32 recipes; 17: the CPU softmax
                                               // recipes with the cached exponentials multiply by the sum's reciprocal;
-                                              // 18: a CPU softmax recipe that also keeps the max loop's widened row
+                                              // 18: a CPU softmax recipe that also keeps the max loop's widened row;
+                                              // 19: row_cache keeps 16-bit rows as loaded in a GPU's registers when
+                                              // their floats would take over half of a thread's share, and the
+                                              // recipes with rows that start anywhere whole in registers
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;

@@ -155,6 +155,10 @@ struct Dialect {
   std::array<std::string_view, KILN_UNARY_COUNT> unary_f32, unary_f64;
   std::string_view pow_f32, pow_f64, fmod_f32, fmod_f64;
   std::string_view local_storage_prefix;  // "__local ", "__shared__ " ("" in C: one thread per group)
+  // Before a REGISTER array ("" where none is needed): CUDA aligns it to 16
+  // bytes, as its vector accesses (16-bit rows kept as loaded, in 16-byte
+  // blocks of bits) assume.
+  std::string_view register_storage_prefix;
   // CUDA: when a kernel's LOCAL storage is more than this many bytes (static
   // __shared__ arrays stop at 48 KiB), it is carved out of one dynamic
   // buffer instead (`extern __shared__`, 16-byte aligned pieces), whose size
