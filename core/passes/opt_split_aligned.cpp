@@ -6,29 +6,43 @@
 //
 //   a0 = (base + factor - 1) / factor * factor     first aligned element
 //   h  = (factor - base % factor) % factor         = a0 - base, in [0, factor - 1]
-//   LOOP j < h:                 body(j)            the head
+//   LOOP r < e: body(r < h ? r : r + nb * factor)  a reduction's loose ends: head, then tail
 //   LOOP i < nb: LOOP k < factor: body(h + i * factor + k), base + counter = a0 + i * factor + k
-//   LOOP t < e - h: if h + t < e: body(h + t + nb * factor)   the tail, e = n - nb * factor
 //
-// with nb = (n - factor + 1) / factor, a constant (every h leaves at least
-// nb whole blocks), so the block loop's count is constant whatever the
-// row's alignment: row_cache (equal constant counts) and tiled_reduce treat
-// it as split_loop's outer loop. The anchor's index in the blocks is
+// and a parallel loop (no accumulation: each iteration writes its own
+// element) keeps its head and tail around the blocks, their indices affine
+// so that tiled_reduce splits them across threads (each thread at most one
+// element of each):
+//
+//   LOOP j < h: body(j);  the blocks as above;  LOOP t < e - h: if h + t < e: body(h + t + nb * factor)
+//
+// with nb = (n - factor + 1) / factor and e = n - nb * factor, constants
+// (every h leaves at least nb whole blocks; e < 2 * factor), so a
+// reduction's loops have constant counts whatever the row's alignment:
+// row_cache (equal constant counts) and tiled_reduce treat the blocks as
+// split_loop's outer loop, and unroll writes the loose ends out whole (in
+// every thread, folded into its partial before the tree), their loads issued
+// together ahead of the first block's (on the H100 a softmax whose head was
+// a rolled loop, a DRAM miss its max waited on before the thread asked for
+// its first block, and whose tail ran after the tree, lost 4% of its
+// bandwidth to them; docs/passes.md). The anchor's index in the blocks is
 // written `factor * q + factor * i + k` (q = (base + factor - 1) / factor,
 // an atom of its affine form), a provable multiple of `factor` at k = 0, so
-// `vectorize` makes each block one aligned vector access. The head and tail
-// (dynamic counts, together e < 2 * factor) stay scalar; the tail's IF is
-// always true and tells the bounds analysis (which narrows by IF conditions,
-// not by loop counts) that the tail stays in the row. Iterations
-// run in the original order, so the results are unchanged. `base` must not
-// be negative (an element index is not). Refused where `base` is provably a
-// multiple of `factor` (rows of a length it divides): split_loop's blocks
-// are aligned there without a head or tail. configs() proposes top-level
-// loops only (see there).
+// `vectorize` makes each block one aligned vector access. The loose ends
+// stay scalar.
+//
+// A reduction's tail runs before its blocks, so the loop's iterations must
+// be independent but for accumulations (a loop tiled_reduce could split:
+// reduce::match_loop; a prefix sum is refused); a float sum is
+// reassociated by it, a max or min is not changed. `base` must not be negative (an element index is not).
+// Refused where `base` is provably a multiple of `factor` (rows of a length
+// it divides): split_loop's blocks are aligned there without loose ends.
+// configs() proposes top-level loops only (see there).
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
+#include "opt_tiled_reduce_match.hpp"
 #include "structural_support.hpp"
 
 #include <string>
@@ -78,11 +92,18 @@ bool provably_aligned(const Kernel& kernel, ValueId base, std::int64_t factor) {
   return true;
 }
 
+// Whether the loop's iterations may run in another order: independent but
+// for accumulations (what tiled_reduce splits across threads).
+bool reorderable(const Kernel& kernel, const ir::Blocks& blocks, ValueId loop) {
+  return std::holds_alternative<reduce::SplittableLoop>(reduce::match_loop(kernel, blocks, loop));
+}
+
 class SplitAligned final : public Optimization {
  public:
   std::string_view name() const override { return "split_aligned"; }
   std::string_view description() const override {
-    return "split a constant LOOP into a head, aligned blocks of `factor` and a tail (accesses at base + counter)";
+    return "split a constant LOOP into its loose ends (head and tail, first) and aligned blocks of `factor` (accesses at "
+           "base + counter)";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo&) const override {
@@ -98,7 +119,7 @@ class SplitAligned final : public Optimization {
       // run-time guards.
       if (blocks.parent[sites[position].loop] != ir::kNoValue) continue;
       const ValueId base = n ? anchor_base(kernel, sites[position]) : ir::kNoValue;
-      if (base == ir::kNoValue) continue;
+      if (base == ir::kNoValue || !reorderable(kernel, blocks, sites[position].loop)) continue;
       for (std::int64_t factor : kFactors)
         if (*n >= 2 * factor && !provably_aligned(kernel, base, factor))
           steps.push_back(make_step(name(), {{"loop", static_cast<std::int64_t>(position)}, {"factor", factor}}));
@@ -120,7 +141,13 @@ class SplitAligned final : public Optimization {
       return step_error(step, "the loop accesses no GLOBAL buffer at base + counter with base defined before it");
     if (provably_aligned(kernel, base_id, factor))
       return step_error(step, "the accesses start at multiples of " + std::to_string(factor) + " already: split_loop");
+    const auto matched = reduce::match_loop(kernel, ir::analyze_blocks(kernel), site.loop);
+    if (std::holds_alternative<std::string>(matched))
+      return step_error(step, "the loop's iterations may not be reordered (a reduction's loose ends run first): " +
+                                  std::get<std::string>(matched));
+    const bool reduction = !std::get<reduce::SplittableLoop>(matched).accumulators.empty();
     const std::int64_t blocks = (n - factor + 1) / factor;
+    const std::int64_t loose = n - blocks * factor;
 
     // The body's `base + counter` indices (the anchor's and any other with
     // the same base): in the blocks they are written as factor * q +
@@ -158,28 +185,39 @@ class SplitAligned final : public Optimization {
       // range [0, factor - 1] is then plain to value_range (the bounds
       // analysis and the cost model bound the loops and indices by it).
       const ir::Value head = b.mod(b.sub(f, b.mod(base, f)), f);
-      const ir::Value j = b.loop(head);
-      copy_body(j, {});
-      b.end_loop(j);
+      // A reduction's loose ends first, in one loop: r < h the head's
+      // elements, the rest the tail's (positions nb * factor + r of the
+      // row). Both arms lie in [0, n - 1], which the bounds analysis sees
+      // from r's constant count.
+      if (reduction) {
+        const ir::Value r = b.loop(loose);
+        const ir::Value position = b.select(b.cmplt(r, head), r, b.add(r, b.constant_i64(blocks * factor)));
+        copy_body(position, {});
+        b.end_loop(r);
+      } else {
+        const ir::Value j = b.loop(head);
+        copy_body(j, {});
+        b.end_loop(j);
+      }
       const ir::Value outer = b.loop(blocks);
       const ir::Value inner = b.loop(factor);
       const ir::Value block_start = b.mul(outer, f);
       copy_body(b.add(b.add(head, block_start), inner), b.add(b.add(aligned, block_start), inner));
       b.end_loop(inner);
       b.end_loop(outer);
-      // The tail: positions blocks * factor + u of the row, u = h + t < e
-      // (e = n - blocks * factor). The IF is always true; it tells the
-      // bounds analysis (which narrows ranges by IF conditions, not by a
-      // loop's count) that u < e, i.e. that the tail stays in the row, while
-      // the index stays affine in t (tiled_reduce splits the writing loop's
-      // tail across threads).
-      const std::int64_t edge = n - blocks * factor;
-      const ir::Value t = b.loop(b.sub(b.constant_i64(edge), head));
-      const ir::Value u = b.add(head, t);
-      const ValueId inside = b.if_(b.cmplt(u, b.constant_i64(edge)));
-      copy_body(b.add(u, b.constant_i64(blocks * factor)), {});
-      b.end_if(inside);
-      b.end_loop(t);
+      if (!reduction) {
+        // The tail: positions blocks * factor + u of the row, u = h + t < e.
+        // The IF is always true; it tells the bounds analysis (which
+        // narrows ranges by IF conditions, not by a loop's dynamic count)
+        // that u < e, i.e. that the tail stays in the row, while the index
+        // stays affine in t (tiled_reduce splits the tail across threads).
+        const ir::Value t = b.loop(b.sub(b.constant_i64(loose), head));
+        const ir::Value u = b.add(head, t);
+        const ValueId inside = b.if_(b.cmplt(u, b.constant_i64(loose)));
+        copy_body(b.add(u, b.constant_i64(blocks * factor)), {});
+        b.end_if(inside);
+        b.end_loop(t);
+      }
       drop_range(rw, site.loop, site.end);
       return true;
     });

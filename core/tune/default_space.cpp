@@ -79,19 +79,22 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
 
 // Rows no block divides (n = 50257 is odd: the rows start at every
 // alignment, so split_loop's blocks would not be aligned and the loads stay
-// scalar, 2 bytes a thread for f16): each loop split_aligned into a scalar
-// head, whole aligned blocks of `lanes` and a scalar tail (the head and
-// tail together under 2 * lanes elements). Original loop L becomes loops
-// 3L (head), 3L + 1 (blocks), 3L + 2 (tail). The blocks are split across
-// `threads` threads and vectorized: 16-byte accesses at any n. The writing
-// loop's head and tail are split across the threads too (each thread at most
-// one element); the reductions' head and tail run in every thread, folded
-// into its accumulator before and after the block loop's tree, so a
-// reduction keeps one tree. `local_row`: the row's blocks kept in LOCAL
-// memory (row_cache local=1, 16-bit as 16-bit) between the loops; without
-// it the later loops read the row again (from L2). Loops stay rolled
-// (unrolled by `unroll` when it is above 1; the cached blocks' loop below
-// whole): few registers, several groups per SM.
+// scalar, 2 bytes a thread for f16): each loop split_aligned into aligned
+// blocks of `lanes` and the row's loose ends (the elements before the first
+// and after the last block, under 2 * lanes together). A reduction's loose
+// ends come first, in one loop of constant count that is written out whole
+// here: every thread loads them at its start, ahead of its first block,
+// and folds them into its accumulator before the block loop's tree (a
+// reduction keeps one tree). The writing loop keeps a head and a tail
+// around its blocks, split across the threads (each thread at most one
+// element). So the reductions' blocks are loops 0 .. loops - 2 and the
+// writing loop's head, blocks and tail loops - 1, loops and loops + 1. The
+// blocks are split across `threads` threads and vectorized: 16-byte
+// accesses at any n. `local_row`: the row's blocks kept in LOCAL memory
+// (row_cache local=1, 16-bit as 16-bit) between the loops; without it the
+// later loops read the row again (from L2). Loops stay rolled (unrolled by
+// `unroll` when it is above 1; the cached blocks' loop below whole): few
+// registers, several groups per SM.
 // `cached_blocks` > 0: only each thread's first `cached_blocks` blocks are
 // kept (peel_loop splits every block loop there; row_cache keeps the first
 // part), the rest read again from L2. With local_row in LOCAL memory: at
@@ -102,46 +105,50 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
 // lanes are 48 values a thread at 1024 threads). `cached_blocks` < 0: the
 // whole row in registers (no peel; 16-bit rows kept as loaded there, see
 // row_cache: 7 blocks of 8 halves are 28 registers a thread at 1024).
+// (Where a peel leaves one block, the second loop is a unit loop that
+// normalization removes: the numbers below stay those of the blocks.)
 passes::OptSequence gpu_row_aligned_recipe(int loops, int lanes, int threads, bool local_row, int unroll = 1,
                                            int cached_blocks = 0) {
   std::string text;
   const auto add = [&](const std::string& step) { text += (text.empty() ? "" : "; ") + step; };
   const auto str = [](int v) { return std::to_string(v); };
+  const int writing = loops - 1;
+  // The block loop of original loop L once every loop is split and the
+  // reductions' loose ends are written out.
+  const auto blocks = [&](int loop) { return loop < writing ? loop : writing + 1; };
   if (loops == 3) add("reciprocal_divide()");
-  for (int loop = loops - 1; loop >= 0; --loop) {
+  for (int loop = writing; loop >= 0; --loop) {
     add("split_aligned(loop=" + str(loop) + ",factor=" + str(lanes) + ")");
-    add("unroll(loop=" + str(loop + 2) + ",factor=0)");
+    add("unroll(loop=" + str(loop + 2) + ",factor=0)");             // the block's lanes
+    if (loop < writing) add("unroll(loop=" + str(loop) + ",factor=0)");  // a reduction's loose ends
   }
-  for (int loop = 0; loop < loops; ++loop) {
-    const bool reduction = loop < loops - 1;
-    const std::string split = ",local=" + str(threads) + ",branch=4" + (reduction ? ",subgroup=32" : "") + ")";
-    if (!reduction) add("tiled_reduce(loop=" + str(3 * loop) + split);
-    add("tiled_reduce(loop=" + str(3 * loop + 1) + split);
-    if (!reduction) add("tiled_reduce(loop=" + str(3 * loop + 2) + split);
-  }
+  const std::string split = ",local=" + str(threads) + ",branch=4";
+  for (int loop = 0; loop < writing; ++loop) add("tiled_reduce(loop=" + str(loop) + split + ",subgroup=32)");
+  for (int loop = writing; loop <= writing + 2; ++loop) add("tiled_reduce(loop=" + str(loop) + split + ")");
   if (cached_blocks > 0)
-    for (int loop = loops - 1; loop >= 0; --loop)
-      add("peel_loop(loop=" + str(3 * loop + 1) + ",count=" + str(cached_blocks) + ")");
+    for (int loop = writing; loop >= 0; --loop)
+      add("peel_loop(loop=" + str(blocks(loop)) + ",count=" + str(cached_blocks) + ")");
   // Unrolled: each thread's last block (the only one under tiled_reduce's
   // guard) peeled off first (it becomes straight code, so the loops keep
   // their numbers), so the unrolled copies' loads are not under an IF and
   // go out together.
   if (unroll > 1 && cached_blocks == 0)
-    for (int loop = loops - 1; loop >= 0; --loop) add("peel_loop(loop=" + str(3 * loop + 1) + ",count=-1)");
-  if (local_row) add("row_cache(loop=1,local=1)");
+    for (int loop = writing; loop >= 0; --loop) add("peel_loop(loop=" + str(blocks(loop)) + ",count=-1)");
+  if (local_row) add("row_cache(loop=0,local=1)");
   // The cached blocks' loop (a constant count) unrolled whole, so all of a
   // thread's cached loads go out before its LOCAL stores: softmax at
   // n = 50257 on the H200, 3292 GB/s against 3056 rolled in f16 and 3075
   // against 2943 in bf16 (same call; docs/passes.md, "GPU figures").
-  if (cached_blocks > 0 && local_row) add("unroll(loop=1,factor=0)");
+  if (cached_blocks > 0 && local_row) add("unroll(loop=0,factor=0)");
   // In registers: the cache's values are a REGISTER array, so every loop
   // that reads it is unrolled whole too (constant indices).
   if (cached_blocks != 0 && !local_row) {
-    add("row_cache(loop=1)");
-    for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=0)");
+    add("row_cache(loop=0)");
+    for (int loop = writing; loop >= 0; --loop) add("unroll(loop=" + str(blocks(loop)) + ",factor=0)");
   }
   if (unroll > 1)
-    for (int loop = loops - 1; loop >= 0; --loop) add("unroll(loop=" + str(3 * loop + 1) + ",factor=" + str(unroll) + ")");
+    for (int loop = writing; loop >= 0; --loop)
+      add("unroll(loop=" + str(blocks(loop)) + ",factor=" + str(unroll) + ")");
   add("vectorize(lanes=" + str(lanes) + ")");
   return passes::parse_sequence(text).value();
 }

@@ -1,6 +1,8 @@
-// split_aligned: a LOOP over a row that starts anywhere becomes a scalar
-// head, aligned blocks of a constant count and a scalar tail, computing
-// exactly what it computed (expect_applies runs both on the interpreter).
+// split_aligned: a LOOP over a row that starts anywhere becomes aligned
+// blocks of a constant count and the row's scalar loose ends (a
+// reduction's first, in one loop of constant count; a parallel loop's as a
+// head and a tail around the blocks), computing what it computed
+// (expect_applies runs both on the interpreter; a float sum reassociates).
 #include "passes/structural_test_support.hpp"
 
 #include "kiln/ir/analysis.hpp"
@@ -43,22 +45,31 @@ std::vector<ir::ValueId> loops_of(const ir::Kernel& kernel) {
 
 }  // namespace
 
-TEST(SplitAligned, HeadConstantBlocksAndTailComputeTheSameSums) {
-  const ir::Kernel out = expect_applies(parse_valid(kOddRowSum), "split_aligned(loop=0,factor=8)", gpu_preset());
+// The relative error a reassociated f32 sum of 37 random inputs stays under.
+constexpr double kReassociated = 1e-5;
+
+TEST(SplitAligned, AReductionsLooseEndsComeFirstInALoopOfConstantCount) {
+  const ir::Kernel out =
+      expect_applies(parse_valid(kOddRowSum), "split_aligned(loop=0,factor=8)", gpu_preset(), {}, 7, kReassociated);
   const std::vector<ir::ValueId> loops = loops_of(out);
-  ASSERT_EQ(loops.size(), 4u);  // head, blocks, the block's 8, tail
-  // The blocks: (37 - 7) / 8 = 3 whatever the row's alignment; the block 8.
+  ASSERT_EQ(loops.size(), 3u);  // loose ends, blocks, the block's 8
+  // 37 - 3 * 8 = 13 loose elements and (37 - 7) / 8 = 3 blocks whatever the
+  // row's alignment; the block 8.
+  EXPECT_EQ(ir::constant_int(out, out[loops[0]].src[0]), 13);
   EXPECT_EQ(ir::constant_int(out, out[loops[1]].src[0]), 3);
   EXPECT_EQ(ir::constant_int(out, out[loops[2]].src[0]), 8);
-  // Head and tail counts are dynamic (they depend on the row).
-  EXPECT_FALSE(ir::constant_int(out, out[loops[0]].src[0]).has_value());
-  EXPECT_FALSE(ir::constant_int(out, out[loops[3]].src[0]).has_value());
+  EXPECT_LT(loops[0], loops[1]);
+  // Max is not reassociated: exact.
+  std::string text(kOddRowSum);
+  text.replace(text.find("add f32 %13"), 3, "max");
+  expect_applies(parse_valid(text), "split_aligned(loop=0,factor=8)", gpu_preset());
 }
 
 TEST(SplitAligned, BlocksBecomeAlignedVectorLoads) {
   // After unrolling the block, vectorize proves each block's first index a
   // multiple of 8 (rows of 37 elements start anywhere): one 8-lane load.
-  const ir::Kernel split = expect_applies(parse_valid(kOddRowSum), "split_aligned(loop=0,factor=8)", gpu_preset());
+  const ir::Kernel split =
+      expect_applies(parse_valid(kOddRowSum), "split_aligned(loop=0,factor=8)", gpu_preset(), {}, 7, kReassociated);
   const ir::Kernel unrolled = expect_applies(split, "unroll(loop=2,factor=0)", gpu_preset());
   DeviceInfo wide = gpu_preset();
   wide.vector_width_mask |= 1u << 8;
@@ -67,17 +78,50 @@ TEST(SplitAligned, BlocksBecomeAlignedVectorLoads) {
   for (const ir::Op& op : vectors.ops)
     if (op.kind == ir::OpKind::Load && op.src[0] == 0) (op.lanes == 8 ? vector_loads : scalar_loads) += 1;
   EXPECT_EQ(vector_loads, 1);
-  EXPECT_EQ(scalar_loads, 2);  // the head's and the tail's
+  EXPECT_EQ(scalar_loads, 1);  // the loose ends'
 }
 
 TEST(SplitAligned, SoftmaxAtAnOddLengthKeepsItsResults) {
-  // Three loops, each split: every row of 50 elements (residues 0, 2, 4, 6 mod 8).
+  // Three loops, each split: every row of 50 elements (residues 0, 2, 4, 6
+  // mod 8). The max and sum loops get their loose ends first (2 loops each),
+  // the writing loop (parallel) a head and a tail around its blocks (3).
   ir::Kernel k = standard("softmax-rows", {9, 50, 1});
   for (int loop = 2; loop >= 0; --loop) {
-    k = expect_applies(k, "split_aligned(loop=" + std::to_string(loop) + ",factor=8)", gpu_preset());
+    k = expect_applies(k, "split_aligned(loop=" + std::to_string(loop) + ",factor=8)", gpu_preset(), {}, 7, 1e-5);
     k = expect_applies(k, "unroll(loop=" + std::to_string(loop + 2) + ",factor=0)", gpu_preset());
   }
-  EXPECT_EQ(loops_of(k).size(), 9u);
+  const std::vector<ir::ValueId> loops = loops_of(k);
+  ASSERT_EQ(loops.size(), 7u);
+  for (int loose : {0, 2}) EXPECT_TRUE(ir::constant_int(k, k[loops[loose]].src[0]).has_value());
+  for (int head_or_tail : {4, 6}) EXPECT_FALSE(ir::constant_int(k, k[loops[head_or_tail]].src[0]).has_value());
+}
+
+TEST(SplitAligned, RefusesALoopWhoseIterationsDependOnEachOther) {
+  // A prefix sum (each iteration stores the running sum): its tail cannot
+  // run before its blocks.
+  constexpr std::string_view kPrefixSum = R"(
+%0 = param 0 global f32[296]
+%1 = param 1 global_mut f32[296]
+%2 = const i64 8
+%3 = const i64 37
+%4 = index group 0 %2
+%5 = mul i64 %4, %3
+%6 = const f32 0
+%7 = storage register f32[1]
+%8 = const i64 0
+store f32 %7[%8], %6
+%10 = loop %3
+  %11 = add i64 %5, %10
+  %12 = load f32 %0[%11]
+  %13 = load f32 %7[%8]
+  %14 = add f32 %13, %12
+  store f32 %7[%8], %14
+  store f32 %1[%11], %14
+endloop %10
+)";
+  const ir::Kernel prefix = parse_valid(kPrefixSum);
+  EXPECT_NE(refusal(prefix, "split_aligned(loop=0,factor=8)").find("may not be reordered"), std::string::npos);
+  EXPECT_TRUE(config_texts("split_aligned", prefix, gpu_preset()).empty());
 }
 
 TEST(SplitAligned, ConfigsSkipRowsThatStartAligned) {

@@ -167,9 +167,9 @@ TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
   EXPECT_GT(with_row_steps, 0);
 }
 
-// The recipes for rows that start anywhere (split_aligned: a scalar head,
-// aligned vector blocks, a scalar tail; the row in LOCAL memory, part of it,
-// or none) apply only where each thread gets several blocks: at the issue's
+// The recipes for rows that start anywhere (split_aligned: aligned vector
+// blocks and the row's scalar loose ends, a reduction's first; the row in
+// LOCAL memory or registers, part of it, or none) apply only where each thread gets several blocks: at the issue's
 // n = 50257 (odd: 2 rows, starting at residues 0 and 1 mod 8; 50257 = 1 mod
 // 8) on the H200-shaped dummy, f32 and f16 (bf16 converts the same way on
 // the dummy; bounded time), against the interpreter.

@@ -37,9 +37,10 @@ inline Result<ir::Kernel> apply_step(const ir::Kernel& kernel, std::string_view 
 
 // Applies `step_text` to `kernel`; a failure when it is refused, does not
 // verify, or changes the results on the interpreter (inputs from `seed`,
-// VARIABLE params from `scalars`). Returns the optimized kernel.
+// VARIABLE params from `scalars`; exactly unless `tolerance`, for a step
+// that reassociates sums). Returns the optimized kernel.
 inline ir::Kernel expect_applies(const ir::Kernel& kernel, std::string_view step_text, const DeviceInfo& device,
-                                 std::span<const double> scalars = {}, std::uint64_t seed = 7) {
+                                 std::span<const double> scalars = {}, std::uint64_t seed = 7, double tolerance = 0) {
   Result<ir::Kernel> out = apply_step(kernel, step_text, device);
   if (!out.ok()) {
     ADD_FAILURE() << step_text << " was refused: " << out.error().to_string() << "\n" << ir::print(kernel);
@@ -49,7 +50,7 @@ inline ir::Kernel expect_applies(const ir::Kernel& kernel, std::string_view step
     ADD_FAILURE() << step_text << " produced an invalid kernel: " << valid.error().to_string() << "\n" << ir::print(*out);
     return kernel;
   }
-  if (std::string diff = compare_runs(kernel, *out, scalars, 0, seed); !diff.empty())
+  if (std::string diff = compare_runs(kernel, *out, scalars, tolerance, seed); !diff.empty())
     ADD_FAILURE() << step_text << " changed the results: " << diff << "\nbefore:\n" << ir::print(kernel) << "after:\n"
                   << ir::print(*out);
   return std::move(out).value();

@@ -222,14 +222,15 @@ TEST(HeuristicSchedule, LongOddF32LayernormRowsOnAnH200ShapedGpuTakeTheAlignedRe
   ASSERT_TRUE(h.ok()) << h.error().to_string();
   EXPECT_EQ(passes::to_string(h->sequence),
             "split_aligned(loop=1,factor=4); unroll(loop=3,factor=0); split_aligned(loop=0,factor=4); "
-            "unroll(loop=2,factor=0); tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); "
-            "tiled_reduce(loop=3,local=1024,branch=4); tiled_reduce(loop=4,local=1024,branch=4); "
-            "tiled_reduce(loop=5,local=1024,branch=4); peel_loop(loop=4,count=12); peel_loop(loop=1,count=12); "
-            "row_cache(loop=1); unroll(loop=4,factor=0); unroll(loop=1,factor=0); vectorize(lanes=4)");
+            "unroll(loop=2,factor=0); unroll(loop=0,factor=0); "
+            "tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); tiled_reduce(loop=1,local=1024,branch=4); "
+            "tiled_reduce(loop=2,local=1024,branch=4); tiled_reduce(loop=3,local=1024,branch=4); "
+            "peel_loop(loop=2,count=12); peel_loop(loop=0,count=12); row_cache(loop=0); unroll(loop=2,factor=0); "
+            "unroll(loop=0,factor=0); vectorize(lanes=4)");
 }
 
 // Softmax rows of n = 50257 in f32 on the H200: split_aligned's scalar
-// heads and tails (up to 3 and 5 elements a pass in blocks of 4) are read
+// loose ends (up to 3 and 5 elements a pass in blocks of 4) are read
 // in every thread of the group, at the same address, which the L1 serves
 // after the first warp: the cost model now moves their sectors once per
 // group, not once per warp. The untuned pick becomes the split_aligned
@@ -244,12 +245,14 @@ TEST(HeuristicSchedule, LongOddF32SoftmaxRowsOnAnH200ShapedGpuTakeTheAlignedRegi
   ASSERT_TRUE(h.ok()) << h.error().to_string();
   EXPECT_EQ(passes::to_string(h->sequence),
             "reciprocal_divide(); split_aligned(loop=2,factor=4); unroll(loop=4,factor=0); "
-            "split_aligned(loop=1,factor=4); unroll(loop=3,factor=0); split_aligned(loop=0,factor=4); "
-            "unroll(loop=2,factor=0); tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); "
-            "tiled_reduce(loop=4,local=1024,branch=4,subgroup=32); tiled_reduce(loop=6,local=1024,branch=4); "
-            "tiled_reduce(loop=7,local=1024,branch=4); tiled_reduce(loop=8,local=1024,branch=4); "
-            "peel_loop(loop=7,count=12); peel_loop(loop=4,count=12); peel_loop(loop=1,count=12); row_cache(loop=1); "
-            "unroll(loop=7,factor=0); unroll(loop=4,factor=0); unroll(loop=1,factor=0); vectorize(lanes=4)");
+            "split_aligned(loop=1,factor=4); unroll(loop=3,factor=0); unroll(loop=1,factor=0); "
+            "split_aligned(loop=0,factor=4); unroll(loop=2,factor=0); unroll(loop=0,factor=0); "
+            "tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); "
+            "tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); tiled_reduce(loop=2,local=1024,branch=4); "
+            "tiled_reduce(loop=3,local=1024,branch=4); tiled_reduce(loop=4,local=1024,branch=4); "
+            "peel_loop(loop=3,count=12); peel_loop(loop=1,count=12); peel_loop(loop=0,count=12); "
+            "row_cache(loop=0); unroll(loop=3,factor=0); unroll(loop=1,factor=0); unroll(loop=0,factor=0); "
+            "vectorize(lanes=4)");
 }
 
 // ... while the shapes whose picks measured well keep them: softmax 16384^2
