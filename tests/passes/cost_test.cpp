@@ -354,3 +354,52 @@ TEST(CostModel, MovesALoadTheSameInEveryThreadOfAGroupOncePerGroup) {
   // A store to an address the same in the whole group: a sector a warp.
   EXPECT_NEAR(bytes(256, "%x = load f32 %in[%e]\nstore f32 %out[%g], %x\n"), 4.0 * kThreads + 32.0 * (kThreads / 32), 1);
 }
+
+// Scalar loads of one buffer a few elements apart in one block (the lanes of
+// an unrolled block that vectorize left scalar: rmsnorm's weight after
+// split_aligned, whose blocks start where the row's do) touch, warp by warp,
+// the sectors the group of them spans together, which the L1 serves after
+// the first touch: each is priced at its share. The weight of rmsnorm at
+// n = 50257 in blocks of 4 halves was priced 8 bytes an element instead of 2,
+// so the untuned pick was a scalar row (0.63x of add on the H100) where the
+// aligned blocks ran 0.93x tuned. A load alone keeps its strided price.
+TEST(CostModel, PricesAThreadsNeighbouringScalarLoadsAtTheirShareOfTheSectorsTheySpan) {
+  const auto gpu = passes::gpu_preset();
+  constexpr std::int64_t kThreads = std::int64_t{1} << 20;
+  const auto bytes = [&](std::string_view loads) {
+    return passes::estimate_cost(parse_valid(R"(
+%in = param 0 global f16[4194304]
+%out = param 1 global_mut f16[1048576]
+%groups = const i64 4096
+%threads = const i64 256
+%c4 = const i64 4
+%g = index group 0 %groups
+%l = index local 0 %threads
+%base = mul i64 %g, %threads
+%e = add i64 %base, %l
+%b = mul i64 %e, %c4
+)" + std::string(loads) + "store f16 %out[%e], %y\n"),
+                                 gpu)
+        .global_bytes;
+  };
+  const double stores = 2.0 * kThreads;
+  // Four halves a thread, 8 bytes apart between threads: 256 bytes a warp
+  // (8 sectors) for the four loads together, 2 bytes a load and thread.
+  const std::string four = R"(%x0 = load f16 %in[%b]
+%c1 = const i64 1
+%c2 = const i64 2
+%c3 = const i64 3
+%i1 = add i64 %b, %c1
+%i2 = add i64 %b, %c2
+%i3 = add i64 %b, %c3
+%x1 = load f16 %in[%i1]
+%x2 = load f16 %in[%i2]
+%x3 = load f16 %in[%i3]
+%s0 = add f16 %x0, %x1
+%s1 = add f16 %x2, %x3
+%y = add f16 %s0, %s1
+)";
+  EXPECT_NEAR(bytes(four), stores + 4 * 2.0 * kThreads, 1);
+  // One of them alone: its 8 sectors a warp, 8 bytes a thread.
+  EXPECT_NEAR(bytes("%y = load f16 %in[%b]\n"), stores + 8.0 * kThreads, 1);
+}
