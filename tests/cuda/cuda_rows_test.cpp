@@ -64,7 +64,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   NvrtcOptions options;
   options.include_dirs = default_include_dirs();
   const kiln::DeviceInfo device = h200_shaped();
-  int compiled = 0, blocks_of_halves = 0, local_rows = 0, aligned_rows = 0;
+  int compiled = 0, blocks_of_halves = 0, local_rows = 0, aligned_rows = 0, register_rows = 0;
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (const char* dtype_name : {"f16", "bf16", "f32"})
       for (const std::int64_t n : {768, 16384, 50257}) {
@@ -110,6 +110,19 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
               EXPECT_NE(source.find("_bits = *(const kiln_u16x" + lanes + "*)(v0 + "), std::string::npos) << source;
               EXPECT_NE(source.find("*(kiln_u16x" + lanes + "*)(v"), std::string::npos) << source;
               ++aligned_rows;
+              const std::string text = kiln::passes::to_string(recipe);
+              if (text.find("row_cache(loop=0)") != std::string::npos && text.find("peel_loop") == std::string::npos) {
+                // The whole row in registers, kept as loaded (row_cache): a
+                // 16-byte aligned array of halves, stored and read whole.
+                const std::string array = "__align__(16) unsigned short v";
+                const auto declared = source.find(array);
+                ASSERT_NE(declared, std::string::npos) << source;
+                const std::size_t id_at = declared + array.size() - 1;
+                const std::string cache = source.substr(id_at, source.find('[', id_at) - id_at);
+                EXPECT_NE(source.find("*(kiln_u16x8*)(" + cache + " + "), std::string::npos) << source;
+                EXPECT_NE(source.find(" = *(const kiln_u16x8*)(" + cache + " + "), std::string::npos) << source;
+                ++register_rows;
+              }
             }
             const int major = dtype == kiln::ir::DType::BF16 ? 8 : 9;
             const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
@@ -123,6 +136,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   EXPECT_GT(blocks_of_halves, 8);
   EXPECT_GT(local_rows, 4);
   EXPECT_GT(aligned_rows, 8);
+  EXPECT_GE(register_rows, 4);  // layernorm, rmsnorm, softmax in f16 and bf16 (whole rows of 50257)
   EXPECT_GT(compiled, 20);
 }
 
