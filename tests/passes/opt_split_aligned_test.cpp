@@ -98,28 +98,13 @@ TEST(SplitAligned, SoftmaxAtAnOddLengthKeepsItsResults) {
 
 TEST(SplitAligned, RefusesALoopWhoseIterationsDependOnEachOther) {
   // A prefix sum (each iteration stores the running sum): its tail cannot
-  // run before its blocks.
-  constexpr std::string_view kPrefixSum = R"(
-%0 = param 0 global f32[296]
-%1 = param 1 global_mut f32[296]
-%2 = const i64 8
-%3 = const i64 37
-%4 = index group 0 %2
-%5 = mul i64 %4, %3
-%6 = const f32 0
-%7 = storage register f32[1]
-%8 = const i64 0
-store f32 %7[%8], %6
-%10 = loop %3
-  %11 = add i64 %5, %10
-  %12 = load f32 %0[%11]
-  %13 = load f32 %7[%8]
-  %14 = add f32 %13, %12
-  store f32 %7[%8], %14
-  store f32 %1[%11], %14
-endloop %10
-)";
-  const ir::Kernel prefix = parse_valid(kPrefixSum);
+  // run before its blocks. The row sum above, made to store each prefix.
+  std::string text(kOddRowSum);
+  text.replace(text.find("global_mut f32[8]"), 17, "global_mut f32[296]");
+  const std::string accumulate = "  store f32 %7[%8], %14\n";
+  text.insert(text.find(accumulate) + accumulate.size(), "  store f32 %1[%11], %14\n");
+  text.erase(text.find("%17 = load"));
+  const ir::Kernel prefix = parse_valid(text);
   EXPECT_NE(refusal(prefix, "split_aligned(loop=0,factor=8)").find("may not be reordered"), std::string::npos);
   EXPECT_TRUE(config_texts("split_aligned", prefix, gpu_preset()).empty());
 }
