@@ -34,10 +34,11 @@
 // A reduction's tail runs before its blocks, so the loop's iterations must
 // be independent but for accumulations (a loop tiled_reduce could split:
 // reduce::match_loop; a prefix sum is refused); a float sum is
-// reassociated by it, a max or min is not changed. `base` must not be negative (an element index is not).
-// Refused where `base` is provably a multiple of `factor` (rows of a length
-// it divides): split_loop's blocks are aligned there without loose ends.
-// configs() proposes top-level loops only (see there).
+// reassociated by it, a max or min is not changed. `base` must not be
+// negative (an element index is not). Refused where `base` is provably a
+// multiple of `factor` (rows of a length it divides): split_loop's blocks
+// are aligned there without loose ends. configs() proposes top-level loops
+// only (see there).
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
