@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 

@@ -433,7 +433,9 @@ SearchSpace make_default_space(Precision precision) {
   // H100 (2026-12-05, add 3012 GB/s) layernorm 0.93x / 0.92x of add in f16 /
   // bf16 (the LOCAL row: 0.90x / 0.91x), rmsnorm 0.88x in f16 (0.82x), but
   // 0.74x in bf16 (ptxas spills 20 bytes) and softmax 0.72x / 0.65x (one
-  // group an SM: its exponentials do not overlap the next row's loads).
+  // group an SM: its exponentials do not overlap the next row's loads). On
+  // the H200 (same day, 12 s tunings) it won no row: one group an SM leaves
+  // too few bytes in flight there.
   for (int loops : {2, 3}) s.recipes.push_back(gpu_row_aligned_recipe(loops, 8, 1024, false, 1, -1));
   for (int loops : {3, 2}) s.recipes.push_back(gpu_row_aligned_recipe(loops, 4, 1024, false, 1, 12));
   for (int lanes : {8, 4})
