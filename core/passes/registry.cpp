@@ -40,6 +40,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::wgmma_staged());
     all.push_back(&opts::simt_staged());
     all.push_back(&opts::prefetch_rows());
+    all.push_back(&opts::async_copies());
     // end of performance
 
     return all;

@@ -31,7 +31,10 @@ kiln::DeviceInfo h200_shaped() {
   d.local_memory_bytes = 232448;  // shared memory a block may opt in to (row_cache local=1: dynamic above 48 KB)
   for (unsigned lanes : {3u, 8u, 16u}) d.vector_width_mask |= 1u << lanes;
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
-    if (dt != KILN_DTYPE_BOOL) d.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
+    if (dt != KILN_DTYPE_BOOL) {
+      d.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
+      d.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= KILN_DTYPE_BIT(dt);  // sm_80 and later
+    }
   return d;
 }
 
@@ -51,6 +54,13 @@ bool is_aligned_recipe_for(const kiln::passes::OptSequence& recipe, int loops) {
   return splits == loops;
 }
 
+// The lanes of the recipe's vectorize step, as text ("4" without one).
+std::string vector_lanes(const kiln::passes::OptSequence& recipe) {
+  for (const kiln::passes::OptStep& step : recipe)
+    if (step.opt == "vectorize" && step.param("lanes") == 8) return "8";
+  return "4";
+}
+
 bool is_row_recipe(const kiln::passes::OptSequence& recipe) {
   for (const kiln::passes::OptStep& step : recipe)
     if (step.opt == "tiled_reduce") return true;
@@ -64,7 +74,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   NvrtcOptions options;
   options.include_dirs = default_include_dirs();
   const kiln::DeviceInfo device = h200_shaped();
-  int compiled = 0, blocks_of_halves = 0, local_rows = 0, aligned_rows = 0, register_rows = 0;
+  int compiled = 0, blocks_of_halves = 0, local_rows = 0, aligned_rows = 0, register_rows = 0, copied_rows = 0;
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (const char* dtype_name : {"f16", "bf16", "f32"})
       for (const std::int64_t n : {768, 16384, 50257}) {
@@ -83,7 +93,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
             const int loops = std::string(name) == "softmax-rows" ? 3 : 2;
             if (is_block_recipe_for(recipe, loops) && dtype != kiln::ir::DType::F32) {
               // The row in 16-byte loads, the output in 16-byte stores (8 lanes) or 8-byte ones.
-              const std::string lanes = recipe.back().param("lanes") == 8 ? "8" : "4";
+              const std::string lanes = vector_lanes(recipe);
               EXPECT_NE(source.find("_bits = *(const kiln_u16x" + lanes + "*)(v0 + "), std::string::npos) << source;
               EXPECT_NE(source.find("*(kiln_u16x" + lanes + "*)(v"), std::string::npos) << source;
               ++blocks_of_halves;
@@ -106,7 +116,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
             if (is_aligned_recipe_for(recipe, loops) && dtype != kiln::ir::DType::F32) {
               // n = 50257 is odd, so rows start anywhere; split_aligned's blocks still
               // load and store whole 16-byte (8 lanes) or 8-byte vectors.
-              const std::string lanes = recipe.back().param("lanes") == 8 ? "8" : "4";
+              const std::string lanes = vector_lanes(recipe);
               EXPECT_NE(source.find("_bits = *(const kiln_u16x" + lanes + "*)(v0 + "), std::string::npos) << source;
               EXPECT_NE(source.find("*(kiln_u16x" + lanes + "*)(v"), std::string::npos) << source;
               ++aligned_rows;
@@ -124,6 +134,12 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
                 ++register_rows;
               }
             }
+            if (kiln::passes::to_string(recipe).find("async_copies()") != std::string::npos) {
+              // The LOCAL row's cached blocks copied in with cp.async, waited for once.
+              EXPECT_NE(source.find("cp.async.cg.shared.global"), std::string::npos) << source;
+              EXPECT_NE(source.find("cp.async.wait_group 0;"), std::string::npos) << source;
+              ++copied_rows;
+            }
             const int major = dtype == kiln::ir::DType::BF16 ? 8 : 9;
             const DeviceCode code = compile_cuda(nvrtc, source, major, 0, options);
             EXPECT_TRUE(code.is_cubin);
@@ -137,6 +153,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   EXPECT_GT(local_rows, 4);
   EXPECT_GT(aligned_rows, 8);
   EXPECT_GE(register_rows, 4);  // layernorm, rmsnorm, softmax in f16 and bf16 (whole rows of 50257)
+  EXPECT_GE(copied_rows, 9);     // each kernel and dtype at n = 50257
   EXPECT_GT(compiled, 20);
 }
 

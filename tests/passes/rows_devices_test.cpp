@@ -40,7 +40,7 @@ const Runtime* runtime_for(const std::string& plugin) {
     if (plugin == "dummy")
       entries += R"(, "dummy": {"enabled": true, "options": {"simulate": [{}, {"name": "h200-shaped",
                  "register_bytes": 256, "local_memory_bytes": 232448, "vector_widths": [2, 3, 4, 8, 16],
-                 "subgroup_reduce": true}]}})";
+                 "subgroup_reduce": true, "copy_async": true}]}})";
     Result<Config> config = parse_config("{\"plugins\": {" + entries + "}}", "rows-devices-config.json");
     if (!config) return nullptr;
     Result<Runtime> runtime = Runtime::create(std::move(config).value());
