@@ -226,11 +226,9 @@ class AsyncCopies final : public Optimization {
       late[run.late] = &run;
       for (const Copy& c : run.copies) dropped.insert(c.store);
     }
+    // The wait may fall on a store that goes (a run whose loads have no
+    // other use waits where its last store was): emit before dropping.
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
-      if (dropped.count(id) > 0) {
-        rw.drop(id);
-        return true;
-      }
       ir::Builder& b = rw.out();
       if (const auto found = early.find(id); found != early.end()) {
         const Run& run = *found->second;
@@ -250,7 +248,10 @@ class AsyncCopies final : public Optimization {
           rw.replace(c.load, b.load(rw.map(store.src[0]), rw.map(store.src[1]), store.lanes));
         }
       }
-      if (!rw.handled(id)) rw.copy(id);
+      if (dropped.count(id) > 0)
+        rw.drop(id);
+      else if (!rw.handled(id))
+        rw.copy(id);
       return true;
     });
     return checked_output(step, std::move(out));

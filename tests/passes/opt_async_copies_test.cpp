@@ -132,3 +132,107 @@ TEST(AsyncCopies, ConfigsAndRefusals) {
   EXPECT_THAT(step_error_message(copied, "async_copies()", copying_gpu()), HasSubstr("copies of its own"));
   EXPECT_THAT(step_error_message(cached, "async_copies(loop=0)", copying_gpu()), HasSubstr("loop"));
 }
+
+namespace {
+
+// Each of 64 threads loads two 16-byte chunks of x, keeps them in LOCAL
+// memory (its own slots) and adds them up after a use of the first: the
+// shape of a LOCAL row, written by hand. `@MIDDLE@` is replaced by the cases
+// below (between the first store and the second load).
+constexpr std::string_view kTwoChunks = R"(
+%x = param 0 global f32[512]
+%y = param 1 global_mut f32[256]
+%l = storage local f32[512]
+%r = storage register f32[4]
+%n = const i64 64
+%t = index local 0 %n
+%four = const i64 4
+%eight = const i64 8
+%zero = const i64 0
+%a = mul i64 %t, %eight
+%va = load f32x4 %x[%a]
+store f32x4 %l[%a], %va
+%w = mul f32x4 %va, %va
+@MIDDLE@
+%b = add i64 %a, %four
+%vb = load f32x4 %x[%b]
+store f32x4 %l[%b], %vb
+%sa = load f32x4 %l[%a]
+%sb = load f32x4 %l[%b]
+%s = add f32x4 %sa, %sb
+%u = add f32x4 %s, %w
+%o = mul i64 %t, %four
+store f32x4 %y[%o], %u
+)";
+
+std::string two_chunks(std::string_view middle) {
+  std::string text(kTwoChunks);
+  text.replace(text.find("@MIDDLE@"), 8, middle);
+  return text;
+}
+
+}  // namespace
+
+TEST(AsyncCopies, TwoChunksGoOutTogetherAndTheirUsesReadLocalMemory) {
+  const ir::Kernel before = parse_valid(two_chunks(""));
+  const ir::Kernel after = applied(before, "async_copies()", copying_gpu());
+  const std::string text = ir::print(after);
+  EXPECT_EQ(count_kind(after, ir::OpKind::CopyAsync), 2u) << text;
+  EXPECT_EQ(local_vector_stores(after), 0u) << text;
+  // Both copies before the wait, the wait before the first use (the square).
+  const ir::ValueId wait = first_of(after, ir::OpKind::CopyWait, ir::DType::Invalid, 1);
+  ir::ValueId last_copy = 0;
+  for (ir::ValueId id = 0; id < after.size(); ++id)
+    if (after[id].kind == ir::OpKind::CopyAsync) last_copy = id;
+  EXPECT_LT(last_copy, wait) << text;
+  EXPECT_LT(wait, first_of(after, ir::OpKind::Binary, ir::DType::F32, 4)) << text;
+  EXPECT_EQ(compare_runs(before, after), "");
+}
+
+TEST(AsyncCopies, LeavesWhatItCannotProveTheSame) {
+  const DeviceInfo device = copying_gpu();
+  {
+    // A barrier ends the run: each chunk gets its own copy, commit and wait.
+    const ir::Kernel before = parse_valid(two_chunks("barrier"));
+    const ir::Kernel after = applied(before, "async_copies()", device);
+    EXPECT_EQ(count_kind(after, ir::OpKind::CopyAsync), 2u) << ir::print(after);
+    EXPECT_EQ(count_kind(after, ir::OpKind::CopyWait), 2u) << ir::print(after);
+    EXPECT_EQ(compare_runs(before, after), "");
+  }
+  // The thread reads the storage between its first load and its last store:
+  // the copies would land after that read.
+  EXPECT_THAT(step_error_message(parse_valid(two_chunks("%peek = load f32 %l[%zero]\nstore f32 %r[%zero], %peek")),
+                                 "async_copies()", device),
+              HasSubstr("LOCAL memory"));
+  // The second chunk's index is read from memory after the first chunk's
+  // value is used: its copy cannot go out with the first, so neither moves.
+  std::string late_index = two_chunks("%ri = storage register i64[1]\nstore i64 %ri[%zero], %four\n%k = load i64 %ri[%zero]");
+  late_index.replace(late_index.find("%b = add i64 %a, %four"), 22, "%b = add i64 %a, %k");
+  EXPECT_THAT(step_error_message(parse_valid(late_index), "async_copies()", device), HasSubstr("LOCAL memory"));
+  // 8-byte chunks are not what a copy moves, and a source the launch writes
+  // (GLOBAL_MUT) is not copied; a 16-byte chunk of a read-only one is.
+  const auto one_chunk = [](std::string_view source, std::string_view type) {
+    std::string text = R"(
+%x = param 0 SOURCE f32[512]
+%y = param 1 global_mut f32[512]
+%l = storage local f32[512]
+%n = const i64 64
+%t = index local 0 %n
+%eight = const i64 8
+%a = mul i64 %t, %eight
+%va = load TYPE %x[%a]
+store TYPE %l[%a], %va
+%w = add TYPE %va, %va
+store TYPE %y[%a], %w
+)";
+    text.replace(text.find("SOURCE"), 6, source);
+    for (std::size_t at = text.find("TYPE"); at != std::string::npos; at = text.find("TYPE")) text.replace(at, 4, type);
+    return text;
+  };
+  EXPECT_THAT(step_error_message(parse_valid(one_chunk("global", "f32x2")), "async_copies()", device),
+              HasSubstr("LOCAL memory"));
+  EXPECT_THAT(step_error_message(parse_valid(one_chunk("global_mut", "f32x4")), "async_copies()", device),
+              HasSubstr("LOCAL memory"));
+  const ir::Kernel copied = parse_valid(one_chunk("global", "f32x4"));
+  EXPECT_EQ(count_kind(applied(copied, "async_copies()", device), ir::OpKind::CopyAsync), 1u);
+}

@@ -1,0 +1,88 @@
+// kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir]: the CUDA source kiln
+// generates for a standard kernel after SEQUENCE on an H200-shaped device
+// (65536 registers a block of 1024 threads, 227 KB of shared memory a group,
+// vectors to 16 lanes, warp shuffles, cp.async), after a first line
+// "// LAUNCH threads=T smem=BYTES params=P" that bench/gpu-hand/bench.cu
+// launches it with. --ir prints the optimized kernel's IR instead. No GPU
+// needed: the source is what the CUDA plugin hands NVRTC, so it can be read,
+// compiled with nvcc/ptxas for its registers, edited by hand and timed
+// (bench/gpu-hand/README.md).
+#include <kiln/ir/dtype.hpp>
+#include <kiln/ir/text.hpp>
+#include <kiln/kernels/library.hpp>
+#include <kiln/passes/device_presets.hpp>
+#include <kiln/passes/optimization.hpp>
+#include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/capabilities.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+
+using namespace kiln;
+
+namespace {
+
+DeviceInfo h200_shaped() {
+  DeviceInfo d = passes::gpu_preset();
+  d.register_bytes = 256;
+  d.local_memory_bytes = 232448;
+  d.vector_width_mask = sdk::c_family_vector_widths(sdk::cuda_dialect());
+  kiln_device_info caps{};
+  for (unsigned dtype = 1; dtype < KILN_DTYPE_COUNT; ++dtype) sdk::set_c_family_caps(caps, sdk::cuda_dialect(), dtype);
+  sdk::set_subgroup_reduce(caps);
+  sdk::set_copy_async(caps);
+  std::copy(std::begin(caps.op_kind_dtypes), std::end(caps.op_kind_dtypes), d.op_kind_dtypes.begin());
+  std::copy(std::begin(caps.unary_dtypes), std::end(caps.unary_dtypes), d.unary_dtypes.begin());
+  std::copy(std::begin(caps.binary_dtypes), std::end(caps.binary_dtypes), d.binary_dtypes.begin());
+  return d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6 || (argc == 7 && std::string(argv[6]) != "--ir") || argc > 7) {
+    std::cerr << "usage: kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir]\n";
+    return 2;
+  }
+  const std::optional<ir::DType> dtype = ir::dtype_from_name(argv[4]);
+  if (!dtype) {
+    std::cerr << "kiln_emit_cuda: unknown dtype '" << argv[4] << "'\n";
+    return 2;
+  }
+  const auto kernel = kernels::make_standard_kernel(argv[1], {.m = std::stoll(argv[2]), .n = std::stoll(argv[3])}, *dtype);
+  if (!kernel) {
+    std::cerr << "kiln_emit_cuda: " << kernel.error().message << "\n";
+    return 1;
+  }
+  const auto sequence = passes::parse_sequence(argv[5]);
+  if (!sequence) {
+    std::cerr << "kiln_emit_cuda: " << sequence.error().message << "\n";
+    return 1;
+  }
+  const DeviceInfo device = h200_shaped();
+  const auto optimized = passes::optimize(kernel->kernel, *sequence, device);
+  if (!optimized) {
+    std::cerr << "kiln_emit_cuda: " << optimized.error().message << "\n";
+    return 1;
+  }
+  if (argc == 7) {
+    std::cout << ir::print(*optimized);
+    return 0;
+  }
+  try {
+    sdk::EmitOptions options;
+    options.entry = "k";
+    const sdk::EmittedKernel emitted = sdk::emit_c_family(optimized->to_wire(), sdk::cuda_dialect(), options);
+    const auto& local = emitted.shape.local_sizes;
+    std::cout << "// LAUNCH threads=" << local[0] * local[1] * local[2] << " smem=" << emitted.dynamic_local_bytes
+              << " params=" << emitted.shape.params.size() << "\n"
+              << emitted.source << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "kiln_emit_cuda: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# gen.sh LIST [BUILD_DIR]: on this (CPU) machine, the CUDA source of each
+# variant in LIST, into .gpu/hand/ at the repository root (git-ignored; the
+# device call carries ".gpu"), with its registers where ptxas is found.
+# LIST lines: NAME|KERNEL|DTYPE|SEQUENCE|MODE, `#` a comment; MODE is
+#   base    the source as kiln emits it
+#   hoist   every 16-byte load of an input moved as early as its operands allow
+#   hoist2  hoist, and __launch_bounds__(T, 2) (two groups an SM: at most 64
+#           registers at 512 threads)
+# NAME's second `_` field must be the dtype (sm_f16_x). HAND_M, HAND_N: the
+# kernel's size (5342 x 50257 by default: 2^28 elements, rows that start anywhere).
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUILD=${2:-$ROOT/build}
+OUTDIR=$ROOT/.gpu/hand
+M=${HAND_M:-5342} N=${HAND_N:-50257}
+mkdir -p "$OUTDIR"
+rm -f "$OUTDIR"/*.cu
+cp "$HERE/bench.cu" "$HERE/run.sh" "$OUTDIR/"
+echo "$M $N" >"$OUTDIR/size"
+PTXAS=$(command -v nvcc || true)
+while IFS='|' read -r name kernel dtype sequence mode; do
+  [ -z "$name" ] || [[ "$name" == \#* ]] && continue
+  "$BUILD/bin/kiln_emit_cuda" "$kernel" "$M" "$N" "$dtype" "$sequence" >"$OUTDIR/$name.emitted"
+  case $mode in
+    base) mv "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" ;;
+    hoist) python3 "$HERE/hoist.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" && rm "$OUTDIR/$name.emitted" ;;
+    hoist2) python3 "$HERE/hoist.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" 2 && rm "$OUTDIR/$name.emitted" ;;
+    *) echo "gen.sh: $name: unknown mode '$mode'" >&2; exit 2 ;;
+  esac
+  registers=""
+  [ -n "$PTXAS" ] && registers=$("$PTXAS" -arch=sm_90 -cubin -Xptxas -v -o /dev/null "$OUTDIR/$name.cu" 2>&1 |
+                                  grep -oE "Used [0-9]+ registers|[0-9]+ bytes spill stores" | tr '\n' ' ')
+  echo "$name: $(head -1 "$OUTDIR/$name.cu" | cut -c4-) $registers"
+done <"$1"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# run.sh (on the GPU machine, from .gpu/hand/): builds bench.cu around each
+# variant's source with nvcc and times it (median of 22 launches, the L2
+# flushed before each) in two rounds, each after a float4 add over 2^28 f32
+# (the bandwidth yardstick of the same run). PROF="NAME ...": also Nsight
+# Compute's speed-of-light, warp-state and stall counts of those variants,
+# into $OUT/prof_NAME.txt.
+cd "$(dirname "$0")" || exit 1
+mkdir -p bin
+read -r M N <size
+nvidia-smi --query-gpu=name --format=csv,noheader
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+ls ./*.cu | grep -v bench.cu | xargs -P 12 -I{} sh -c 'n=$(basename {} .cu); '"$NVCC"' -arch=sm_90 -std=c++17 -O2 -include {} bench.cu -o bin/$n 2>bin/$n.err || echo "BUILD FAILED $n"'
+launch() {  # NAME: THREADS SMEM PARAMS from the source's first line
+  sed -E 's/.*threads=([0-9]+) smem=([0-9]+) params=([0-9]+).*/\1 \2 \3/' <"$1.cu" | head -1
+}
+for round in 1 2; do
+  first=$(ls ./*.cu | grep -v bench.cu | head -1)
+  "bin/$(basename "$first" .cu)" add
+  for f in ./*.cu; do
+    n=$(basename "$f" .cu); [ "$n" = bench ] && continue
+    printf '%-24s ' "$n"; "bin/$n" "$M" "$N" "$(cut -d_ -f2 <<<"$n")" $(launch "$n")
+  done
+done
+if command -v ncu >/dev/null && [ -n "${PROF:-}" ]; then
+  for n in $PROF; do
+    ncu --section SpeedOfLight --section WarpStateStats --section Occupancy \
+        --metrics smsp__pcsamp_warps_issue_stalled_barrier,smsp__pcsamp_warps_issue_stalled_long_scoreboard,smsp__pcsamp_warps_issue_stalled_short_scoreboard,smsp__pcsamp_warps_issue_stalled_mio_throttle,smsp__pcsamp_warps_issue_stalled_wait,smsp__pcsamp_warps_issue_stalled_not_selected,smsp__pcsamp_warps_issue_stalled_selected \
+        --launch-skip 4 --launch-count 1 -k k "bin/$n" "$M" "$N" "$(cut -d_ -f2 <<<"$n")" $(launch "$n") \
+        >"${OUT:-.}/prof_$n.txt" 2>&1
+    grep -E "DRAM Throughput|Duration|Achieved Occupancy|pcsamp" "${OUT:-.}/prof_$n.txt"
+  done
+fi
