@@ -3,11 +3,11 @@
 // once vectorized) becomes an asynchronous copy (COPY_ASYNC: cp.async on
 // CUDA), and the thread's other uses of the value read it back from LOCAL
 // memory. The copies of one straight run of code (no LOOP, IF or BARRIER
-// inside it) go out together where the first of their loads was, with the
-// integer arithmetic that indexes them, as early in the run as their
-// operands allow (ahead of the row's loose ends, whose loads would
-// otherwise be waited for first); one COPY_COMMIT and COPY_WAIT(0) go where
-// the first of the values is used, and the uses read it from LOCAL memory.
+// inside it) go out together, with their loads and the integer arithmetic
+// that indexes them, as early in the run as their operands allow (ahead of
+// the row's loose ends, whose loads would otherwise be waited for first);
+// one COPY_COMMIT and COPY_WAIT(0) go where the first of the values is
+// used, and the uses read it from LOCAL memory.
 //
 // Why: a row kept in LOCAL memory was loaded into registers and stored from
 // there, so the registers bounded the loads a thread had in flight (ptxas
@@ -55,7 +55,6 @@ struct Copy {
 // loads and the arithmetic their indices need), and where they go.
 struct Run {
   ValueId start = ir::kNoValue;  // the run's first op
-  ValueId first = ir::kNoValue;  // the first copied load
   ValueId early = ir::kNoValue;  // where the moved ops and the copies go
   ValueId late = ir::kNoValue;   // where the wait goes: the first use of a copied value
   std::vector<Copy> copies;
@@ -75,10 +74,6 @@ bool is_async(OpKind kind) {
   return kind == OpKind::CopyAsync || kind == OpKind::CopyCommit || kind == OpKind::CopyWait;
 }
 
-bool read_only_param(const Kernel& k, ValueId memory) {
-  return k[memory].kind == OpKind::Param && k[memory].param_kind() == ir::ParamKind::Global;
-}
-
 bool local_storage(const Kernel& k, ValueId memory) {
   return k[memory].kind == OpKind::Storage && k[memory].scope() == ir::Scope::Local;
 }
@@ -92,7 +87,7 @@ bool movable(const Kernel& k, ValueId id) {
     case OpKind::Mad: case OpKind::Select: case OpKind::Broadcast: case OpKind::Insert: case OpKind::Extract:
       return true;
     case OpKind::Load:
-      return read_only_param(k, op.src[0]);
+      return read_only_load(k, op);
     default:
       return false;
   }
@@ -142,7 +137,7 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
     const ir::Op& store = k[id];
     if (store.kind != OpKind::Store || !local_storage(k, store.src[0])) continue;
     const ValueId load = store.src[2];
-    if (load >= id || k[load].kind != OpKind::Load || !read_only_param(k, k[load].src[0])) continue;
+    if (load >= id || !read_only_load(k, k[load])) continue;
     const ir::Op& l = k[load];
     if (l.dtype != store.dtype || l.lanes != store.lanes || ir::dtype_bytes(l.dtype) * l.lanes != 16) continue;
     if (!device.supports_op_kind(KILN_OP_COPY_ASYNC, static_cast<unsigned>(l.dtype))) continue;
@@ -154,13 +149,15 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
     run.copies.push_back({load, id});
   }
   for (auto& entry : by_run) {
-    Run& run = entry.second;  // (clang 14 lambdas cannot capture a structured binding)
+    Run& run = entry.second;
     std::sort(run.copies.begin(), run.copies.end(), [](const Copy& a, const Copy& b) { return a.load < b.load; });
-    run.first = run.copies.front().load;
+    // A store's index that cannot move (it read memory): the run is left as it is.
+    bool movable_indices = true;
     for (const Copy& c : run.copies) {
       take_with_operands(k, c.load, run.start, run.moved);
-      if (!take_with_operands(k, k[c.store].src[1], run.start, run.moved)) run.moved.insert(c.store);  // refused below
+      if (!take_with_operands(k, k[c.store].src[1], run.start, run.moved)) movable_indices = false;
     }
+    if (!movable_indices) continue;
     // The moved ops go right after the last op of the run they need.
     run.early = run.start;
     for (ValueId moved : run.moved)
@@ -168,16 +165,16 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
         if (operand != ir::kNoValue && operand >= run.start && run.moved.count(operand) == 0)
           run.early = std::max(run.early, operand + 1);
     for (const Copy& c : run.copies) run.early = std::max(run.early, k[c.store].src[0] + 1);  // the storage
-    run.late = run.copies.back().store;
+    // (Stores need not come in their loads' order.)
+    ValueId last_store = 0;
+    for (const Copy& c : run.copies) last_store = std::max(last_store, c.store);
+    run.late = last_store;
     for (const Copy& c : run.copies)
       for (ValueId user : users[c.load])
         if (user != c.store) run.late = std::min(run.late, user);
-    // A store's index that cannot move (it read memory), or an op the moved
-    // ones need after the first use: left as it is.
-    const bool movable_indices = std::none_of(run.copies.begin(), run.copies.end(),
-                                              [&](const Copy& c) { return run.moved.count(c.store) > 0; });
-    if (!movable_indices || run.early > run.late) continue;
-    // Between the first load and the last store, the storages copied into
+    // An op the moved ones need that comes after the first use: left as it is.
+    if (run.early > run.late) continue;
+    // From where the copies go to the last store, the storages copied into
     // are touched by nothing but these stores.
     std::set<ValueId> storages, stores;
     for (const Copy& c : run.copies) {
@@ -185,7 +182,7 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
       stores.insert(c.store);
     }
     bool clean = true;
-    for (ValueId id = run.early; id <= run.copies.back().store && clean; ++id) {
+    for (ValueId id = run.early; id <= last_store && clean; ++id) {
       const ir::Op& op = k[id];
       if (stores.count(id) > 0) continue;
       if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && storages.count(op.src[0]) > 0) clean = false;

@@ -98,12 +98,6 @@ std::optional<std::vector<ValueId>> guards(const Kernel& kernel, const ir::Block
   return ifs;
 }
 
-bool read_only_load(const Kernel& kernel, const ir::Op& op) {
-  if (op.kind != OpKind::Load) return false;
-  const ir::Op& memory = kernel[op.src[0]];
-  return memory.kind == OpKind::Param && memory.param_kind() == ir::ParamKind::Global;
-}
-
 // keep_bits: a 16-bit row is kept as loaded and widened again where it is
 // read (a conversion is cheap). In LOCAL storage (local=1) always: bytes are
 // what is scarce, a LOCAL array of f32 would hold half the rows per SM. In

@@ -33,6 +33,12 @@ std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope,
   return std::nullopt;
 }
 
+bool read_only_load(const ir::Kernel& kernel, const ir::Op& op) {
+  if (op.kind != ir::OpKind::Load) return false;
+  const ir::Op& memory = kernel[op.src[0]];
+  return memory.kind == ir::OpKind::Param && memory.param_kind() == ir::ParamKind::Global;
+}
+
 std::vector<ir::ValueId> loops_in_order(const ir::Kernel& kernel) {
   std::vector<ir::ValueId> loops;
   for (ir::ValueId id = 0; id < kernel.size(); ++id)

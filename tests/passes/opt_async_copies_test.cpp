@@ -204,6 +204,29 @@ TEST(AsyncCopies, LeavesWhatItCannotProveTheSame) {
   EXPECT_THAT(step_error_message(parse_valid(two_chunks("%peek = load f32 %l[%zero]\nstore f32 %r[%zero], %peek")),
                                  "async_copies()", device),
               HasSubstr("LOCAL memory"));
+  // Stores out of their loads' order: the thread reads the first chunk's
+  // slot after the second chunk's store and before its own.
+  EXPECT_THAT(step_error_message(parse_valid(R"(
+%x = param 0 global f32[512]
+%y = param 1 global_mut f32[512]
+%l = storage local f32[512]
+%n = const i64 64
+%t = index local 0 %n
+%four = const i64 4
+%eight = const i64 8
+%a = mul i64 %t, %eight
+%b = add i64 %a, %four
+%va = load f32x4 %x[%a]
+%vb = load f32x4 %x[%b]
+store f32x4 %l[%a], %vb
+store f32x4 %l[%b], %vb
+%old = load f32x4 %l[%a]
+store f32x4 %l[%a], %va
+%s = add f32x4 %old, %va
+store f32x4 %y[%a], %s
+)"),
+                                 "async_copies()", device),
+              HasSubstr("LOCAL memory"));
   // The second chunk's index is read from memory after the first chunk's
   // value is used: its copy cannot go out with the first, so neither moves.
   std::string late_index = two_chunks("%ri = storage register i64[1]\nstore i64 %ri[%zero], %four\n%k = load i64 %ri[%zero]");
