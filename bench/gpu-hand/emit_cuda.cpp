@@ -1,7 +1,6 @@
 // kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir]: the CUDA source kiln
-// generates for a standard kernel after SEQUENCE on an H200-shaped device
-// (65536 registers a block of 1024 threads, 227 KB of shared memory a group,
-// vectors to 16 lanes, warp shuffles, cp.async), after a first line
+// generates for a standard kernel after SEQUENCE on `preset:h200` (what the
+// CUDA plugin reports for an H200: kiln/passes/device_presets.hpp), after a first line
 // "// LAUNCH threads=T smem=BYTES params=P" that bench/gpu-hand/bench.cu
 // launches it with. --ir prints the optimized kernel's IR instead. No GPU
 // needed: the source is what the CUDA plugin hands NVRTC, so it can be read,
@@ -13,34 +12,12 @@
 #include <kiln/passes/device_presets.hpp>
 #include <kiln/passes/optimization.hpp>
 #include <kiln/sdk/c_emitter.hpp>
-#include <kiln/sdk/capabilities.hpp>
 
-#include <algorithm>
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <string>
 
 using namespace kiln;
-
-namespace {
-
-DeviceInfo h200_shaped() {
-  DeviceInfo d = passes::gpu_preset();
-  d.register_bytes = 256;
-  d.local_memory_bytes = 232448;
-  d.vector_width_mask = sdk::c_family_vector_widths(sdk::cuda_dialect());
-  kiln_device_info caps{};
-  for (unsigned dtype = 1; dtype < KILN_DTYPE_COUNT; ++dtype) sdk::set_c_family_caps(caps, sdk::cuda_dialect(), dtype);
-  sdk::set_subgroup_reduce(caps);
-  sdk::set_copy_async(caps);
-  std::copy(std::begin(caps.op_kind_dtypes), std::end(caps.op_kind_dtypes), d.op_kind_dtypes.begin());
-  std::copy(std::begin(caps.unary_dtypes), std::end(caps.unary_dtypes), d.unary_dtypes.begin());
-  std::copy(std::begin(caps.binary_dtypes), std::end(caps.binary_dtypes), d.binary_dtypes.begin());
-  return d;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 6 || (argc == 7 && std::string(argv[6]) != "--ir") || argc > 7) {
@@ -62,7 +39,7 @@ int main(int argc, char** argv) {
     std::cerr << "kiln_emit_cuda: " << sequence.error().message << "\n";
     return 1;
   }
-  const DeviceInfo device = h200_shaped();
+  const DeviceInfo device = passes::h200_preset();
   const auto optimized = passes::optimize(kernel->kernel, *sequence, device);
   if (!optimized) {
     std::cerr << "kiln_emit_cuda: " << optimized.error().message << "\n";

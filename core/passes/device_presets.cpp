@@ -1,7 +1,9 @@
 #include "kiln/passes/device_presets.hpp"
 
+#include <kiln/sdk/c_emitter.hpp>
 #include <kiln/sdk/capabilities.hpp>
 #include <kiln/sdk/op_rules.hpp>
+#include <kiln/sdk/plugin_support.hpp>
 
 #include <algorithm>
 #include <iterator>
@@ -59,6 +61,52 @@ DeviceInfo gpu_preset() {
   return d;
 }
 
+// What the CUDA plugin reports for an H200 (plugins/cuda/device.cpp reads
+// these from the driver): sm_90 with 132 SMs at 1980 MHz, 227 KiB of shared
+// memory a block may opt in to, 64 Ki registers a block (256 bytes a thread
+// at 1024 threads), a 60 MiB L2, HBM3e at 4.8 TB/s, and the claims the
+// plugin makes there (the CUDA dialect's ops, mma.sync, cp.async, ldmatrix,
+// wgmma, warp shuffles). Built as the plugin builds its kiln_device_info, so
+// optimizing for it takes the paths a real H200 takes (the row recipes'
+// async copies, the wgmma matmuls) without one.
+DeviceInfo h200_preset() {
+  kiln_device_info info{};
+  sdk::copy_string(info.name, "H200-shaped preset (as the CUDA plugin reports an H200)");
+  sdk::copy_string(info.vendor, "kiln");
+  info.kind = KILN_DEVICE_KIND_GPU;
+  info.flags = KILN_DEVICE_CAN_COMPILE | KILN_DEVICE_DEVICE_TIMER | KILN_DEVICE_NATIVE_EXP2;
+  info.memory_bytes = 143771ull << 20;
+  info.local_memory_bytes = 232448;
+  info.max_local_threads = 1024;
+  info.register_bytes = 65536 * 4 / 1024;
+  info.max_register_bytes = 512 * 1024;
+  info.max_local_dims[0] = 1024;
+  info.max_local_dims[1] = 1024;
+  info.max_local_dims[2] = 64;
+  info.max_grid_dims[0] = 2147483647;
+  info.max_grid_dims[1] = 65535;
+  info.max_grid_dims[2] = 65535;
+  info.compute_units = 132;
+  info.warp_size = 32;
+  info.clock_mhz = 1980;
+  info.vector_widths = sdk::c_family_vector_widths(sdk::cuda_dialect());
+  for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_c_family_caps(info, sdk::cuda_dialect(), dt);
+  sdk::set_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA);
+  sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_F16);
+  sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
+  sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
+  sdk::set_copy_async(info);
+  sdk::set_load_matrix(info);
+  sdk::set_wgmma(info);
+  sdk::set_subgroup_reduce(info);
+  info.cache_bytes[1] = 60ull << 20;
+  info.peak_gflops = 132 * 128 * 2.0 * 1.98;  // 128 f32 lanes an SM
+  info.memory_bandwidth_gbps = 4800;
+  DeviceInfo d = DeviceInfo::from_abi(info, "preset", 0);
+  d.id = "preset:h200";
+  return d;
+}
+
 DeviceInfo small_preset() {
   DeviceInfo d = base("preset:small", "small GPU-like preset", DeviceKind::Gpu);
   d.warp_size = 8;
@@ -95,12 +143,13 @@ DeviceInfo cpu_preset() {
 }
 
 std::span<const std::string_view> device_preset_names() {
-  static constexpr std::array<std::string_view, 3> names = {"preset:gpu", "preset:small", "preset:cpu"};
+  static constexpr std::array<std::string_view, 4> names = {"preset:gpu", "preset:h200", "preset:small", "preset:cpu"};
   return names;
 }
 
 std::optional<DeviceInfo> device_preset(std::string_view id) {
   if (id == "preset:gpu") return gpu_preset();
+  if (id == "preset:h200") return h200_preset();
   if (id == "preset:small") return small_preset();
   if (id == "preset:cpu") return cpu_preset();
   return std::nullopt;

@@ -25,19 +25,6 @@ using namespace kiln::cuda;
 
 namespace {
 
-kiln::DeviceInfo h200_shaped() {
-  kiln::DeviceInfo d = kiln::passes::gpu_preset();
-  d.register_bytes = 256;  // 65536 registers / 1024 threads, as the plugin reports it
-  d.local_memory_bytes = 232448;  // shared memory a block may opt in to (row_cache local=1: dynamic above 48 KB)
-  for (unsigned lanes : {3u, 8u, 16u}) d.vector_width_mask |= 1u << lanes;
-  for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
-    if (dt != KILN_DTYPE_BOOL) {
-      d.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
-      d.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= KILN_DTYPE_BIT(dt);  // sm_80 and later
-    }
-  return d;
-}
-
 // A block recipe made for a kernel of `loops` loops (its first step splits
 // the last loop; on softmax a recipe for two loops leaves the writing loop
 // as it was).
@@ -73,7 +60,7 @@ TEST(CudaRows, RowRecipesCompileWithWholeHalfAccessesAndLaunchBounds) {
   const NvrtcApi nvrtc = load_nvrtc(nvrtc_candidates(""));
   NvrtcOptions options;
   options.include_dirs = default_include_dirs();
-  const kiln::DeviceInfo device = h200_shaped();
+  const kiln::DeviceInfo device = kiln::passes::h200_preset();
   int compiled = 0, blocks_of_halves = 0, local_rows = 0, aligned_rows = 0, register_rows = 0, copied_rows = 0;
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (const char* dtype_name : {"f16", "bf16", "f32"})
@@ -170,7 +157,7 @@ TEST(CudaRows, SoftmaxExponentialsAreTheHardwareEx2) {
       "unroll(loop=0,factor=0)";
   for (const kiln::ir::DType dtype : {kiln::ir::DType::F16, kiln::ir::DType::F32}) {
     const auto kernel = kiln::kernels::make_standard_kernel("softmax-rows", {.m = 64, .n = 50257}, dtype).value();
-    const auto optimized = kiln::passes::optimize(kernel.kernel, kiln::passes::parse_sequence(sequence).value(), h200_shaped());
+    const auto optimized = kiln::passes::optimize(kernel.kernel, kiln::passes::parse_sequence(sequence).value(), kiln::passes::h200_preset());
     ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
     const std::string source = generate_cuda_source(optimized->to_wire());
     EXPECT_NE(source.find("ex2.approx.ftz.f32"), std::string::npos) << source;

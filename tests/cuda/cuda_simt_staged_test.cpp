@@ -23,22 +23,6 @@
 
 using namespace kiln::cuda;
 
-namespace {
-
-// An H200-shaped device as the CUDA plugin describes one: 256 register bytes
-// per thread at 1024 threads, asynchronous copies, 227 KiB of (opt-in)
-// shared memory per group.
-kiln::DeviceInfo h200_shaped() {
-  kiln::DeviceInfo d = kiln::passes::gpu_preset();
-  d.register_bytes = 256;
-  d.compute_units = 132;
-  d.local_memory_bytes = 227 * 1024;
-  d.op_kind_dtypes[KILN_OP_COPY_ASYNC] |= 1u << KILN_DTYPE_F32;
-  return d;
-}
-
-}  // namespace
-
 TEST(CudaSimtStaged, TheStagedKernelsCompileForSm80AndSm90) {
   struct Case {
     kiln::kernels::KernelSize size;
@@ -73,7 +57,7 @@ TEST(CudaSimtStaged, TheStagedKernelsCompileForSm80AndSm90) {
     SCOPED_TRACE(std::to_string(c.size.m) + "x" + std::to_string(c.size.n) + "x" + std::to_string(c.size.k) + " " + c.step);
     const auto kernel = kiln::kernels::make_standard_kernel("matmul", c.size, kiln::ir::DType::F32);
     ASSERT_TRUE(kernel.ok());
-    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), h200_shaped());
+    const auto optimized = kiln::passes::optimize(kernel->kernel, kiln::passes::parse_sequence(c.step).value(), kiln::passes::h200_preset());
     ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
     try {
       const std::string source = generate_cuda_source(optimized->to_wire());
@@ -115,7 +99,7 @@ TEST_F(CudaSimtStagedDevice, GivesTheUntunedKernelsBits) {
       {{.m = 1004, .n = 1000, .k = 996}, "simt_staged(bm=128,bn=128,bk=8,wm=4,wn=2,tm=8,tn=8,stages=3,async=1)"},
       {{.m = 256, .n = 256, .k = 256}, "simt_staged(bm=128,bn=128,bk=8,wm=2,wn=2,tm=8,tn=16,stages=3,async=1)"},
   };
-  kiln::DeviceInfo device_info = h200_shaped();
+  kiln::DeviceInfo device_info = kiln::passes::h200_preset();
   device_info.local_memory_bytes = info.local_memory_bytes;
   std::mt19937_64 rng(20261203);
   std::uniform_real_distribution<float> magnitude(1.0f / 64, 1.0f);

@@ -108,7 +108,7 @@ TEST(CliIr, ADeviceOrFolderIsRefusedNotReadForever) {
 
 TEST(CliIr, OptimizePrintsWhatTheLibraryGives) {
   const std::string file = write("sum.kir", kRowSum);
-  for (const char* device : {"preset:gpu", "preset:cpu", "preset:small"}) {
+  for (const char* device : {"preset:gpu", "preset:h200", "preset:cpu", "preset:small"}) {
     const Output o = kiln_ir(file + " --opt '' --device " + device);
     ASSERT_EQ(o.exit_code, 0) << o.err;
     const auto expected = kiln::passes::optimize(kiln::ir::parse(kRowSum).value(), {}, *kiln::passes::device_preset(device));
@@ -187,7 +187,7 @@ store i64 %0[%2], %2
 TEST(CliIr, UnknownPresetIsAnError) {
   const Output o = kiln_ir(write("sum.kir", kRowSum) + " --cost --device preset:huge");
   EXPECT_EQ(o.exit_code, 1);
-  EXPECT_THAT(o.err, HasSubstr("no device preset 'preset:huge' (presets: preset:gpu, preset:small, preset:cpu)"));
+  EXPECT_THAT(o.err, HasSubstr("no device preset 'preset:huge' (presets: preset:gpu, preset:h200, preset:small, preset:cpu)"));
 }
 
 // `kiln ir --run` applies the config's bounds policy (issue 17): an access

@@ -206,7 +206,7 @@ void add_ir_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--scalars", o->scalars, "values of the var params, in slot order (for --run and --cost)")
       ->delimiter(',');
   command->add_option("--device", o->device,
-                      "device to optimize for: a runtime device id (c:0) or preset:gpu, preset:small, preset:cpu "
+                      "device to optimize for: a runtime device id (c:0) or preset:gpu, preset:h200, preset:small, preset:cpu "
                       "(default preset:gpu)");
   command->add_flag("--json", o->json, "print one JSON object instead of text");
   command->callback([o, &global] { run_ir_command(*o, global); });
