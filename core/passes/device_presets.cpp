@@ -89,16 +89,7 @@ DeviceInfo h200_preset() {
   info.compute_units = 132;
   info.warp_size = 32;
   info.clock_mhz = 1980;
-  info.vector_widths = sdk::c_family_vector_widths(sdk::cuda_dialect());
-  for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt) sdk::set_c_family_caps(info, sdk::cuda_dialect(), dt);
-  sdk::set_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA);
-  sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_F16);
-  sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
-  sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
-  sdk::set_copy_async(info);
-  sdk::set_load_matrix(info);
-  sdk::set_wgmma(info);
-  sdk::set_subgroup_reduce(info);
+  sdk::set_cuda_caps(info, 9, 0, info.warp_size);
   info.cache_bytes[1] = 60ull << 20;
   info.peak_gflops = 132 * 128 * 2.0 * 1.98;  // 128 f32 lanes an SM
   info.memory_bandwidth_gbps = 4800;

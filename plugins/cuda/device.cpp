@@ -69,26 +69,7 @@ void describe(Device& d, int driver_version) {
   info.compute_units = static_cast<std::uint32_t>(KILN_ATTR(d.handle, MULTIPROCESSOR_COUNT));
   info.warp_size = static_cast<std::uint32_t>(KILN_ATTR(d.handle, WARP_SIZE));
   info.clock_mhz = static_cast<std::uint32_t>(KILN_ATTR(d.handle, CLOCK_RATE) / 1000);
-  info.vector_widths = sdk::c_family_vector_widths(sdk::cuda_dialect());
-  for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt)
-    sdk::set_c_family_caps(info, sdk::cuda_dialect(), dt);
-  // MMA is emitted as mma.sync with f16/bf16/tf32 inputs, which needs sm_80.
-  if (d.cc_major >= 8) {
-    sdk::set_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA);
-    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_F16);
-    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
-    sdk::set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
-    // COPY_ASYNC is cp.async.cg (16 bytes, global -> shared, sm_80+).
-    sdk::set_copy_async(info);
-    // LOAD_MATRIX is ldmatrix.sync.aligned.m8n8 (sm_75+).
-    sdk::set_load_matrix(info);
-  }
-  // WGMMA is wgmma.mma_async (f16, bf16, and f32 as tf32), which exists on sm_90a only (not on sm_100:
-  // its tensor cores take tcgen05); compile() targets sm_90a for it.
-  if (d.cc_major == 9 && d.cc_minor == 0) sdk::set_wgmma(info);
-  // SUBGROUP_REDUCE is __shfl_xor_sync (every arch kiln runs on): a block's
-  // warps are 32 consecutive linear thread ids.
-  if (info.warp_size == 32) sdk::set_subgroup_reduce(info);
+  sdk::set_cuda_caps(info, d.cc_major, d.cc_minor, info.warp_size);
   info.cache_bytes[1] = static_cast<std::uint64_t>(KILN_ATTR(d.handle, L2_CACHE_SIZE));
   info.peak_gflops = double(info.compute_units) * fp32_lanes_per_sm(d.cc_major, d.cc_minor) * 2.0 * info.clock_mhz / 1000.0;
   // Double data rate: two transfers per memory clock (kHz) over the bus (bits).

@@ -8,6 +8,7 @@
 #include "nvrtc_compiler.hpp"
 #include "support/kernel_suite.hpp"
 
+#include <kiln/passes/device_presets.hpp>
 #include <kiln/sdk/c_emitter.hpp>
 #include "kiln/ir/text.hpp"
 #include "kiln/passes/bounds.hpp"
@@ -31,6 +32,42 @@ TEST(CudaCodegen, TheDialectOffersEveryDtypeAndVectors) {
   const kiln_device_info info = cuda_capabilities();
   for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt) EXPECT_NE(info.dtype_ops[dt], 0u) << dt;
   EXPECT_TRUE(info.vector_widths & (1u << 4));
+}
+
+// What the plugin claims follows the compute capability (set_cuda_caps):
+// mma.sync, cp.async and ldmatrix from sm_80, wgmma on sm_90 only, warp
+// shuffles with 32-thread warps; preset:h200 claims what an sm_90 device does.
+TEST(CudaCodegen, TheClaimsFollowTheComputeCapability) {
+  const auto claims = [](int major, int minor, std::uint32_t warp) {
+    kiln_device_info info{};
+    kiln::sdk::set_cuda_caps(info, major, minor, warp);
+    return info;
+  };
+  const auto has_kind = [](const kiln_device_info& info, unsigned kind, unsigned dt) {
+    return (info.op_kind_dtypes[kind] & KILN_DTYPE_BIT(dt)) != 0;
+  };
+  const kiln_device_info sm75 = claims(7, 5, 32), sm80 = claims(8, 0, 32), sm90 = claims(9, 0, 32), sm100 = claims(10, 0, 32);
+  EXPECT_FALSE(has_kind(sm75, KILN_OP_MMA, KILN_DTYPE_F32));
+  EXPECT_FALSE(has_kind(sm75, KILN_OP_COPY_ASYNC, KILN_DTYPE_F16));
+  EXPECT_TRUE(has_kind(sm75, KILN_OP_SUBGROUP_REDUCE, KILN_DTYPE_F32));
+  for (const kiln_device_info* info : {&sm80, &sm90, &sm100}) {
+    EXPECT_TRUE(has_kind(*info, KILN_OP_MMA, KILN_DTYPE_F32));
+    EXPECT_TRUE(has_kind(*info, KILN_OP_COPY_ASYNC, KILN_DTYPE_F16));
+    EXPECT_TRUE(has_kind(*info, KILN_OP_LOAD_MATRIX, KILN_DTYPE_F16));
+  }
+  EXPECT_FALSE(has_kind(sm80, KILN_OP_WGMMA, KILN_DTYPE_F16));
+  EXPECT_TRUE(has_kind(sm90, KILN_OP_WGMMA, KILN_DTYPE_F16));
+  EXPECT_FALSE(has_kind(sm100, KILN_OP_WGMMA, KILN_DTYPE_F16));
+  EXPECT_FALSE(has_kind(claims(9, 0, 64), KILN_OP_SUBGROUP_REDUCE, KILN_DTYPE_F32));
+
+  const kiln::DeviceInfo h200 = kiln::passes::h200_preset();
+  EXPECT_EQ(h200.id, "preset:h200");
+  const kiln::DeviceInfo sm90_device = kiln::DeviceInfo::from_abi(sm90, "cuda", 0);
+  EXPECT_EQ(h200.op_kind_dtypes, sm90_device.op_kind_dtypes);
+  EXPECT_EQ(h200.unary_dtypes, sm90_device.unary_dtypes);
+  EXPECT_EQ(h200.binary_dtypes, sm90_device.binary_dtypes);
+  EXPECT_EQ(h200.features, sm90_device.features);
+  EXPECT_EQ(h200.vector_width_mask, sm90_device.vector_width_mask);
 }
 
 TEST(CudaCodegen, EmittedSuiteCompilesForSm90) {

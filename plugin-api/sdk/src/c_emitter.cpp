@@ -1117,4 +1117,26 @@ void set_c_family_caps(kiln_device_info& info, const Dialect& dialect, unsigned 
 
 std::uint32_t c_family_vector_widths(const Dialect& dialect) { return dialect.vector_lanes | (1u << 1); }
 
+void set_cuda_caps(kiln_device_info& info, int cc_major, int cc_minor, std::uint32_t warp_size) {
+  info.vector_widths = c_family_vector_widths(cuda_dialect());
+  for (unsigned dt = KILN_DTYPE_BF16; dt < KILN_DTYPE_COUNT; ++dt) set_c_family_caps(info, cuda_dialect(), dt);
+  // MMA is emitted as mma.sync with f16/bf16/tf32 inputs, which needs sm_80.
+  if (cc_major >= 8) {
+    set_op_kind(info, KILN_DTYPE_F32, KILN_OP_MMA);
+    set_feature(info, KILN_FEATURE_MMA_M16N8K16_F16);
+    set_feature(info, KILN_FEATURE_MMA_M16N8K16_BF16);
+    set_feature(info, KILN_FEATURE_MMA_M16N8K8_TF32);
+    // COPY_ASYNC is cp.async.cg (16 bytes, global -> shared, sm_80+).
+    set_copy_async(info);
+    // LOAD_MATRIX is ldmatrix.sync.aligned.m8n8 (sm_75+).
+    set_load_matrix(info);
+  }
+  // WGMMA is wgmma.mma_async (f16, bf16, and f32 as tf32), which exists on sm_90a only (not on sm_100:
+  // its tensor cores take tcgen05); the CUDA plugin compiles for sm_90a then.
+  if (cc_major == 9 && cc_minor == 0) set_wgmma(info);
+  // SUBGROUP_REDUCE is __shfl_xor_sync (every arch kiln runs on): a block's
+  // warps are 32 consecutive linear thread ids.
+  if (warp_size == 32) set_subgroup_reduce(info);
+}
+
 }  // namespace kiln::sdk

@@ -358,5 +358,13 @@ bool c_family_has_unary(const Dialect& dialect, unsigned op, unsigned dtype);
 void set_c_family_caps(kiln_device_info& info, const Dialect& dialect, unsigned dtype);
 // kiln_device_info.vector_widths for the dialect (bit 1 always set).
 std::uint32_t c_family_vector_widths(const Dialect& dialect);
+// What cuda_dialect() emits on a GPU of compute capability major.minor with
+// warps of `warp_size`: every dtype's ops and vector widths
+// (set_c_family_caps), mma.sync with f16/bf16/tf32 inputs, cp.async and
+// ldmatrix from sm_80, wgmma on sm_90 (its sm_90a target), warp shuffles
+// for SUBGROUP_REDUCE where warps are 32 threads. The CUDA plugin describes
+// its devices with it, and preset:h200 (kiln/passes/device_presets.hpp) an
+// H200 as that plugin would.
+void set_cuda_caps(kiln_device_info& info, int cc_major, int cc_minor, std::uint32_t warp_size);
 
 }  // namespace kiln::sdk
