@@ -1,6 +1,8 @@
 // bench.cu: times a kiln-emitted row kernel `k` (its source -include'd:
 // nvcc -include NAME.cu bench.cu) over m rows of n, one group a row:
-//   bench M N DTYPE THREADS SMEM NPARAMS   (params x, y or x, w, y; random inputs)
+//   bench M N DTYPE THREADS SMEM NPARAMS [GRID]   (params x, y or x, w, y; random
+//                                          inputs; GRID groups, default M: a
+//                                          hand-written persistent kernel's)
 //   bench add                              (the yardstick: c = a + b over 2^28 f32)
 // Each time is the median of 22 launches after 3, the L2 flushed (a 256 MB
 // memset) before each; GB/s count each element read and written once (and
@@ -48,9 +50,10 @@ static int add_bench() {
 }
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "add") return add_bench();
-  if (argc < 7) { printf("usage: bench M N DTYPE THREADS SMEM NPARAMS\n"); return 2; }
+  if (argc < 7) { printf("usage: bench M N DTYPE THREADS SMEM NPARAMS [GRID]\n"); return 2; }
   long m = atol(argv[1]), n = atol(argv[2]); std::string dt = argv[3];
   int threads = atoi(argv[4]); size_t smem = atol(argv[5]); int np = atoi(argv[6]);
+  const long grid = argc > 7 && atol(argv[7]) > 0 ? atol(argv[7]) : m;
   size_t es = dt == "f32" ? 4 : 2, bytes = m * n * es;
   std::vector<unsigned char> hx(bytes), hw(n * es);
   fill(hx, dt, m * n, -1.f, 1.f, 1); fill(hw, dt, n, 0.5f, 1.5f, 2);
@@ -66,7 +69,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < 25; ++r) {
     CK(cudaMemsetAsync(flush, r, 256 << 20));
     cudaEventRecord(s);
-    CK(cudaLaunchKernel((void*)k, dim3(m), dim3(threads), np == 2 ? args2 : args3, smem, 0));
+    CK(cudaLaunchKernel((void*)k, dim3(grid), dim3(threads), np == 2 ? args2 : args3, smem, 0));
     cudaEventRecord(e); CK(cudaEventSynchronize(e));
     float ms; cudaEventElapsedTime(&ms, s, e); if (r >= 3) t.push_back(ms);
   }

@@ -11,8 +11,8 @@ read -r M N <size
 nvidia-smi --query-gpu=name --format=csv,noheader
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 ls ./*.cu | grep -v bench.cu | xargs -P 12 -I{} sh -c 'n=$(basename {} .cu); '"$NVCC"' -arch=sm_90 -std=c++17 -O2 -include {} bench.cu -o bin/$n 2>bin/$n.err || echo "BUILD FAILED $n"'
-launch() {  # NAME: THREADS SMEM PARAMS from the source's first line
-  sed -E 's/.*threads=([0-9]+) smem=([0-9]+) params=([0-9]+).*/\1 \2 \3/' <"$1.cu" | head -1
+launch() {  # NAME: THREADS SMEM PARAMS [GRID] from the source's first line (grid=G: a hand-written persistent kernel)
+  head -1 "$1.cu" | sed -E 's/.*threads=([0-9]+) smem=([0-9]+) params=([0-9]+)( grid=([0-9]+))?.*/\1 \2 \3 \5/'
 }
 for round in 1 2; do
   first=$(ls ./*.cu | grep -v bench.cu | head -1)
