@@ -7,6 +7,10 @@
 #   hoist   every 16-byte load of an input moved as early as its operands allow
 #   hoist2  hoist, and __launch_bounds__(T, 2) (two groups an SM: at most 64
 #           registers at 512 threads)
+#   hand    a hand-written kernel of this folder instead of kiln's: SEQUENCE is
+#           "FILE [NAME=VALUE ...]", the values #defined in front of it with
+#           the size (NN, MM) and its LAUNCH line (persistent_rows.cu: 1024
+#           threads, two f16 rows of shared memory, 132 groups)
 # NAME's second `_` field must be the dtype (sm_f16_x). HAND_M, HAND_N: the
 # kernel's size (5342 x 50257 by default: 2^28 elements, rows that start anywhere).
 set -eu
@@ -22,8 +26,20 @@ echo "$M $N" >"$OUTDIR/size"
 PTXAS=$(command -v nvcc || true)
 while IFS='|' read -r name kernel dtype sequence mode; do
   [ -z "$name" ] || [[ "$name" == \#* ]] && continue
-  "$BUILD/bin/kiln_emit_cuda" "$kernel" "$M" "$N" "$dtype" "$sequence" >"$OUTDIR/$name.emitted"
+  if [ "$mode" = hand ]; then
+    read -r file defines <<<"$sequence"
+    {
+      echo "// LAUNCH threads=1024 smem=$((2 * ((N + 7) / 8 + 1) * 16)) params=2 grid=132"
+      echo "#define NN $N"
+      echo "#define MM $M"
+      for d in $defines; do echo "#define ${d%%=*} ${d#*=}"; done
+      cat "$HERE/$file"
+    } >"$OUTDIR/$name.cu"
+  else
+    "$BUILD/bin/kiln_emit_cuda" "$kernel" "$M" "$N" "$dtype" "$sequence" >"$OUTDIR/$name.emitted"
+  fi
   case $mode in
+    hand) ;;
     base) mv "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" ;;
     hoist) python3 "$HERE/hoist.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" && rm "$OUTDIR/$name.emitted" ;;
     hoist2) python3 "$HERE/hoist.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" 2 && rm "$OUTDIR/$name.emitted" ;;

@@ -1,0 +1,104 @@
+// persistent_rows.cu: hand-written, not kiln's: a row kernel with one group
+// an SM (132 on the H100 and H200) that loops over the rows, copying the
+// next row's 16-byte chunks in (cp.async) while it reduces and writes this
+// one, its two row buffers in shared memory (two f16 rows of 50257: 201 KB).
+// The question it answers: how far past kiln's one-group-a-row kernels a
+// row kernel gets whose memory never waits for a row's reductions. gen.sh
+// (mode `hand`, SEQUENCE field `persistent_rows.cu MODE=0`) puts the LAUNCH
+// line and NN/MM (the size) in front. MODE 0 softmax, 1 layernorm; f16 only.
+#include <cuda_fp16.h>
+#ifndef MODE
+#define MODE 0
+#endif
+#define TT 1024
+#define CHUNKS ((NN + 7) / 8 + 1)
+static __device__ __forceinline__ float ex2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+static __device__ __forceinline__ float warp_max(float v) { for (int d = 16; d > 0; d >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d)); return v; }
+static __device__ __forceinline__ float warp_sum(float v) { for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d); return v; }
+static __device__ float block_reduce(float v, float* red, bool is_max) {
+  v = is_max ? warp_max(v) : warp_sum(v);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) { float u = red[threadIdx.x]; u = is_max ? warp_max(u) : warp_sum(u); if (threadIdx.x == 0) red[32] = u; }
+  __syncthreads();
+  return red[32];
+}
+static __device__ __forceinline__ void issue(const unsigned short* x, int r, uint4* b) {
+  const long total = (long)MM * NN, s = (long)r * NN, base = s & ~7L;
+  const int nch = (int)((s + NN - base + 7) >> 3);
+  for (int c = threadIdx.x; c < nch; c += TT) {
+    const long e = base + 8L * c, rem = total - e;
+    const int bytes = rem >= 8 ? 16 : (int)(rem * 2);
+    const unsigned sa = (unsigned)__cvta_generic_to_shared(b + c);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(x + e), "r"(bytes));
+  }
+  asm volatile("cp.async.commit_group;\n");
+}
+extern "C" __global__ void __launch_bounds__(TT, 1) k(const unsigned short* __restrict__ x, unsigned short* y) {
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ float red_a[33], red_b[33];
+  uint4* const buf0 = (uint4*)dyn;
+  uint4* const buf1 = (uint4*)(dyn + CHUNKS * 16);
+  int cur = 0;
+  if (blockIdx.x < MM) issue(x, blockIdx.x, buf0);
+  for (int r = blockIdx.x; r < MM; r += gridDim.x) {
+    const int next = r + gridDim.x;
+    if (next < MM) issue(x, next, cur ? buf0 : buf1); else asm volatile("cp.async.commit_group;\n");
+    asm volatile("cp.async.wait_group 1;\n");
+    __syncthreads();
+    const uint4* b = cur ? buf1 : buf0;
+    const long s = (long)r * NN, base = s & ~7L;
+    const int o = (int)(s - base), nch = (int)((s + NN - base + 7) >> 3);
+    float a = MODE == 0 ? -INFINITY : 0.f, q = 0.f;
+    for (int c = threadIdx.x; c < nch; c += TT) {
+      const uint4 v = b[c];
+      const __half* h = (const __half*)&v;
+      const int j0 = 8 * c - o;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int j = j0 + i;
+        if (j >= 0 && j < NN) { const float f = __half2float(h[i]); if (MODE == 0) a = fmaxf(a, f); else { a += f; q += f * f; } }
+      }
+    }
+    float mean_or_max, scale;
+    if (MODE == 0) {
+      mean_or_max = block_reduce(a, red_a, true);
+      float sum = 0.f;
+      const float ml = mean_or_max * 1.44269504f;
+      for (int c = threadIdx.x; c < nch; c += TT) {
+        const uint4 v = b[c];
+        const __half* h = (const __half*)&v;
+        const int j0 = 8 * c - o;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) { const int j = j0 + i; if (j >= 0 && j < NN) sum += ex2(__half2float(h[i]) * 1.44269504f - ml); }
+      }
+      scale = 1.f / block_reduce(sum, red_b, false);
+      mean_or_max = ml;
+    } else {
+      const float sum = block_reduce(a, red_a, false);
+      const float sq = block_reduce(q, red_b, false);
+      const float mean = sum * (1.f / NN);
+      const float var = fmaxf(sq * (1.f / NN) - mean * mean, 0.f);
+      scale = rsqrtf(var + 1e-5f);
+      mean_or_max = mean;
+    }
+    for (int c = threadIdx.x; c < nch; c += TT) {
+      const uint4 v = b[c];
+      const __half* h = (const __half*)&v;
+      const int j0 = 8 * c - o;
+      __align__(16) __half out[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float f = __half2float(h[i]);
+        out[i] = __float2half(MODE == 0 ? ex2(f * 1.44269504f - mean_or_max) * scale : (f - mean_or_max) * scale);
+      }
+      if (j0 >= 0 && j0 + 8 <= NN) *(uint4*)(y + base + 8L * c) = *(const uint4*)out;
+      else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) { const int j = j0 + i; if (j >= 0 && j < NN) ((__half*)y)[s + j] = out[i]; }
+      }
+    }
+    __syncthreads();
+    cur ^= 1;
+  }
+}
