@@ -193,8 +193,12 @@ class Parser {
       return builder_.storage(static_cast<Scope>(*scope), dtype, element_count(false)).id;
     }
     if (name == "load" || name == "store" || name == "copy_async") {
+      // load|store [unaligned] <type> %mem[%index][, %value]
+      const bool unaligned = name != "copy_async" && peek().kind == Token::Kind::Word && peek().text == "unaligned";
+      if (unaligned) next();
       const auto written = optional_type();
       Op op = op_of(name == "load" ? OpKind::Load : name == "store" ? OpKind::Store : OpKind::CopyAsync);
+      if (unaligned) op.attr = KILN_ACCESS_UNALIGNED;
       op.src[0] = value();
       expect('[');
       op.src[1] = value();

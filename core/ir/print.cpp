@@ -81,11 +81,14 @@ class Printer {
         if (op.scope() != Scope::Local && op.scope() != Scope::Register) return {};
         return "storage " + std::string(sdk::scope_name(op.code)) + " " + type + "[" + std::to_string(op.imm) + "]";
       case OpKind::Load:
-        if (!typed || !unshown_fields_default(op, true, false, false, false)) return {};
-        return "load " + type + " " + names[0] + "[" + names[1] + "]";
-      case OpKind::Store:
-        if (!typed || !unshown_fields_default(op, true, false, false, false)) return {};
-        return "store " + type + " " + names[0] + "[" + names[1] + "], " + names[2];
+      case OpKind::Store: {
+        if (!typed || !unshown_fields_default(op, true, false, true, false)) return {};
+        if (op.attr != 0 && op.attr != KILN_ACCESS_UNALIGNED) return {};
+        const std::string head = std::string(op.kind == OpKind::Load ? "load " : "store ") +
+                                 (op.attr == KILN_ACCESS_UNALIGNED ? "unaligned " : "") + type + " " + names[0] + "[" +
+                                 names[1] + "]";
+        return op.kind == OpKind::Load ? head : head + ", " + names[2];
+      }
       case OpKind::Index:
         if (op.dtype != DType::I64 || op.lanes != 1 || !unshown_fields_default(op, true, true, true, false)) return {};
         if (op.scope() != Scope::Group && op.scope() != Scope::Local) return {};

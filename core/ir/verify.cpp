@@ -35,6 +35,7 @@ FieldUse field_use(OpKind kind) {
     case OpKind::Wgmma: return {true, true, true, false};  // code 1: A from registers
     case OpKind::Unary: case OpKind::Binary: return {true, true, false, false};
     case OpKind::Insert: case OpKind::Extract: return {true, false, true, false};
+    case OpKind::Load: case OpKind::Store: return {true, false, true, false};  // attr: KILN_ACCESS_UNALIGNED
     case OpKind::Mma: case OpKind::SubgroupReduce: case OpKind::LoadMatrix: return {true, true, true, false};
     case OpKind::EndLoop: case OpKind::If: case OpKind::EndIf: return {false, false, false, false};
     default: return {true, false, false, false};

@@ -171,6 +171,9 @@ bool Verifier::check_memory_access(ValueId id, const Op& op) {
     if (type(op.src[2]) != type(id))
       return fail(id, "store-type", "the stored value is " + tn(type(op.src[2])) + ", the store says " + tn(type(id)));
   }
+  if (op.attr != 0 && (op.attr != KILN_ACCESS_UNALIGNED || op.lanes == 1))
+    return fail(id, kind + "-attr", "attr " + std::to_string(op.attr) +
+                                        " is neither 0 nor KILN_ACCESS_UNALIGNED (1: any element index, lanes > 1)");
   return check_alignment_and_range(id, op, memory);
 }
 
@@ -178,7 +181,7 @@ bool Verifier::check_alignment_and_range(ValueId id, const Op& op, const Op& mem
   const auto form = affine_forms_.of(op.src[1]);
   if (!form) return true;
   const std::int64_t lanes = op.lanes;
-  if (lanes > 1) {
+  if (lanes > 1 && op.attr != KILN_ACCESS_UNALIGNED) {
     bool residue_known = true;
     for (const auto& [atom, coefficient] : form->terms) residue_known = residue_known && coefficient % lanes == 0;
     const std::int64_t residue = ((form->constant % lanes) + lanes) % lanes;

@@ -32,6 +32,7 @@ DeviceInfo base(std::string id, std::string name, DeviceKind kind, void (*claims
   std::copy(std::begin(caps.op_kind_dtypes), std::end(caps.op_kind_dtypes), d.op_kind_dtypes.begin());
   std::copy(std::begin(caps.unary_dtypes), std::end(caps.unary_dtypes), d.unary_dtypes.begin());
   std::copy(std::begin(caps.binary_dtypes), std::end(caps.binary_dtypes), d.binary_dtypes.begin());
+  std::copy(std::begin(caps.features), std::end(caps.features), d.features.begin());
   return d;
 }
 
@@ -116,8 +117,12 @@ DeviceInfo small_preset() {
 }
 
 DeviceInfo cpu_preset() {
-  // As the C plugin: PREFETCH wherever it loads (prefetch_rows applies).
-  DeviceInfo d = base("preset:cpu", "CPU-shaped preset", DeviceKind::Cpu, sdk::set_prefetch);
+  // As the C plugin: PREFETCH wherever it loads (prefetch_rows applies),
+  // vector accesses at any element index.
+  DeviceInfo d = base("preset:cpu", "CPU-shaped preset", DeviceKind::Cpu, [](kiln_device_info& caps) {
+    sdk::set_prefetch(caps);
+    sdk::set_unaligned_vectors(caps);
+  });
   d.warp_size = 1;
   d.max_local_threads = 1;
   d.max_local_dims = {1, 1, 1};

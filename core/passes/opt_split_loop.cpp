@@ -1,6 +1,11 @@
-// split_loop(loop, factor): the loop-th LOOP (program order) of constant
-// count n, n a multiple of factor, becomes an outer LOOP of n/factor and an
-// inner LOOP of factor iterations; the old counter is outer * factor + inner.
+// split_loop(loop, factor[, tail]): the loop-th LOOP (program order) of
+// constant count n becomes an outer LOOP of n/factor and an inner LOOP of
+// factor iterations; the old counter is outer * factor + inner. n must be a
+// multiple of factor, unless tail = 1: then the n % factor last iterations
+// follow as a LOOP of their own (counter (n/factor) * factor + t), as
+// lane_reduce leaves its remainder, so a row of odd length keeps the blocks
+// the reductions' lane partials have (row_cache matches them; the CPU
+// recipes for such rows). Configs list divisors, without tail.
 // Iterations run in the same order, so the results are unchanged. Dynamic
 // counts are not split (configs skip them).
 #include "kiln/ir/rewriter.hpp"
@@ -42,12 +47,19 @@ class SplitLoop final : public Optimization {
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo&) const override {
     KILN_TRY(check_input(step, kernel));
-    KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "factor"}));
-    const std::int64_t factor = params[1];
-    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, params[0]));
+    for (const auto& [key, value] : step.params)
+      if (key != "loop" && key != "factor" && key != "tail")
+        return step_error(step, "unknown parameter '" + key + "' (expected: loop, factor, tail)");
+    KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
+    KILN_TRY_ASSIGN(const std::int64_t factor, require_param(step, "factor"));
+    const std::int64_t tail_allowed = step.param("tail", 0);
+    if (tail_allowed != 0 && tail_allowed != 1) return step_error(step, "tail must be 0 or 1");
+    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, loop_number));
     const std::int64_t n = *site.count;
-    if (factor < 2 || factor >= n) return step_error(step, "factor must be in 2.." + std::to_string(n - 1));
-    if (n % factor != 0) return step_error(step, "the count " + std::to_string(n) + " is not a multiple of " + std::to_string(factor));
+    if (factor < 2 || factor > n / 2) return step_error(step, "factor must be in 2.." + std::to_string(n / 2));
+    if (n % factor != 0 && tail_allowed == 0)
+      return step_error(step, "the count " + std::to_string(n) + " is not a multiple of " + std::to_string(factor) +
+                                  " (tail=1 runs the rest in a loop of its own)");
 
     ir::Value outer, inner;
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
@@ -61,6 +73,13 @@ class SplitLoop final : public Optimization {
       if (id == site.end) {
         b.end_loop(inner);
         b.end_loop(outer);
+        if (n % factor != 0) {  // the last iterations, in order
+          const ir::Value tail = b.loop(n % factor);
+          std::vector<ValueId> overrides(kernel.size(), ir::kNoValue);
+          overrides[site.loop] = b.add(b.constant_i64(n / factor * factor), tail).id;
+          clone_ops(rw, site.loop + 1, site.end, overrides);
+          b.end_loop(tail);
+        }
         rw.drop(id);
         return true;
       }

@@ -67,7 +67,7 @@ class Emitter {
   void emit_load(int n) {
     const vec::Node& node = plan_.nodes[static_cast<std::size_t>(n)];
     const ir::Op& lane0 = old_[node.members.front()];
-    const Value vector = out().load(rw_.map(lane0.src[0]), rw_.map(lane0.src[1]), lanes());
+    const Value vector = access(lane0, node.aligned, ir::kNoValue);
     values_[static_cast<std::size_t>(n)] = vector;
     for (std::uint32_t lane = 0; lane < node.members.size(); ++lane)
       rw_.replace(node.members[lane], out().extract(vector, lane));
@@ -84,7 +84,20 @@ class Emitter {
 
   void emit_store(const vec::StoreGroup& group) {
     const ir::Op& lane0 = old_[group.members.front()];
-    out().store(rw_.map(lane0.src[0]), rw_.map(lane0.src[1]), vector_of(group.value));
+    access(lane0, group.aligned, vector_of(group.value).id);
+  }
+
+  // Lane 0's LOAD or STORE widened to the vector (`value`: a store's), at
+  // any element index (KILN_ACCESS_UNALIGNED) where its index is not a
+  // provable multiple of the lanes.
+  Value access(const ir::Op& lane0, bool aligned, ValueId value) {
+    ir::Op op = lane0;
+    op.lanes = lanes();
+    op.attr = aligned ? 0 : KILN_ACCESS_UNALIGNED;
+    op.src[0] = rw_.map(lane0.src[0]).id;
+    op.src[1] = rw_.map(lane0.src[1]).id;
+    if (op.kind == OpKind::Store) op.src[2] = value;
+    return out().append(op);
   }
 
   // The vector of node n at the current position (broadcasts and gathers
@@ -115,12 +128,16 @@ class Emitter {
   std::map<ValueId, int> store_of_;
 };
 
+// Whether the device runs vector accesses at any element index (CPUs: rows
+// of odd length vectorize).
+bool any_index(const DeviceInfo& device) { return device.has_feature(KILN_FEATURE_UNALIGNED_VECTORS); }
+
 class Vectorize final : public Optimization {
  public:
   std::string_view name() const override { return kName; }
   std::string_view description() const override {
-    return "consecutive, aligned scalar loads/stores become vector accesses of `lanes`, the element-wise ops "
-           "between them vector ops";
+    return "consecutive, aligned scalar loads/stores (on a device with vector accesses at any element index, "
+           "unaligned ones too) become vector accesses of `lanes`, the element-wise ops between them vector ops";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
@@ -129,7 +146,7 @@ class Vectorize final : public Optimization {
     std::vector<std::uint32_t> widths = device.vector_widths();
     std::sort(widths.rbegin(), widths.rend());  // widest first
     for (std::uint32_t lanes : widths)
-      if (lanes > 1 && lanes <= KILN_MAX_LANES && !vec::plan_vectorize(kernel, lanes).empty())
+      if (lanes > 1 && lanes <= KILN_MAX_LANES && !vec::plan_vectorize(kernel, lanes, any_index(device)).empty())
         steps.push_back(make_step(kName, {{"lanes", lanes}}));
     return steps;
   }
@@ -147,7 +164,7 @@ class Vectorize final : public Optimization {
       return step_error(step, "the device has no " + std::to_string(lanes) + "-lane vectors (supported: " +
                                   (supported.empty() ? "none" : supported) + ")");
     }
-    const vec::Plan plan = vec::plan_vectorize(kernel, static_cast<std::uint32_t>(lanes));
+    const vec::Plan plan = vec::plan_vectorize(kernel, static_cast<std::uint32_t>(lanes), any_index(device));
     if (plan.empty())
       return step_error(step, "no " + std::to_string(lanes) + " consecutive aligned loads or stores to group");
     return Emitter(kernel, plan).run();

@@ -29,8 +29,8 @@ struct Access {
 
 class Planner {
  public:
-  Planner(const Kernel& kernel, std::uint32_t lanes)
-      : k_(kernel), lanes_(lanes), blocks_(ir::analyze_blocks(kernel)), owner_(kernel.size(), -1) {
+  Planner(const Kernel& kernel, std::uint32_t lanes, bool unaligned)
+      : k_(kernel), lanes_(lanes), unaligned_(unaligned), blocks_(ir::analyze_blocks(kernel)), owner_(kernel.size(), -1) {
     plan_.lanes = lanes;
     for (ValueId id = 0; id < k_.size(); ++id) {
       const Op& op = k_[id];
@@ -66,14 +66,22 @@ class Planner {
  private:
   using Window = std::map<std::int64_t, std::vector<ValueId>>;
 
+  // Whether every term of an index is a multiple of lanes (its constant
+  // decides the rest).
+  bool terms_aligned(const std::vector<std::pair<ValueId, std::int64_t>>& terms) const {
+    const auto n = static_cast<std::int64_t>(lanes_);
+    return std::all_of(terms.begin(), terms.end(), [&](const auto& term) { return term.second % n == 0; });
+  }
+
   // The accesses at constant .. constant + lanes - 1, one each, when the
-  // first index is a provable multiple of lanes.
+  // first index is a provable multiple of lanes (on a device with vector
+  // accesses at any index: when its constant is, the windows of a block's
+  // unrolled lanes).
   std::optional<std::vector<ValueId>> window(const Window& by_constant, std::int64_t constant,
                                              const std::vector<std::pair<ValueId, std::int64_t>>& terms) const {
     const auto n = static_cast<std::int64_t>(lanes_);
     if (constant % n != 0) return std::nullopt;
-    for (const auto& [atom, coefficient] : terms)
-      if (coefficient % n != 0) return std::nullopt;
+    if (!unaligned_ && !terms_aligned(terms)) return std::nullopt;
     std::vector<ValueId> members;
     for (std::int64_t lane = 0; lane < n; ++lane) {
       const auto at = by_constant.find(constant + lane);
@@ -129,6 +137,7 @@ class Planner {
     if (k_[members.front()].src[1] >= first) return -1;  // lane 0's index is not there yet
     if (!movable_together(members, false)) return -1;
     Node node{NodeKind::Load, members, {}, first};
+    node.aligned = terms_aligned(access_.at(members.front()).terms);
     const int index = add_node(std::move(node), members);
     for (ValueId m : members) owner_[m] = index;
     return index;
@@ -147,9 +156,7 @@ class Planner {
     }
     const auto n = static_cast<std::int64_t>(lanes_);
     if (first->second.constant % n != 0) return false;
-    for (const auto& [atom, coefficient] : first->second.terms)
-      if (coefficient % n != 0) return false;
-    return true;
+    return unaligned_ || terms_aligned(first->second.terms);
   }
 
   static bool vectorizable_kind(OpKind kind) {
@@ -220,11 +227,12 @@ class Planner {
       plan_.nodes.resize(nodes_before);
       return;
     }
-    plan_.stores.push_back(StoreGroup{members, value});
+    plan_.stores.push_back(StoreGroup{members, value, terms_aligned(access_.at(members.front()).terms)});
   }
 
   const Kernel& k_;
   std::uint32_t lanes_;
+  bool unaligned_;
   ir::Blocks blocks_;
   Plan plan_;
   std::map<ValueId, Access> access_;
@@ -235,9 +243,9 @@ class Planner {
 
 }  // namespace
 
-Plan plan_vectorize(const Kernel& kernel, std::uint32_t lanes) {
+Plan plan_vectorize(const Kernel& kernel, std::uint32_t lanes, bool unaligned) {
   if (lanes < 2) return Plan{lanes, {}, {}};
-  return Planner(kernel, lanes).run();
+  return Planner(kernel, lanes, unaligned).run();
 }
 
 }  // namespace kiln::passes::opts::vec

@@ -3,7 +3,11 @@
 //
 //   - store groups: STOREs into one memory, in one block, at indices
 //     base + 0 .. base + lanes-1 (provably, by ir::affine_form) with base a
-//     provable multiple of lanes; the stored values form a tree of nodes;
+//     provable multiple of lanes, or, on a device that claims vector
+//     accesses at any element index (`unaligned`), base any affine index
+//     whose constant is a multiple of lanes (the group is then marked
+//     unaligned unless base is provably a multiple); the stored values form
+//     a tree of nodes;
 //   - load nodes: LOADs grouped the same way (from store trees, then any
 //     left over, whose lanes are read back with VEC_EXTRACT);
 //   - op nodes: one UNARY/BINARY/CAST/MAD/SELECT op per lane, of one code
@@ -35,11 +39,13 @@ struct Node {
   std::vector<ir::ValueId> members;  // one old op per lane (Broadcast: the scalar, once per lane)
   std::vector<int> operands;         // Op: the node of each operand (-1: the scalar of members[0], SELECT's shared condition)
   ir::ValueId place = ir::kNoValue;  // Load: first member; Op: last member; others: their user's place
+  bool aligned = true;               // Load: the first index a provable multiple of lanes
 };
 
 struct StoreGroup {
   std::vector<ir::ValueId> members;  // by lane
   int value = -1;                    // node of the stored values
+  bool aligned = true;               // the first index a provable multiple of lanes
 };
 
 struct Plan {
@@ -49,6 +55,8 @@ struct Plan {
   bool empty() const { return stores.empty() && nodes.empty(); }
 };
 
-Plan plan_vectorize(const ir::Kernel& kernel, std::uint32_t lanes);
+// `unaligned`: the device runs vector accesses at any element index
+// (KILN_FEATURE_UNALIGNED_VECTORS).
+Plan plan_vectorize(const ir::Kernel& kernel, std::uint32_t lanes, bool unaligned = false);
 
 }  // namespace kiln::passes::opts::vec

@@ -144,6 +144,22 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
       e.op = id;
       return e;
     }
+    // kernel_ir.h: a vector access at any element index reaches only a
+    // device that claims it.
+    if ((kernel[id].kind == ir::OpKind::Load || kernel[id].kind == ir::OpKind::Store) &&
+        kernel[id].attr == KILN_ACCESS_UNALIGNED && !state_->info().has_feature(KILN_FEATURE_UNALIGNED_VECTORS)) {
+      Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" +
+                                                       std::string(sdk::op_kind_name(kind)) + " unaligned " +
+                                                       std::string(sdk::dtype_name(dtype)) + "x" +
+                                                       std::to_string(kernel[id].lanes) +
+                                                       "): the device does not claim vector accesses at any element "
+                                                       "index (KILN_FEATURE_UNALIGNED_VECTORS)");
+      e.plugin = state_->plugin();
+      e.device = state_->info().id;
+      e.function = "compile";
+      e.op = id;
+      return e;
+    }
     // plugin.h: a device runs subgroups up to its warp_size wide.
     if (kernel[id].kind == ir::OpKind::SubgroupReduce && kernel[id].attr > state_->info().warp_size) {
       Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (subgroup_reduce " +

@@ -289,7 +289,37 @@ SearchSpace make_default_space(Precision precision) {
            "row_cache(loop=0)",
            "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1)",
-           // CPU, rows that are no multiple of 16: lane partials only (scalar loads).
+           // CPU, rows that are no multiple of 16 (n = 50257: a row starts at every
+           // residue): the recipes above with split_loop leaving the last n % 16 iterations
+           // in a loop of their own (tail=1) as lane_reduce does, the accesses vectorized
+           // at any element index (KILN_FEATURE_UNALIGNED_VECTORS, which the C plugin
+           // claims). lane_reduce's remainder loops shift the later loops' numbers by one
+           // each, but where n % 16 is 1 normalize writes them out (one iteration): so
+           // softmax's exponentials are cached from loop 1 or 2 and the next row is
+           // prefetched there (the norms: in their writing loop, 1 or 2); the variant that
+           // names the remainder instead applies but caches nothing of use, and the tuner
+           // passes it over. 1024 x 50257 on c:0 (2026-12-05, docs/passes.md "CPU figures"):
+           // f16 layernorm 1.4 GB/s tuned before (scalar loads and conversions) against 44.
+           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); "
+           "row_cache(loop=0)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=2); vectorize(lanes=16)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=2); vectorize(lanes=16); prefetch_rows(loop=2,distance=1)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=2); vectorize(lanes=16); prefetch_rows(loop=2,distance=1); "
+           "row_cache(loop=0)",
+           "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
+           "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
+           "prefetch_rows(loop=1,distance=1)",
+           "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
+           "prefetch_rows(loop=2,distance=1)",
+           // Without vector accesses at any index: lane partials only (scalar loads).
            "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
            "lane_reduce(loop=0,lanes=16)",
            // GPU: a row per group, every loop split across the group's threads (one LOCAL

@@ -58,6 +58,10 @@ kiln_device_info describe_device(const Settings& settings) {
   // PREFETCH is __builtin_prefetch, which GCC and Clang have on every target
   // (a no-op where the processor has no prefetch instruction).
   sdk::set_prefetch(info);
+  // Vector loads and stores at any element index: the C dialect moves
+  // vectors with memcpy and unaligned intrinsics (loadu/storeu; the
+  // streaming store checks its address), so rows of odd length vectorize.
+  sdk::set_unaligned_vectors(info);
   // Estimated f32 peak: threads x clock x f32 lanes per register x 2 flops
   // per FMA x 2 FMA pipes (x86 cores with AVX2/AVX-512 and recent Arm cores
   // have two; the cost model only needs the order of magnitude).

@@ -187,6 +187,11 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
   // that claims it; the interpreter does nothing for it).
   if (o.get_bool("prefetch", false)) sdk::set_prefetch(info);
 
+  // Vector accesses at any element index likewise, when asked (the
+  // interpreter runs them; vectorize then groups the loads of rows of odd
+  // length, as on a CPU).
+  if (o.get_bool("unaligned_vectors", false)) sdk::set_unaligned_vectors(info);
+
   // Peak f32 rate: an FMA is two flops; by default each unit issues 4 warp
   // instructions per cycle.
   const double default_peak = 2.0 * info.compute_units * 4 * info.warp_size * info.clock_mhz / 1000.0;

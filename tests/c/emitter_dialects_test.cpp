@@ -257,6 +257,25 @@ TEST(EmitterDialects, UnsupportedLaneCountNamesTheOp) {
   EXPECT_NO_THROW(emit_c_family(small_kernel(3), kiln::sdk::opencl_dialect()));
 }
 
+// A vector access at any element index (KILN_ACCESS_UNALIGNED): the C
+// dialect moves it with memcpy and unaligned intrinsics; the GPU dialects,
+// whose vector accesses need aligned addresses, refuse it naming the op.
+TEST(EmitterDialects, UnalignedVectorsOnlyWhereTheDialectTakesThem) {
+  std::vector<kiln_op> ops = small_kernel(4);
+  ops[7].attr = KILN_ACCESS_UNALIGNED;  // the f16x4 load
+  EXPECT_NO_THROW(emit_c_family(ops, kiln::sdk::c_dialect()));
+  for (const Dialect* d : {&kiln::sdk::cuda_dialect(), &kiln::sdk::opencl_dialect()}) {
+    try {
+      emit_c_family(ops, *d);
+      FAIL() << "expected UNSUPPORTED";
+    } catch (const PluginError& e) {
+      EXPECT_EQ(e.status(), KILN_STATUS_UNSUPPORTED);
+      EXPECT_EQ(e.failed_op(), 7);
+      EXPECT_TRUE(contains(e.what(), "any element index")) << e.what();
+    }
+  }
+}
+
 TEST(EmitterDialects, MalformedKernelsAreInvalidArguments) {
   WireBuilder w;
   auto y = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 4);  // read-only

@@ -74,11 +74,41 @@ TEST(SplitLoop, ConfigsListFactorsDividingConstantCounts) {
 
 TEST(SplitLoop, RefusesStepsThatDoNotFit) {
   const ir::Kernel row_sum = parse_valid(kRowSum);
-  EXPECT_NE(refusal(row_sum, "split_loop(loop=0,factor=5)").find("not a multiple of 5"), std::string::npos);
-  EXPECT_NE(refusal(row_sum, "split_loop(loop=0,factor=12)").find("factor must be in 2..11"), std::string::npos);
+  EXPECT_NE(refusal(row_sum, "split_loop(loop=0,factor=5)").find("not a multiple of 5 (tail=1"), std::string::npos);
+  EXPECT_NE(refusal(row_sum, "split_loop(loop=0,factor=7,tail=1)").find("factor must be in 2..6"), std::string::npos);
+  EXPECT_NE(refusal(row_sum, "split_loop(loop=0,factor=5,tail=2)").find("tail must be 0 or 1"), std::string::npos);
+  EXPECT_NE(refusal(row_sum, "split_loop(loop=0,factor=4,size=2)").find("unknown parameter 'size'"), std::string::npos);
+  EXPECT_NE(refusal(row_sum, "split_loop(loop=0,factor=12)").find("factor must be in 2..6"), std::string::npos);
   EXPECT_NE(refusal(row_sum, "split_loop(loop=1,factor=2)").find("no LOOP number 1"), std::string::npos);
   EXPECT_NE(refusal(row_sum, "split_loop(loop=-1,factor=2)").find("no LOOP number -1"), std::string::npos);
   EXPECT_NE(refusal(kDynamicRowSum, "split_loop(loop=0,factor=2)").find("not a constant"), std::string::npos);
+}
+
+// tail=1 and a count the factor does not divide (rows of odd length on a
+// CPU, whose vector accesses take any index): the blocks, then the last
+// n % factor iterations as a LOOP of their own, in order.
+TEST(SplitLoop, ACountTheFactorDoesNotDivideEndsInATailLoop) {
+  const std::string out = after_step("split_loop(loop=0,factor=5,tail=1)", kRowSum);
+  EXPECT_NE(out.find(R"(%10 = const i64 2
+%11 = loop %10
+  %12 = const i64 5
+  %13 = loop %12
+)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"(endloop %13
+endloop %11
+%24 = const i64 2
+%25 = loop %24
+  %26 = const i64 10
+  %27 = add i64 %26, %25
+  %28 = add i64 %5, %27
+  %29 = load f32 %0[%28]
+)"), std::string::npos) << out;
+  expect_applies(parse_valid(kRowSum), "split_loop(loop=0,factor=5,tail=1)", cpu_preset());
+  for (const ir::Kernel& kernel : odd_standard_kernels())
+    for (const char* step : {"split_loop(loop=0,factor=3,tail=1)", "split_loop(loop=1,factor=4,tail=1)"}) {
+      SCOPED_TRACE(step + std::string("\n") + ir::print(kernel));
+      if (passes::optimize(kernel, passes::parse_sequence(step).value(), gpu_preset()).ok()) expect_applies(kernel, step, gpu_preset());
+    }
 }
 
 TEST(SplitLoop, EveryConfigKeepsTheResults) {

@@ -235,6 +235,50 @@ TEST_P(RowsOnDevices, APrefetchingKernelRunsOnEveryDeviceClaimedOrNot) {
   }
 }
 
+// Rows of odd length where vector accesses take any element index (the C
+// plugin claims KILN_FEATURE_UNALIGNED_VECTORS; so does preset:cpu): the
+// tuner's CPU recipes for them (split_loop's tail=1) vectorize every access,
+// the ones off a multiple of 16 marked unaligned, softmax's exponentials kept
+// for its writing loop, and run to the interpreter's results on c:0; a device that does not claim it (the dummy's default) refuses such a
+// kernel naming the op instead of running it.
+TEST_P(RowsOnDevices, OddRowsVectorizeAtAnyIndexWhereTheDeviceTakesIt) {
+  const std::string plugin = GetParam();
+  if (plugin != "c" && plugin != "dummy") GTEST_SKIP() << "run on the C plugin (claims it) and the dummy (does not)";
+  const auto [runtime, record, why] = load_plugin(plugin);
+  ASSERT_NE(runtime, nullptr);
+  if (record == nullptr) GTEST_SKIP() << why;
+  if (record->devices.empty()) GTEST_SKIP() << "plugin '" << plugin << "' has no device";
+  const DeviceInfo& info = record->devices.front();
+  EXPECT_EQ(info.has_feature(KILN_FEATURE_UNALIGNED_VECTORS), plugin == "c");
+  const Device device = runtime->device(info.id).value();
+  int runs = 0;
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
+      const kernels::StandardKernel k = standard(name, {.m = 3, .n = 101}, dtype);  // rows start at 0, 5, 10 mod 16
+      const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 53);
+      for (const passes::OptSequence& recipe : tune::default_search_space().recipes) {
+        const std::string text = passes::to_string(recipe);
+        if (text.find("tail=1") == std::string::npos) continue;  // the CPU recipes for rows of odd length
+        Result<ir::Kernel> optimized = passes::optimize(k.kernel, recipe, passes::cpu_preset());
+        if (!optimized.ok()) continue;  // made for the other kernels' loops
+        SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)) + ": " + text);
+        const std::string printed = ir::print(*optimized);
+        EXPECT_NE(printed.find("load unaligned " + std::string(ir::dtype_name(dtype)) + "x16"), std::string::npos) << printed;
+        if (text.find("row_cache(loop=2)") != std::string::npos) {  // softmax's: the blocks' exponentials once, kept
+          const auto first = printed.find("exp f32x16");
+          EXPECT_NE(first, std::string::npos) << printed;
+          EXPECT_EQ(printed.find("exp f32x16", first + 1), std::string::npos) << printed;
+        }
+        const RunOutcome actual = run_on_device(device, *optimized, k.args, 53);
+        if (plugin == "c") EXPECT_EQ(compare_outcomes(expected, actual, tolerance(k)), "");
+        else EXPECT_NE(actual.error.find("the device does not claim vector accesses at any element index"), std::string::npos)
+            << actual.error;
+        ++runs;
+      }
+    }
+  EXPECT_GE(runs, 15);  // three recipes made for softmax's three loops, two for the norms' two, three dtypes
+}
+
 INSTANTIATE_TEST_SUITE_P(Plugins, RowsOnDevices, ::testing::ValuesIn(kPlugins),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 

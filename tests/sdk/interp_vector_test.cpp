@@ -139,3 +139,45 @@ TEST(InterpreterVectors, BoolVectorsLoadAndStoreAsBytes) {
          args_of({&x, &y, &out}));
   for (std::size_t i = 0; i < chunks * 2; ++i) EXPECT_EQ(out.bits(i), x.bits(i) ^ y.bits(i));
 }
+
+// KILN_ACCESS_UNALIGNED (ABI 1.1): a vector LOAD or STORE at any element
+// index, for devices that claim KILN_FEATURE_UNALIGNED_VECTORS: the lanes
+// are the elements from that index on, as scalar accesses would read and
+// write them. Without the attr the same index faults; an attr other than 0
+// and 1, or 1 on a one-lane access, is refused by name.
+TEST(InterpreterVectors, UnalignedAccessesReadAndWriteFromAnyElement) {
+  for (std::uint8_t dt : {KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
+    SCOPED_TRACE(static_cast<int>(dt));
+    const std::size_t groups = 5, n = 4 * groups + 3;
+    WireBuilder w;  // out[3 g + 1 .. +4) = x[3 g + 2 .. +4), 4-lane accesses at every residue
+    const Id x = w.param(KILN_PARAM_GLOBAL, dt, 0, n);
+    const Id out = w.param(KILN_PARAM_GLOBAL_MUT, dt, 1, n);
+    const Id g = w.group_index(0, w.const_i64(static_cast<std::int64_t>(groups)));
+    const Id at = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, g, w.const_i64(3));
+    const Id from = w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, at, w.const_i64(2));
+    const Id to = w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, at, w.const_i64(1));
+    const Id load = w.load(dt, x, from, 4);
+    w.ops[load].attr = KILN_ACCESS_UNALIGNED;
+    const Id store = w.store(dt, out, to, load, 4);
+    w.ops[store].attr = KILN_ACCESS_UNALIGNED;
+
+    Buffer in = random_buffer(dt, n, 21), result(dt, n);
+    for (std::size_t i = 0; i < n; ++i) result.set_bits(i, 0);
+    run_ok(w.ops, args_of({&in, &result}));
+    // Groups run in any order and overlap by one element; each writes x[j + 1] to out[j].
+    for (std::size_t j = 1; j < 3 * (groups - 1) + 5; ++j) EXPECT_EQ(result.bits(j), in.bits(j + 1)) << j;
+    EXPECT_EQ(result.bits(0), 0u);
+
+    std::vector<kiln_op> aligned_only = w.ops;
+    aligned_only[load].attr = 0;
+    expect_fault(aligned_only, args_of({&in, &result}), "misaligned 4-lane access at index 2", load);
+    std::vector<kiln_op> bad = w.ops;
+    bad[load].attr = 2;
+    expect_invalid(bad, "attr 2 is neither 0 nor KILN_ACCESS_UNALIGNED", load);
+  }
+  WireBuilder one;  // a one-lane access has nothing to align
+  const Id x = one.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 4);
+  const Id load = one.load(KILN_DTYPE_F32, x, one.const_i64(1));
+  one.ops[load].attr = KILN_ACCESS_UNALIGNED;
+  expect_invalid(one.ops, "attr 1 is neither 0 nor KILN_ACCESS_UNALIGNED (1, for lanes > 1)", load);
+}

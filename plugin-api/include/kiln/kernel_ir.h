@@ -87,13 +87,17 @@ typedef enum kiln_op_kind {
   /* LOAD: src[0] = memory (PARAM buffer or STORAGE), src[1] = element index
    * (i64 scalar). Reads `lanes` consecutive elements [index, index+lanes).
    * dtype = the memory's element type. For lanes > 1, index is a multiple
-   * of lanes (the interpreter reports a violation). Out-of-range access is a
-   * kernel bug (the interpreter reports it; devices are undefined). */
+   * of lanes (the interpreter reports a violation), unless attr is
+   * KILN_ACCESS_UNALIGNED (ABI 1.1): then any element index, for a device
+   * that claims KILN_FEATURE_UNALIGNED_VECTORS (CPUs, whose vector loads
+   * take any address; the host sends such an op nowhere else). attr is 0
+   * otherwise. Out-of-range access is a kernel bug (the interpreter reports
+   * it; devices are undefined). */
   KILN_OP_LOAD = 4,
 
   /* STORE: src[0] = memory (GLOBAL_MUT param or STORAGE), src[1] = element
    * index (i64 scalar), src[2] = value (the memory's element type, lanes
-   * consecutive elements, same alignment rule as LOAD). No result;
+   * consecutive elements, same alignment rule and attr as LOAD). No result;
    * dtype = value's dtype, lanes = value's lanes. */
   KILN_OP_STORE = 5,
 
@@ -438,6 +442,12 @@ typedef enum kiln_mma_shape {
 #define KILN_FEATURE_CPU_AMX_BF16 4u
 /* The device runs WGMMA's tf32 form with A from registers (code 1). */
 #define KILN_FEATURE_WGMMA_TF32_A_REGISTERS 5u
+/* The device runs LOAD and STORE of lanes > 1 at any element index when
+ * their attr is KILN_ACCESS_UNALIGNED (a CPU's vector loads and stores take
+ * any address). */
+#define KILN_FEATURE_UNALIGNED_VECTORS 6u
+/* LOAD and STORE attr: the index need not be a multiple of lanes. */
+#define KILN_ACCESS_UNALIGNED 1u
 
 typedef enum kiln_param_kind {
   KILN_PARAM_INVALID = 0,

@@ -876,6 +876,7 @@ const Dialect& c_dialect() {
       .simd_function_helpers = true,
       .simd_function_whole = c_simd_function_whole,
       .streaming_stores = true,
+      .any_index_vectors = true,
       .cast = c_cast,
       .literal = c_literal,
       .helper = detail::math_helper,

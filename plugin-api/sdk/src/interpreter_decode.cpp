@@ -172,6 +172,7 @@ class Decoder {
           in.op_class = OpClass::Count;  // counted in the memory statistics
           in.a = memory_of_[op.src[0]];
           in.b = slot_of(1);
+          in.aux = op.attr;  // KILN_ACCESS_UNALIGNED: any element index
           if (op.kind == KILN_OP_STORE) in.c = slot_of(2);
           break;
         case KILN_OP_COPY_ASYNC:

@@ -562,7 +562,7 @@ class Engine {
       if (!active[l]) continue;
       const u64 i = index[l];
       if (i >= m.elements || m.elements - i < lanes) out_of_range(in, m, l, i);
-      if (lanes > 1 && i % lanes != 0) misaligned(in, m, l, i);
+      if (lanes > 1 && i % lanes != 0 && in.aux != KILN_ACCESS_UNALIGNED) misaligned(in, m, l, i);
       unsigned char* p = m.base + i * bytes;
       if constexpr (S == Space::Local) p += lane_group_[l] * m.group_stride;
       if constexpr (S == Space::Register) p += l * m.lane_stride;

@@ -95,7 +95,8 @@ struct Instr {
   std::uint32_t aux = 0;       // LOOP/END_LOOP: trip-count slot; INSERT/EXTRACT: lane;
                                // SELECT: 1 when the condition is a vector; MMA: the shape;
                                // SUBGROUP_REDUCE: the width; COPY_WAIT: the groups left pending;
-                               // LOAD_MATRIX: 1 when transposed; WGMMA: N (a, c: the
+                               // LOAD_MATRIX: 1 when transposed; LOAD/STORE: 1 when
+                               // KILN_ACCESS_UNALIGNED; WGMMA: N (a, c: the
                                // memories of the tiles and the accumulator); WGMMA_WAIT: groups left
   RowFn fn = nullptr;          // Elementwise
 };

@@ -142,6 +142,8 @@ class Validator {
             op_error(id, "dtype " + std::string(dtype_name(op.dtype)) + " differs from the memory's " +
                              std::string(dtype_name(mem.dtype)));
           if (op.lanes < 1 || op.lanes > KILN_MAX_LANES) op_error(id, "lanes " + str(op.lanes) + " not in 1..16");
+          if (op.attr != 0 && (op.attr != KILN_ACCESS_UNALIGNED || op.lanes == 1))
+            op_error(id, "attr " + str(op.attr) + " is neither 0 nor KILN_ACCESS_UNALIGNED (1, for lanes > 1)");
           value(id, 1, KILN_DTYPE_I64, 1);
           if (op.kind == KILN_OP_STORE) {
             if (mem.kind == KILN_OP_PARAM && mem.code != KILN_PARAM_GLOBAL_MUT)

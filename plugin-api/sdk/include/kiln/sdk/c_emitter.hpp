@@ -203,6 +203,11 @@ struct Dialect {
   // conversion to float and back per element, and whole-vector accesses.
   // Requires `mma` to take raw fragments when MmaHelper::raw is set.
   bool raw_halves = false;
+  // Vector LOADs and STOREs at any element index (attr KILN_ACCESS_UNALIGNED)
+  // compile to correct code: C (memcpy, unaligned intrinsics). Elsewhere the
+  // emitter refuses them (UNSUPPORTED, naming the op); OpenCL's vloadn would
+  // take them too, were its plugin to claim them.
+  bool any_index_vectors = false;
 
   // Structural hooks.
   // `x` as `type`; x is a primary expression or parenthesized: "(T)x", "T(x)".
