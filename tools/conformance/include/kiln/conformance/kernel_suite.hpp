@@ -291,6 +291,41 @@ inline SuiteKernel vector_kernel(std::uint8_t dt, std::uint8_t lanes, std::size_
   return k;
 }
 
+// Vector accesses at any element index (KILN_ACCESS_UNALIGNED), for a
+// device that claims KILN_FEATURE_UNALIGNED_VECTORS: thread v loads the
+// `lanes` elements of x from v * lanes + v % lanes (every residue), stores
+// them doubled to out at v * lanes (aligned), and stores x's aligned vector
+// at v * (lanes + 1) + 1 of out2 (every residue, no overlap).
+inline SuiteKernel unaligned_vector_kernel(std::uint8_t dt, std::uint8_t lanes, std::size_t n_vectors, std::mt19937_64& rng,
+                                           std::int64_t local = kLocal) {
+  const std::size_t n = n_vectors * lanes, spread = n_vectors * (lanes + 1) + 1;
+  SuiteKernel k;
+  k.name = "unaligned vectors " + std::string(sdk::dtype_name(dt)) + "x" + std::to_string(lanes);
+  k.args = {random_arg(dt, n + lanes, rng), HostArg::poisoned(dt, n), HostArg::poisoned(dt, spread)};
+  const std::uint64_t two = sdk::dtype_is_float(dt) ? float_bits(dt, 2.0) : 2;
+  k.ops = elementwise(
+      n_vectors,
+      [&](WireBuilder& w) {
+        w.param(KILN_PARAM_GLOBAL, dt, 0, n + lanes);
+        w.param(KILN_PARAM_GLOBAL_MUT, dt, 1, n);
+        w.param(KILN_PARAM_GLOBAL_MUT, dt, 2, spread);
+      },
+      [&](WireBuilder& w, Id v) {
+        const Id aligned = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, v, w.const_i64(lanes));
+        const Id residue = w.binary(KILN_BINARY_MOD, KILN_DTYPE_I64, v, w.const_i64(lanes));
+        const Id shifted = w.load(dt, 0, w.binary(KILN_BINARY_ADD, KILN_DTYPE_I64, aligned, residue), lanes);
+        w.ops[shifted].attr = KILN_ACCESS_UNALIGNED;
+        const Id doubled = w.binary(KILN_BINARY_MUL, dt, shifted, w.broadcast(dt, w.const_bits(dt, two), lanes), lanes);
+        w.store(dt, 1, aligned, doubled, lanes);
+        const Id at = w.mad(KILN_DTYPE_I64, v, w.const_i64(lanes + 1), w.const_i64(1));
+        const Id store = w.store(dt, 2, at, w.load(dt, 0, aligned, lanes), lanes);
+        w.ops[store].attr = KILN_ACCESS_UNALIGNED;
+      },
+      local);
+  k.checks = {{1, k.name + " loads", {}}, {2, k.name + " stores", {}}};
+  return k;
+}
+
 // A tree reduction per work-group of 64 threads in LOCAL storage, with a
 // BARRIER after each step: out[g] = sum of x[64g .. 64g+63].
 inline SuiteKernel local_reduction_kernel(std::size_t n, std::mt19937_64& rng) {
@@ -463,6 +498,11 @@ inline std::vector<SuiteKernel> kernel_suite(const kiln_device_info& info, std::
     if (info.vector_widths & (1u << lanes))
       for (std::uint8_t dt : {KILN_DTYPE_F32, KILN_DTYPE_I32, KILN_DTYPE_F16})
         if (has_dtype(info, dt)) suite.push_back(vector_kernel(dt, lanes, n / lanes, rng, elementwise_local(info)));
+  if (sdk::has_feature(info, KILN_FEATURE_UNALIGNED_VECTORS))
+    for (std::uint8_t lanes : {4, 8, 16})
+      if (info.vector_widths & (1u << lanes))
+        for (std::uint8_t dt : {KILN_DTYPE_F32, KILN_DTYPE_F16})
+          if (has_dtype(info, dt)) suite.push_back(unaligned_vector_kernel(dt, lanes, n / lanes, rng, elementwise_local(info)));
   suite.push_back(local_reduction_kernel(n, rng));
   suite.push_back(register_loop_kernel(n, rng, elementwise_local(info)));
   suite.push_back(grid_3d_kernel(37, 23, rng));
