@@ -204,6 +204,12 @@ void describe(Device& d) {
     sdk::set_c_family_caps(info, sdk::opencl_dialect(), dt);
   }
 
+  // Vector accesses at any element index on a CPU device (PoCL): the
+  // dialect's vloadn/vstoren take element-aligned addresses, and a CPU's
+  // vector loads any address, so rows of odd length vectorize. Not claimed
+  // on GPUs, whose vector loads need aligned addresses (vloadn would be split).
+  if (cpu) sdk::set_unaligned_vectors(info);
+
   d.last_level_cache_bytes = device_value<cl_ulong>(d.id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE");
   // The global memory cache is the L2 of a GPU and the last level (L3) of a CPU.
   info.cache_bytes[gpu ? 1 : 2] = d.last_level_cache_bytes;

@@ -925,6 +925,7 @@ const Dialect& opencl_dialect() {
       .register_storage_prefix = "",
       .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
       .index32_type = "int",
+      .any_index_vectors = true,  // vloadn/vstoren take element-aligned addresses
       .cast = c_cast,
       .literal = c_literal,
       .helper = detail::math_helper,

@@ -204,9 +204,9 @@ struct Dialect {
   // Requires `mma` to take raw fragments when MmaHelper::raw is set.
   bool raw_halves = false;
   // Vector LOADs and STOREs at any element index (attr KILN_ACCESS_UNALIGNED)
-  // compile to correct code: C (memcpy, unaligned intrinsics). Elsewhere the
-  // emitter refuses them (UNSUPPORTED, naming the op); OpenCL's vloadn would
-  // take them too, were its plugin to claim them.
+  // compile to correct code: C (memcpy, unaligned intrinsics) and OpenCL
+  // (vloadn/vstoren take element-aligned addresses). Elsewhere (CUDA, GLSL)
+  // the emitter refuses them (UNSUPPORTED, naming the op).
   bool any_index_vectors = false;
 
   // Structural hooks.
