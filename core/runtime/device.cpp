@@ -88,6 +88,43 @@ bool unclaimed_math(const ir::Op& op, const DeviceInfo& info) {
          !info.supports_unary(op.code, static_cast<unsigned>(op.dtype));
 }
 
+// Why `op` may not reach the device ("KIND DTYPE): reason"), or "" when it
+// may: what the ABI sends only to devices that claim it.
+std::string unclaimed(const ir::Op& op, const DeviceInfo& info) {
+  const unsigned kind = static_cast<unsigned>(op.kind);
+  const unsigned dtype = static_cast<unsigned>(op.dtype);
+  const std::string type(sdk::dtype_name(dtype));
+  // plugin.h: an op kind appended after ABI 1.0 reaches only a device that
+  // claims it (a 1.0 plugin has never heard of it). COPY_COMMIT and
+  // COPY_WAIT have no dtype: they come with COPY_ASYNC; WGMMA_FENCE, _COMMIT
+  // and _WAIT likewise with WGMMA.
+  const bool typeless_copy = kind == KILN_OP_COPY_COMMIT || kind == KILN_OP_COPY_WAIT;
+  const bool typeless_wgmma = kind == KILN_OP_WGMMA_FENCE || kind == KILN_OP_WGMMA_COMMIT || kind == KILN_OP_WGMMA_WAIT;
+  const bool claimed = typeless_copy    ? info.op_kind_dtypes[KILN_OP_COPY_ASYNC] != 0
+                       : typeless_wgmma ? info.op_kind_dtypes[KILN_OP_WGMMA] != 0
+                                        : info.supports_op_kind(kind, dtype);
+  if (kind >= sdk::kOpKinds1_0 && !claimed)
+    return std::string(sdk::op_kind_name(kind)) + " " + type + "): the device does not claim this op kind";
+  // kernel_ir.h: a vector access at any element index reaches only a device
+  // that claims it.
+  if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.attr == KILN_ACCESS_UNALIGNED &&
+      !info.has_feature(KILN_FEATURE_UNALIGNED_VECTORS))
+    return std::string(sdk::op_kind_name(kind)) + " unaligned " + type + "x" + std::to_string(op.lanes) +
+           "): the device does not claim vector accesses at any element index (KILN_FEATURE_UNALIGNED_VECTORS)";
+  // plugin.h: a device runs subgroups up to its warp_size wide.
+  if (op.kind == ir::OpKind::SubgroupReduce && op.attr > info.warp_size)
+    return "subgroup_reduce " + type + "): subgroups of " + std::to_string(op.attr) + " threads, wider than the device's " +
+           std::to_string(info.warp_size) + " (warp_size)";
+  // kernel_ir.h: a unary op appended after 1.0 reaches only a device that
+  // claims it; what lower_math could not rewrite (its form needs an op the
+  // device lacks, or f64 erf) is refused here by name.
+  if (unclaimed_math(op, info))
+    return std::string(sdk::unary_name(op.code)) + " " + type +
+           "): the device does not claim this op, and kiln cannot lower it to ops the device has "
+           "(docs/passes.md, lower_math)";
+  return {};
+}
+
 }  // namespace
 
 Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::BoundsPolicy bounds) const {
@@ -121,73 +158,15 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
   const ir::Kernel& kernel = bounded->kernel;
   KILN_TRY(detail::check_device_limits(kernel, info()));
   if (state_->api().compile == nullptr) return state_->missing("compile");
-  // plugin.h: an op kind appended after ABI 1.0 reaches only a device that
-  // claims it (a 1.0 plugin has never heard of it).
-  for (ir::ValueId id = 0; id < kernel.size(); ++id) {
-    const unsigned kind = static_cast<unsigned>(kernel[id].kind);
-    const unsigned dtype = static_cast<unsigned>(kernel[id].dtype);
-    // COPY_COMMIT and COPY_WAIT have no dtype: they come with COPY_ASYNC.
-    // WGMMA_FENCE, _COMMIT and _WAIT likewise come with WGMMA.
-    const bool typeless_copy = kind == KILN_OP_COPY_COMMIT || kind == KILN_OP_COPY_WAIT;
-    const bool typeless_wgmma = kind == KILN_OP_WGMMA_FENCE || kind == KILN_OP_WGMMA_COMMIT || kind == KILN_OP_WGMMA_WAIT;
-    const bool claimed = typeless_copy    ? state_->info().op_kind_dtypes[KILN_OP_COPY_ASYNC] != 0
-                         : typeless_wgmma ? state_->info().op_kind_dtypes[KILN_OP_WGMMA] != 0
-                                          : state_->info().supports_op_kind(kind, dtype);
-    if (kind >= sdk::kOpKinds1_0 && !claimed) {
-      Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" +
-                                                       std::string(sdk::op_kind_name(kind)) + " " +
-                                                       std::string(sdk::dtype_name(dtype)) +
-                                                       "): the device does not claim this op kind");
+  for (ir::ValueId id = 0; id < kernel.size(); ++id)
+    if (const std::string why = unclaimed(kernel[id], state_->info()); !why.empty()) {
+      Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" + why);
       e.plugin = state_->plugin();
       e.device = state_->info().id;
       e.function = "compile";
       e.op = id;
       return e;
     }
-    // kernel_ir.h: a vector access at any element index reaches only a
-    // device that claims it.
-    if ((kernel[id].kind == ir::OpKind::Load || kernel[id].kind == ir::OpKind::Store) &&
-        kernel[id].attr == KILN_ACCESS_UNALIGNED && !state_->info().has_feature(KILN_FEATURE_UNALIGNED_VECTORS)) {
-      Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" +
-                                                       std::string(sdk::op_kind_name(kind)) + " unaligned " +
-                                                       std::string(sdk::dtype_name(dtype)) + "x" +
-                                                       std::to_string(kernel[id].lanes) +
-                                                       "): the device does not claim vector accesses at any element "
-                                                       "index (KILN_FEATURE_UNALIGNED_VECTORS)");
-      e.plugin = state_->plugin();
-      e.device = state_->info().id;
-      e.function = "compile";
-      e.op = id;
-      return e;
-    }
-    // plugin.h: a device runs subgroups up to its warp_size wide.
-    if (kernel[id].kind == ir::OpKind::SubgroupReduce && kernel[id].attr > state_->info().warp_size) {
-      Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (subgroup_reduce " +
-                                                       std::string(sdk::dtype_name(dtype)) + "): subgroups of " +
-                                                       std::to_string(kernel[id].attr) + " threads, wider than the device's " +
-                                                       std::to_string(state_->info().warp_size) + " (warp_size)");
-      e.plugin = state_->plugin();
-      e.device = state_->info().id;
-      e.function = "compile";
-      e.op = id;
-      return e;
-    }
-    // kernel_ir.h: a unary op appended after 1.0 reaches only a device that
-    // claims it; what lower_math could not rewrite (its form needs an op the
-    // device lacks, or f64 erf) is refused here by name.
-    if (unclaimed_math(kernel[id], state_->info())) {
-      const std::string what = std::string(sdk::unary_name(kernel[id].code)) + " " + std::string(sdk::dtype_name(dtype));
-      Error e = make_error(ErrorCode::Unsupported,
-                           "op " + std::to_string(id) + " (" + what +
-                               "): the device does not claim this op, and kiln cannot lower it to ops the device has "
-                               "(docs/passes.md, lower_math)");
-      e.plugin = state_->plugin();
-      e.device = state_->info().id;
-      e.function = "compile";
-      e.op = id;
-      return e;
-    }
-  }
   Program program;
   program.wire_ = kernel.to_wire();
   program.bounds_checks_.assign(bounded->launch_checks.begin(), bounded->launch_checks.end());
