@@ -299,7 +299,7 @@ SearchSpace make_default_space(Precision precision) {
            // prefetched there (the norms: in their writing loop, 1 or 2); the variant that
            // names the remainder instead applies but caches nothing of use, and the tuner
            // passes it over. 1024 x 50257 on c:0 (2026-12-05, docs/passes.md "CPU figures"):
-           // f16 layernorm 1.4 GB/s tuned before (scalar loads and conversions) against 44.
+           // f16 layernorm 1.2 GB/s tuned before (scalar loads and conversions), 26 after.
            "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
            "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
