@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cpu-rows.sh - issues 13 and 16's CPU yardstick: the row kernels
 # (softmax-rows, layernorm-rows, rmsnorm-rows; default m = 4096, n = 16384:
-# rows far beyond the L2, data far beyond the L3), add and exp-chain (2^26
+# data far beyond the L3; ROWS_N=50257 for rows of odd length, which start at
+# every residue), add and exp-chain (2^26
 # elements) tuned on c:0 in f32, f16 and bf16, each timed next to the
 # two-thread triad measured just before it; and exp-chain over 2^18 elements
 # (in and out fit the L2: exp is the limit) next to libmvec's own expf over
