@@ -278,6 +278,21 @@ TEST(EmitterDialects, UnalignedVectorsOnlyWhereTheDialectTakesThem) {
   }
 }
 
+// LOAD_MATRIX's attr is its matrix count: one matrix (attr 1) is not an
+// access at any element index, and CUDA emits it.
+TEST(EmitterDialects, OneMatrixLoadIsNotAnUnalignedAccess) {
+  WireBuilder w;
+  const auto out = w.param(KILN_PARAM_GLOBAL_MUT, KILN_DTYPE_U16, 0, 64);
+  const auto tile = w.storage(KILN_SCOPE_LOCAL, KILN_DTYPE_U16, 64);
+  const auto lid = w.local_index(0, w.const_i64(32));
+  const auto at = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, lid, w.const_i64(2));
+  w.store(KILN_DTYPE_U16, tile, at, w.const_bits(KILN_DTYPE_U16, 1));
+  w.barrier();
+  const auto fragment = w.op(KILN_OP_LOAD_MATRIX, KILN_DTYPE_U16, 0, tile, w.const_i64(0), KILN_NO_OPERAND, 1, 0, 2);
+  w.store(KILN_DTYPE_U16, out, at, fragment, 2);
+  EXPECT_TRUE(contains(emit_c_family(w.ops, kiln::sdk::cuda_dialect()).source, "ldmatrix"));
+}
+
 TEST(EmitterDialects, MalformedKernelsAreInvalidArguments) {
   WireBuilder w;
   auto y = w.param(KILN_PARAM_GLOBAL, KILN_DTYPE_F32, 0, 4);  // read-only

@@ -683,7 +683,11 @@ class Emitter {
     if (store && mem.kind == KILN_OP_PARAM && mem.code != KILN_PARAM_GLOBAL_MUT)
       reject(id, KILN_STATUS_INVALID_ARGUMENT, "stores into a read-only (GLOBAL) param");
     if (mem.dtype != ops_[id].dtype) reject(id, KILN_STATUS_INVALID_ARGUMENT, "dtype differs from the memory's");
-    if (ops_[id].attr == KILN_ACCESS_UNALIGNED && !d_.any_index_vectors)
+    // attr means KILN_ACCESS_UNALIGNED on LOAD and STORE only (LOAD_MATRIX's
+    // is its matrix count, 1 included).
+    const kiln_op& access = ops_[id];
+    if ((access.kind == KILN_OP_LOAD || access.kind == KILN_OP_STORE) && access.attr == KILN_ACCESS_UNALIGNED &&
+        !d_.any_index_vectors)
       unsupported(id, "vector accesses at any element index (KILN_ACCESS_UNALIGNED) are not available");
     scalar_index(id, 1);
     return mem;
