@@ -17,6 +17,7 @@
 #include "kiln/ir/analysis.hpp"
 #include "kiln/ir/dtype.hpp"
 #include "kiln/ir/rewriter.hpp"
+#include "opt_support.hpp"
 
 #include <vector>
 
@@ -106,7 +107,7 @@ Kernel hoist_loop_invariants(const Kernel& kernel, const DeviceInfo&) {
       bool safe = speculatable_arithmetic(kernel, op);
       if (op.kind == OpKind::Load) {
         const ValueId memory = op.src[0];
-        const bool local = memory < n && kernel[memory].kind == OpKind::Storage && kernel[memory].scope() == ir::Scope::Local;
+        const bool local = memory < n && opts::is_local_storage(kernel, memory);
         safe = facts.runs && memory < n && !facts.stored[memory] && !(local && facts.has_barrier) &&
                runs_every_iteration(kernel, blocks, id, loop);
       }

@@ -74,10 +74,6 @@ bool is_async(OpKind kind) {
   return kind == OpKind::CopyAsync || kind == OpKind::CopyCommit || kind == OpKind::CopyWait;
 }
 
-bool local_storage(const Kernel& k, ValueId memory) {
-  return k[memory].kind == OpKind::Storage && k[memory].scope() == ir::Scope::Local;
-}
-
 // Ops that may run earlier in their run: no memory written, none read but
 // read-only params.
 bool movable(const Kernel& k, ValueId id) {
@@ -135,7 +131,7 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
   std::map<ValueId, Run> by_run;
   for (ValueId id = 0; id < k.size(); ++id) {
     const ir::Op& store = k[id];
-    if (store.kind != OpKind::Store || !local_storage(k, store.src[0])) continue;
+    if (store.kind != OpKind::Store || !is_local_storage(k, store.src[0])) continue;
     const ValueId load = store.src[2];
     if (load >= id || !read_only_load(k, k[load])) continue;
     const ir::Op& l = k[load];

@@ -33,6 +33,10 @@ std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope,
   return std::nullopt;
 }
 
+bool is_local_storage(const ir::Kernel& kernel, ir::ValueId memory) {
+  return kernel[memory].kind == ir::OpKind::Storage && kernel[memory].scope() == ir::Scope::Local;
+}
+
 bool read_only_load(const ir::Kernel& kernel, const ir::Op& op) {
   if (op.kind != ir::OpKind::Load) return false;
   const ir::Op& memory = kernel[op.src[0]];

@@ -27,6 +27,10 @@ OptStep make_step(std::string_view name, std::initializer_list<std::pair<std::st
 // The INDEX op of (scope, axis), if the kernel has one.
 std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope, std::uint32_t axis);
 
+// Whether `memory` is LOCAL storage (shared by a group's threads: what a
+// barrier orders).
+bool is_local_storage(const ir::Kernel& kernel, ir::ValueId memory);
+
 // Whether `op` is a LOAD of a read-only (GLOBAL) param: no op of the launch
 // writes what it reads, so it may be repeated, moved or cached.
 bool read_only_load(const ir::Kernel& kernel, const ir::Op& op);

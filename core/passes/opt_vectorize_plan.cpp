@@ -1,6 +1,7 @@
 #include "opt_vectorize_plan.hpp"
 
 #include "kiln/ir/analysis.hpp"
+#include "opt_support.hpp"
 
 #include <algorithm>
 #include <map>
@@ -91,9 +92,6 @@ class Planner {
     return members;
   }
 
-  bool is_local_memory(ValueId memory) const {
-    return k_[memory].kind == OpKind::Storage && k_[memory].scope() == ir::Scope::Local;
-  }
   bool may_alias(ValueId a, ValueId b) const {
     if (a == b) return true;
     const auto writable_buffer = [&](ValueId m) {
@@ -114,7 +112,7 @@ class Planner {
     for (ValueId id = *lo + 1; id < *hi; ++id) {
       if (std::find(members.begin(), members.end(), id) != members.end()) continue;
       const Op& op = k_[id];
-      if (op.kind == OpKind::Barrier && is_local_memory(memory)) return false;
+      if (op.kind == OpKind::Barrier && is_local_storage(k_, memory)) return false;
       if (op.kind == OpKind::Store && may_alias(op.src[0], memory)) return false;
       if (store && op.kind == OpKind::Load && may_alias(op.src[0], memory)) return false;
     }
