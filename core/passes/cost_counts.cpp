@@ -632,7 +632,13 @@ class Counter {
     if (!form) return std::max(bytes, kCacheLineBytes);
     const double element = bytes / k_[id].lanes;
     const double stride = fastest == ir::kNoValue ? 0 : static_cast<double>(std::llabs(coefficient(*form, fastest)));
-    if (stride * element <= bytes) return bytes;  // unit stride (or the vector's own width), or invariant
+    // A vector STORE at any element index (KILN_ACCESS_UNALIGNED) cannot
+    // stream (the C plugin's non-temporal stores take aligned addresses):
+    // each line it writes is read first. Rows of 50257 on c:0, 2026-12-05:
+    // softmax f32 26-28 GB/s so against 31-42 on split_aligned's aligned
+    // blocks, the norms 23-30 against 33-41 (docs/passes.md, "CPU figures").
+    const bool read_for_ownership = k_[id].kind == OpKind::Store && k_[id].attr == KILN_ACCESS_UNALIGNED;
+    if (stride * element <= bytes) return read_for_ownership ? 2 * bytes : bytes;  // unit stride, or invariant
     return std::max(bytes, std::min(kCacheLineBytes, stride * element));
   }
 

@@ -1,7 +1,8 @@
 // prefetch_rows(loop, distance): in the loop-th LOOP (program order), before
 // each LOAD of a buffer param whose index is one row of a GROUP axis away
 // from the next group's (affine in exactly one GROUP INDEX, coefficient s:
-// the row stride), a PREFETCH of the element s * distance further on, i.e.
+// the row stride; or in split_aligned's aligned start of the row, see
+// group_stride), a PREFETCH of the element s * distance further on, i.e.
 // the same element of the row `distance` groups ahead. Results are
 // unchanged: PREFETCH is a hint (kernel_ir.h).
 //
@@ -39,18 +40,40 @@ using ir::ValueId;
 
 constexpr std::uint64_t kMinPrefetchedBytes = 32;
 
-// The row stride of LOAD `id`'s index: the coefficient of its one GROUP
-// INDEX term; nullopt when it has none or several, or a non-positive one.
-std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId id) {
-  const std::optional<ir::AffineForm> form = forms.of(kernel[id].src[1]);
+// The row stride of an index's GROUP INDEX term: its coefficient, where the
+// form has exactly one such term; nullopt otherwise. A term `f * (x / f)`,
+// (or x >> log2 f) x affine in one GROUP INDEX with coefficient s (split_aligned's first
+// aligned element of a row, f * ((base + f - 1) / f)), counts as that index
+// with stride s: the element it names lies within f - 1 of base's, and the
+// prefetch, a hint, needs only the row's neighbourhood.
+std::optional<std::int64_t> group_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId index, bool nested) {
+  const std::optional<ir::AffineForm> form = forms.of(index);
   if (!form) return std::nullopt;
   std::optional<std::int64_t> stride;
   for (const auto& [atom, coefficient] : form->terms) {
     const ir::Op& a = kernel[atom];
-    if (a.kind != OpKind::Index || a.scope() != ir::Scope::Group) continue;
+    std::optional<std::int64_t> term;
+    if (a.kind == OpKind::Index && a.scope() == ir::Scope::Group) {
+      term = coefficient;
+    } else if (!nested && a.kind == OpKind::Binary && a.lanes == 1 &&
+               (a.binary() == ir::BinaryOp::Div || a.binary() == ir::BinaryOp::Shr)) {
+      // x / f, or x >> log2(f) as simplify_algebra writes a power of two.
+      const auto operand = ir::constant_int(kernel, a.src[1]);
+      const bool shift = a.binary() == ir::BinaryOp::Shr;
+      if (operand && *operand >= 0 && *operand < 62 && (shift ? std::int64_t{1} << *operand : *operand) == coefficient)
+        term = group_stride(kernel, forms, a.src[0], true);
+    }
+    if (!term) continue;
     if (stride) return std::nullopt;
-    stride = coefficient;
+    stride = term;
   }
+  return stride;
+}
+
+// The row stride of LOAD `id`'s index (group_stride); nullopt when there is
+// none or it is not positive.
+std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId id) {
+  const std::optional<std::int64_t> stride = group_stride(kernel, forms, kernel[id].src[1], false);
   if (!stride || *stride <= 0) return std::nullopt;
   return stride;
 }

@@ -1,4 +1,4 @@
-// split_aligned(loop, factor): split_loop for a loop whose accesses start
+// split_aligned(loop, factor[, flat]): split_loop for a loop whose accesses start
 // anywhere, as the rows of an [m, n] tensor do when n is odd. The loop-th
 // LOOP (program order), of constant count n >= 2 * factor, must access a
 // GLOBAL buffer at `base + counter` (base defined before the loop: the
@@ -15,6 +15,13 @@
 // element of each):
 //
 //   LOOP j < h: body(j);  the blocks as above;  LOOP t < e - h: if h + t < e: body(h + t + nb * factor)
+//
+// With flat = 1 the blocks stay one loop, `LOOP j < nb * factor: body(h + j)`
+// (the anchor's index `factor * q + j`): the shape of a row whose length
+// factor divides, so the CPU's lane_reduce, split_loop and row_cache take it
+// as they take such rows, and its vector accesses start aligned (on c:0 a
+// streaming store needs that, and an unaligned 64-byte access spans two
+// cache lines; docs/passes.md, "CPU figures").
 //
 // with nb = (n - factor + 1) / factor and e = n - nb * factor, constants
 // (every h leaves at least nb whole blocks; e < 2 * factor), so a
@@ -104,7 +111,7 @@ class SplitAligned final : public Optimization {
   std::string_view name() const override { return "split_aligned"; }
   std::string_view description() const override {
     return "split a constant LOOP into its loose ends (head and tail, first) and aligned blocks of `factor` (accesses at "
-           "base + counter)";
+           "base + counter; flat=1: the blocks one loop of whole blocks)";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo&) const override {
@@ -130,9 +137,14 @@ class SplitAligned final : public Optimization {
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo&) const override {
     KILN_TRY(check_input(step, kernel));
-    KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop", "factor"}));
-    const std::int64_t factor = params[1];
-    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, params[0]));
+    for (const auto& [key, value] : step.params)
+      if (key != "loop" && key != "factor" && key != "flat")
+        return step_error(step, "unknown parameter '" + key + "' (expected: loop, factor, flat)");
+    KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
+    KILN_TRY_ASSIGN(const std::int64_t factor, require_param(step, "factor"));
+    const std::int64_t flat = step.param("flat", 0);
+    if (flat != 0 && flat != 1) return step_error(step, "flat must be 0 or 1");
+    KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, loop_number));
     const std::int64_t n = *site.count;
     if (factor < 2) return step_error(step, "factor must be at least 2");
     if (n < 2 * factor)
@@ -200,12 +212,18 @@ class SplitAligned final : public Optimization {
         copy_body(j, {});
         b.end_loop(j);
       }
-      const ir::Value outer = b.loop(blocks);
-      const ir::Value inner = b.loop(factor);
-      const ir::Value block_start = b.mul(outer, f);
-      copy_body(b.add(b.add(head, block_start), inner), b.add(b.add(aligned, block_start), inner));
-      b.end_loop(inner);
-      b.end_loop(outer);
+      if (flat == 1) {
+        const ir::Value j = b.loop(blocks * factor);
+        copy_body(b.add(head, j), b.add(aligned, j));
+        b.end_loop(j);
+      } else {
+        const ir::Value outer = b.loop(blocks);
+        const ir::Value inner = b.loop(factor);
+        const ir::Value block_start = b.mul(outer, f);
+        copy_body(b.add(b.add(head, block_start), inner), b.add(b.add(aligned, block_start), inner));
+        b.end_loop(inner);
+        b.end_loop(outer);
+      }
       if (!reduction) {
         // The tail: positions blocks * factor + u of the row, u = h + t < e.
         // The IF is always true; it tells the bounds analysis (which

@@ -290,31 +290,39 @@ SearchSpace make_default_space(Precision precision) {
            "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1)",
            // CPU, rows that are no multiple of 16 (n = 50257: a row starts at every
-           // residue): the recipes above with split_loop leaving the last n % 16 iterations
-           // in a loop of their own (tail=1) as lane_reduce does, the accesses vectorized
-           // at any element index (KILN_FEATURE_UNALIGNED_VECTORS, which the C plugin
-           // claims). lane_reduce's remainder loops shift the later loops' numbers by one
-           // each, but where n % 16 is 1 normalize writes them out (one iteration): so
-           // softmax's exponentials are cached from loop 1 or 2 and the next row is
-           // prefetched there (the norms: in their writing loop, 1 or 2); the variant that
-           // names the remainder instead applies but caches nothing of use, and the tuner
-           // passes it over. 1024 x 50257 on c:0 (2026-12-05, docs/passes.md "CPU figures"):
-           // f16 layernorm 1.2 GB/s tuned before (scalar loads and conversions), 26 after.
-           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
+           // residue). Each loop split_aligned into its loose ends and one loop of whole
+           // aligned blocks (flat=1: the shape of a row of length 16 k), then the recipes
+           // above on those: the writing loop's blocks split by 16 and vectorized (aligned
+           // vectors, streaming stores), the reductions' in lane partials, softmax's
+           // exponentials cached from the sum's blocks; the next row prefetched there (the
+           // norms: in their writing blocks). Loops after the splits: softmax's max 0-1,
+           // sum 2-3 (loose ends, blocks), writing 4-6 (head, blocks, tail); the norms'
+           // statistics 0-1, writing 2-4. 1335 x 50257 on c:0 (2026-12-05, docs/passes.md
+           // "CPU figures"): f32 softmax 26-28 GB/s with the row's vectors at any index
+           // (below) against 31-42 aligned, the norms 23-30 against 33-41.
+           "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
+           "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
+           "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=3); vectorize(lanes=16)",
+           "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
+           "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
+           "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=3); vectorize(lanes=16); "
+           "prefetch_rows(loop=3,distance=1)",
+           "split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); split_loop(loop=3,factor=16); "
+           "unroll(loop=4,factor=0); lane_reduce(loop=1,lanes=16); vectorize(lanes=16)",
+           "split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); split_loop(loop=3,factor=16); "
+           "unroll(loop=4,factor=0); lane_reduce(loop=1,lanes=16); vectorize(lanes=16); prefetch_rows(loop=3,distance=1)",
+           // Where split_aligned finds no row start to align to (its anchor is an access at
+           // base + counter): split_loop leaves the last n % 16 iterations in a loop of
+           // their own (tail=1) as lane_reduce does, the accesses vectorized at any element
+           // index (KILN_FEATURE_UNALIGNED_VECTORS, which the C plugin claims). lane_reduce's
+           // remainder loops shift the later loops' numbers by one each, but where n % 16 is
+           // 1 normalize writes them out (one iteration): so softmax's exponentials are
+           // cached from loop 1 or 2 and the next row is prefetched there (the norms: in
+           // their writing loop, 1 or 2).
            "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
            "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); "
-           "row_cache(loop=0)",
-           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=2); vectorize(lanes=16)",
-           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=2); vectorize(lanes=16); prefetch_rows(loop=2,distance=1)",
-           "reciprocal_divide(); split_loop(loop=2,factor=16,tail=1); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=2); vectorize(lanes=16); prefetch_rows(loop=2,distance=1); "
-           "row_cache(loop=0)",
-           "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
            "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1)",
            "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "

@@ -207,6 +207,30 @@ store f32 %y[%r], %out
   EXPECT_LT(total(rows, cpu), total(columns, cpu));
 }
 
+TEST(CostModel, AVectorStoreAtAnyIndexReadsItsLinesFirstOnACpu) {
+  // rmsnorm rows of 1001 (they start at every residue): the writing loop
+  // vectorized at any index stores unaligned vectors, which cannot stream,
+  // so each line is read before it is written; on split_aligned's blocks
+  // the stores are aligned. The model counts x in both loops and w (4 KB)
+  // per row: about 16 bytes an element against 12.
+  const auto k = kernels::make_standard_kernel("rmsnorm-rows", {.m = 64, .n = 1001}).value();
+  const auto cpu = passes::cpu_preset();
+  const auto lower = [&](std::string_view sequence) {
+    return passes::optimize(k.kernel, passes::parse_sequence(sequence).value(), cpu).value();
+  };
+  const ir::Kernel any_index =
+      lower("split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)");
+  const ir::Kernel aligned = lower(
+      "split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); split_loop(loop=3,factor=16); "
+      "unroll(loop=4,factor=0); lane_reduce(loop=1,lanes=16); vectorize(lanes=16)");
+  ASSERT_NE(ir::print(any_index).find("store unaligned f32x16"), std::string::npos);
+  ASSERT_EQ(ir::print(aligned).find("store unaligned"), std::string::npos);
+  const double ratio = passes::estimate_cost(any_index, cpu).global_bytes / passes::estimate_cost(aligned, cpu).global_bytes;
+  EXPECT_GT(ratio, 1.15);
+  EXPECT_LT(ratio, 1.4);
+  EXPECT_LT(total(aligned, cpu), total(any_index, cpu));
+}
+
 TEST(CostModel, PricesTranscendentalsAboveAdds) {
   auto unary = [](std::string_view op) {
     return parse_valid(std::string(R"(

@@ -96,6 +96,48 @@ TEST(PrefetchRows, TheNormsWritingLoopToo) {
   }
 }
 
+TEST(PrefetchRows, RowsThatStartAnywhereThroughTheirAlignedStart) {
+  // n = 101: split_aligned writes the blocks' row index from the row's first
+  // aligned element, 16 * ((101 g + 15) / 16) (a shift after simplify_algebra),
+  // not 101 g. Its stride is still the row's: the prefetch lands a row on,
+  // within 15 elements of the same element of the next row.
+  const kernels::StandardKernel k = standard("softmax-rows", {.m = 5, .n = 101});
+  const std::string recipe =
+      "split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); "
+      "split_loop(loop=5,factor=16); unroll(loop=6,factor=0); lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=16); "
+      "row_cache(loop=3); vectorize(lanes=16)";
+  const ir::Kernel before = optimized(k, recipe, cpu_preset());
+  EXPECT_THAT(config_texts(prefetch_rows(), before, cpu_preset()), Contains("prefetch_rows(loop=3,distance=1)"));
+  const ir::Kernel after = applied(before, "prefetch_rows(loop=3,distance=1)", cpu_preset());
+  const auto ids = prefetches(after);
+  ASSERT_EQ(ids.size(), 1u) << ir::print(after);
+  const auto at = ir::affine_form(after, after[ids[0]].src[1]), from = ir::affine_form(after, after[ids[0] + 1].src[1]);
+  ASSERT_TRUE(at && from);
+  EXPECT_EQ(at->terms, from->terms);
+  EXPECT_EQ(at->constant - from->constant, 101);
+  EXPECT_EQ(compare_runs(before, after, {}, 0), "");
+  // A quotient that is not the row's aligned start (its coefficient is not
+  // the divisor) gives no stride: nothing to prefetch.
+  constexpr std::string_view kQuarterRows = R"(
+%0 = param 0 global f32[4096]
+%1 = param 1 global_mut f32[4096]
+%2 = const i64 16
+%3 = const i64 4
+%4 = index group 0 %2
+%5 = mul i64 %4, %3
+%6 = const i64 64
+%7 = div i64 %5, %6
+%8 = mul i64 %7, %2
+%9 = loop %2
+  %10 = mul i64 %9, %2
+  %11 = add i64 %8, %10
+  %12 = load f32x16 %0[%11]
+  store f32x16 %1[%11], %12
+endloop %9
+)";
+  EXPECT_TRUE(config_texts(prefetch_rows(), parse_valid(kQuarterRows), cpu_preset()).empty());
+}
+
 TEST(PrefetchRows, OnlyWhereTheDeviceClaimsItAndOnlyVectorLoads) {
   const kernels::StandardKernel k = standard("softmax-rows", {.m = 5, .n = 96});
   // The GPU preset claims no PREFETCH.

@@ -96,6 +96,41 @@ TEST(SplitAligned, SoftmaxAtAnOddLengthKeepsItsResults) {
   for (int head_or_tail : {4, 6}) EXPECT_FALSE(ir::constant_int(k, k[loops[head_or_tail]].src[0]).has_value());
 }
 
+TEST(SplitAligned, FlatKeepsTheBlocksOneLoop) {
+  // flat=1: the blocks are one loop of 3 * 8 = 24 iterations after the 13
+  // loose ends, the shape of a row of length 24 (split_loop and lane_reduce
+  // take it as they take such a row), and its first index stays aligned.
+  const ir::Kernel flat = expect_applies(parse_valid(kOddRowSum), "split_aligned(loop=0,factor=8,flat=1)", gpu_preset(), {}, 7,
+                                         kReassociated);
+  std::vector<ir::ValueId> loops = loops_of(flat);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(ir::constant_int(flat, flat[loops[0]].src[0]), 13);
+  EXPECT_EQ(ir::constant_int(flat, flat[loops[1]].src[0]), 24);
+  const ir::Kernel split = expect_applies(flat, "split_loop(loop=1,factor=8)", gpu_preset(), {}, 7, kReassociated);
+  const ir::Kernel unrolled = expect_applies(split, "unroll(loop=2,factor=0)", gpu_preset());
+  DeviceInfo wide = gpu_preset();
+  wide.vector_width_mask |= 1u << 8;
+  const ir::Kernel vectors = expect_applies(unrolled, "vectorize(lanes=8)", wide);
+  int vector_loads = 0;
+  for (const ir::Op& op : vectors.ops)
+    if (op.kind == ir::OpKind::Load && op.src[0] == 0 && op.lanes == 8) {
+      ++vector_loads;
+      EXPECT_EQ(op.attr, 0u);  // aligned, not KILN_ACCESS_UNALIGNED
+    }
+  EXPECT_EQ(vector_loads, 1);
+  // A parallel loop (softmax's writing loop, rows of 50): head, blocks, tail;
+  // lane_reduce's partials over the flat blocks of the sum leave no remainder.
+  ir::Kernel softmax = standard("softmax-rows", {9, 50, 1});
+  for (int loop = 2; loop >= 0; --loop)
+    softmax = expect_applies(softmax, "split_aligned(loop=" + std::to_string(loop) + ",factor=8,flat=1)", gpu_preset(), {}, 7, 1e-5);
+  loops = loops_of(softmax);
+  ASSERT_EQ(loops.size(), 7u);  // max: loose, blocks; sum: loose, blocks; writing: head, blocks, tail
+  EXPECT_EQ(ir::constant_int(softmax, softmax[loops[3]].src[0]), 40);
+  EXPECT_EQ(ir::constant_int(softmax, softmax[loops[5]].src[0]), 40);
+  const ir::Kernel partials = expect_applies(softmax, "lane_reduce(loop=3,lanes=8)", gpu_preset(), {}, 7, 1e-5);
+  EXPECT_EQ(loops_of(partials).size(), 7u);
+}
+
 TEST(SplitAligned, RefusesALoopWhoseIterationsDependOnEachOther) {
   // A prefix sum (each iteration stores the running sum): its tail cannot
   // run before its blocks. The row sum above, made to store each prefix.
@@ -124,7 +159,8 @@ TEST(SplitAligned, RefusesStepsThatDoNotFit) {
   EXPECT_NE(refusal(row_sum, "split_aligned(loop=0,factor=32)").find("below twice the factor"), std::string::npos);
   EXPECT_NE(refusal(row_sum, "split_aligned(loop=0,factor=1)").find("at least 2"), std::string::npos);
   EXPECT_NE(refusal(row_sum, "split_aligned(loop=1,factor=8)").find("no LOOP number 1"), std::string::npos);
-  EXPECT_NE(refusal(row_sum, "split_aligned(loop=0,factor=8,lanes=8)").find("lanes"), std::string::npos);
+  EXPECT_NE(refusal(row_sum, "split_aligned(loop=0,factor=8,lanes=8)").find("unknown parameter 'lanes'"), std::string::npos);
+  EXPECT_NE(refusal(row_sum, "split_aligned(loop=0,factor=8,flat=2)").find("flat must be 0 or 1"), std::string::npos);
   EXPECT_NE(refusal(standard("sum-rows", {4, 16, 1}), "split_aligned(loop=0,factor=8)").find("split_loop"),
             std::string::npos);
   EXPECT_NE(refusal(parse_valid(kDynamicRowSum), "split_aligned(loop=0,factor=4)").find("not a constant"),
