@@ -69,6 +69,12 @@ for dtype in $DTYPES; do
             --db "$DB" "${force[@]}" --quiet --json)
     sequence[$k/$dtype]=$(field "$out" sequence)
     echo "tuned $k $dtype in $(field "$out" tune_seconds) s ($(field "$out" candidates_measured) measured): ${sequence[$k/$dtype]}" >&2
+    # A tuning past its budget by more than a tenth: where its time went.
+    python3 -c 'import json, sys
+d = json.loads(sys.argv[1]); budget = float(sys.argv[2])
+if d["tune_seconds"] > 1.1 * budget:
+    print("  over its %g s budget; seconds: %s; warnings: %s" % (budget, json.dumps(d.get("seconds")), d.get("warnings")))' \
+      "$out" "$BUDGET" >&2
   done
 done
 for round in $(seq 1 "$ROUNDS"); do
