@@ -495,10 +495,7 @@ class Emitter : private KernelWriter {
 };
 
 Result<Config> config_of(const OptStep& step) {
-  for (const auto& [key, value] : step.params)
-    if (key != "bm" && key != "bn" && key != "bk" && key != "wm" && key != "wn" && key != "stages" && key != "tf32" &&
-        key != "async" && key != "ldmatrix")
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, bk, wm, wn, stages, tf32, async, ldmatrix)");
+  KILN_TRY(known_params(step, {"bm", "bn", "bk", "wm", "wn", "stages", "tf32", "async", "ldmatrix"}));
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));

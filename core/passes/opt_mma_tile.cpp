@@ -234,9 +234,7 @@ class Emitter : private KernelWriter {
 };
 
 Result<Shape> shape_of(const OptStep& step) {
-  for (const auto& [key, value] : step.params)
-    if (key != "warps" && key != "tm" && key != "tn" && key != "tf32")
-      return step_error(step, "unknown parameter '" + key + "' (expected: warps, tm, tn, tf32)");
+  KILN_TRY(known_params(step, {"warps", "tm", "tn", "tf32"}));
   Shape s;
   KILN_TRY_ASSIGN(s.warps, require_param(step, "warps"));
   KILN_TRY_ASSIGN(s.tm, require_param(step, "tm"));

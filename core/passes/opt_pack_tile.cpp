@@ -75,7 +75,6 @@ using ir::Value;
 using ir::ValueId;
 
 constexpr std::string_view kName = "pack_tile";
-constexpr std::array<std::string_view, 8> kParams = {"bm", "bn", "bk", "tm", "tn", "lanes", "unroll", "dot"};
 
 struct Shape {
   std::int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, lanes = 1, unroll = 1;
@@ -437,9 +436,7 @@ class Emitter : private KernelWriter {
 };
 
 Result<Shape> shape_of(const OptStep& step) {
-  for (const auto& [key, value] : step.params)
-    if (std::find(kParams.begin(), kParams.end(), key) == kParams.end())
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, bk, tm, tn, lanes, unroll, dot)");
+  KILN_TRY(known_params(step, {"bm", "bn", "bk", "tm", "tn", "lanes", "unroll", "dot"}));
   Shape s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));

@@ -296,9 +296,7 @@ class RowCache final : public Optimization {
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
     KILN_TRY(check_input(step, kernel));
-    for (const auto& [key, value] : step.params)
-      if (key != "loop" && key != "local")
-        return step_error(step, "unknown parameter '" + key + "' (expected: loop, local)");
+    KILN_TRY(known_params(step, {"loop", "local"}));
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     const std::int64_t local = step.param("local", 0);
     if (local != 0 && local != 1) return step_error(step, "local must be 0 (REGISTER) or 1 (LOCAL)");

@@ -418,10 +418,7 @@ class Emitter : private KernelWriter {
 };
 
 Result<Config> config_of(const OptStep& step) {
-  static constexpr const char* kKeys[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages", "async"};
-  for (const auto& [key, value] : step.params)
-    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
-      return step_error(step, "unknown parameter '" + key + "' (expected: bm, bn, bk, wm, wn, tm, tn, stages, async)");
+  KILN_TRY(known_params(step, {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages", "async"}));
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));

@@ -137,9 +137,7 @@ class SplitAligned final : public Optimization {
 
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo&) const override {
     KILN_TRY(check_input(step, kernel));
-    for (const auto& [key, value] : step.params)
-      if (key != "loop" && key != "factor" && key != "flat")
-        return step_error(step, "unknown parameter '" + key + "' (expected: loop, factor, flat)");
+    KILN_TRY(known_params(step, {"loop", "factor", "flat"}));
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t factor, require_param(step, "factor"));
     const std::int64_t flat = step.param("flat", 0);

@@ -18,6 +18,18 @@ Result<std::int64_t> require_param(const OptStep& step, std::string_view key) {
   return step_error(step, "missing parameter '" + std::string(key) + "'");
 }
 
+Result<void> known_params(const OptStep& step, std::initializer_list<std::string_view> keys) {
+  for (const auto& [name, value] : step.params) {
+    bool known = false;
+    for (std::string_view key : keys) known = known || key == name;
+    if (known) continue;
+    std::string expected;
+    for (std::string_view key : keys) expected += (expected.empty() ? "" : ", ") + std::string(key);
+    return step_error(step, "unknown parameter '" + name + "' (expected: " + (expected.empty() ? "none" : expected) + ")");
+  }
+  return {};
+}
+
 OptStep make_step(std::string_view name, std::initializer_list<std::pair<std::string_view, std::int64_t>> params) {
   OptStep step;
   step.opt = std::string(name);

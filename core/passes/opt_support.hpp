@@ -22,6 +22,10 @@ Error step_error(const OptStep& step, std::string_view why);
 // The parameter `key`, or a step_error naming it when it is missing.
 Result<std::int64_t> require_param(const OptStep& step, std::string_view key);
 
+// A step_error naming the first parameter of the step that is not in `keys`
+// (a misspelt key must not silently take a default); success otherwise.
+Result<void> known_params(const OptStep& step, std::initializer_list<std::string_view> keys);
+
 OptStep make_step(std::string_view name, std::initializer_list<std::pair<std::string_view, std::int64_t>> params);
 
 // The INDEX op of (scope, axis), if the kernel has one.

@@ -368,9 +368,7 @@ class TiledReduce final : public Optimization {
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
     if (Result<void> valid = ir::verify(kernel); !valid.ok())
       return step_error(step, "the kernel does not verify: " + valid.error().message);
-    for (const auto& [key, value] : step.params)
-      if (key != "loop" && key != "local" && key != "branch" && key != "subgroup")
-        return step_error(step, "unknown parameter '" + key + "' (expected: loop, local, branch, subgroup)");
+    KILN_TRY(known_params(step, {"loop", "local", "branch", "subgroup"}));
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t local, require_param(step, "local"));
     const std::int64_t branch = step.param("branch", 2);

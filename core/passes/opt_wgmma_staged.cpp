@@ -668,11 +668,7 @@ class Emitter : private KernelWriter {
 };
 
 Result<Config> config_of(const OptStep& step) {
-  for (const auto& [key, value] : step.params)
-    if (key != "bm" && key != "bn" && key != "stages" && key != "inflight" && key != "split" && key != "mma_first" && key != "tf32" &&
-        key != "b_async" && key != "b_vec" && key != "swap")
-      return step_error(step, "unknown parameter '" + key +
-                                  "' (expected: bm, bn, stages, inflight, split, mma_first, tf32, b_async, b_vec, swap)");
+  KILN_TRY(known_params(step, {"bm", "bn", "stages", "inflight", "split", "mma_first", "tf32", "b_async", "b_vec", "swap"}));
   Config s;
   KILN_TRY_ASSIGN(s.bm, require_param(step, "bm"));
   KILN_TRY_ASSIGN(s.bn, require_param(step, "bn"));

@@ -14,15 +14,7 @@ using ir::OpKind;
 using ir::ValueId;
 
 Result<std::vector<std::int64_t>> step_params(const OptStep& step, std::initializer_list<std::string_view> keys) {
-  for (const auto& [name, value] : step.params) {
-    bool known = false;
-    for (std::string_view key : keys) known = known || key == name;
-    if (!known) {
-      std::string expected;
-      for (std::string_view key : keys) expected += (expected.empty() ? "" : ", ") + std::string(key);
-      return step_error(step, "unknown parameter '" + name + "' (expected: " + (expected.empty() ? "none" : expected) + ")");
-    }
-  }
+  KILN_TRY(known_params(step, keys));
   std::vector<std::int64_t> values;
   for (std::string_view key : keys) {
     KILN_TRY_ASSIGN(const std::int64_t value, require_param(step, key));
