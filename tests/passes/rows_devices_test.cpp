@@ -325,6 +325,46 @@ TEST_P(RowsOnDevices, OddRowsRunOnAlignedBlocks) {
   EXPECT_EQ(runs, 18);  // two recipes for softmax, two for each norm, three dtypes
 }
 
+TEST_P(RowsOnDevices, FlatAlignedBlocksOfFourOnTheDummy) {
+  // split_aligned(..., flat=1) in the shape of the CPU recipes, in blocks of
+  // 4 (the dummy's default devices take 4-lane vectors, not 16): the rows'
+  // loads and stores become aligned vectors, and rmsnorm's weights, which
+  // start where the row does, stay scalar on a device that does not claim
+  // vectors at any index; all run to the interpreter's results.
+  const std::string plugin = GetParam();
+  if (plugin != "dummy") GTEST_SKIP() << "the dummy's case (the CPU plugins run the 16-lane recipes)";
+  const auto [runtime, record, why] = load_plugin(plugin);
+  ASSERT_NE(runtime, nullptr);
+  if (record == nullptr) GTEST_SKIP() << why;
+  if (record->devices.empty()) GTEST_SKIP() << "plugin '" << plugin << "' has no device";
+  const DeviceInfo& info = record->devices.front();
+  ASSERT_FALSE(info.has_feature(KILN_FEATURE_UNALIGNED_VECTORS));
+  const Device device = runtime->device(info.id).value();
+  const std::string softmax_recipe =
+      "reciprocal_divide(); split_aligned(loop=2,factor=4,flat=1); split_aligned(loop=1,factor=4,flat=1); "
+      "split_aligned(loop=0,factor=4,flat=1); split_loop(loop=5,factor=4); unroll(loop=6,factor=0); lane_reduce(loop=3,lanes=4); "
+      "lane_reduce(loop=1,lanes=4); row_cache(loop=3); vectorize(lanes=4)";
+  const std::string norm_recipe =
+      "split_aligned(loop=1,factor=4,flat=1); split_aligned(loop=0,factor=4,flat=1); split_loop(loop=3,factor=4); "
+      "unroll(loop=4,factor=0); lane_reduce(loop=1,lanes=4); vectorize(lanes=4)";
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
+      const bool softmax = std::string_view(name) == "softmax-rows";
+      SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)));
+      const kernels::StandardKernel k = standard(name, {.m = 5, .n = 43}, dtype);  // rows start at 0, 3, 2, 1, 0 mod 4
+      Result<ir::Kernel> optimized =
+          passes::optimize(k.kernel, passes::parse_sequence(softmax ? softmax_recipe : norm_recipe).value(), info);
+      ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+      const std::string printed = ir::print(*optimized);
+      EXPECT_NE(printed.find("store " + std::string(ir::dtype_name(dtype)) + "x4 %" + std::to_string(k.args.size() - 1) + "["),
+                std::string::npos)
+          << printed;
+      EXPECT_EQ(printed.find("unaligned"), std::string::npos) << printed;
+      EXPECT_EQ(compare_outcomes(run_on_interpreter(k.kernel, k.args, 61), run_on_device(device, *optimized, k.args, 61), tolerance(k)),
+                "");
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Plugins, RowsOnDevices, ::testing::ValuesIn(kPlugins),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
