@@ -237,7 +237,9 @@ TEST_P(RowsOnDevices, APrefetchingKernelRunsOnEveryDeviceClaimedOrNot) {
 
 // Rows of odd length where vector accesses take any element index (the C
 // plugin claims KILN_FEATURE_UNALIGNED_VECTORS; so does preset:cpu): the
-// tuner's CPU recipes for them (split_loop's tail=1) vectorize every access,
+// tuner's fallback CPU recipes for them (split_loop's tail=1, for rows
+// split_aligned finds no start of; the flat recipes below come first)
+// vectorize every access,
 // the ones off a multiple of 16 marked unaligned, softmax's exponentials kept
 // for its writing loop, and run to the interpreter's results on c:0; a device that does not claim it (the dummy's default) refuses such a
 // kernel naming the op instead of running it.
