@@ -14,7 +14,9 @@
 # KILN_GPU_PACK_LOGS=0),
 # KILN_GPU_BUILD_DIR (default build-gpu), KILN_GPU_CMAKE_ARGS (extra
 # configure arguments, e.g. -DBoost_INCLUDE_DIR=/opt/boost/include),
-# KILN_GPU_SKIP_TORCH=1 (no PyTorch reference), KILN_GPU_TUNE_DEVICE (default
+# KILN_GPU_REQUIRE (a part of the GPU's name, e.g. H200: on any other card
+# the script stops before the build and says so), KILN_GPU_SKIP_TORCH=1 (no
+# PyTorch reference), KILN_GPU_TUNE_DEVICE (default
 # cuda:0), KILN_GPU_TUNE_BUDGET (seconds
 # of `kiln tune` per kernel, default 45), KILN_GPU_PREFIX (where carried
 # packages are unpacked, default /tmp/kiln-prefix), KILN_GPU_STEPS (which of
@@ -75,6 +77,14 @@ print_table() {
 } >"$LOGS/machine.txt" 2>&1
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 if [ -n "$GPU" ]; then row "machine" "ok" "$GPU"; else row "machine" "none" "no nvidia-smi / no GPU"; fi
+# KILN_GPU_REQUIRE=NAME: figures asked of one card (an issue's H200) are not
+# taken on another; the call ends here, before the build, when the GPU's
+# name lacks NAME.
+if [ -n "${KILN_GPU_REQUIRE:-}" ] && [[ "$GPU" != *"$KILN_GPU_REQUIRE"* ]]; then
+  row "required card" "absent" "KILN_GPU_REQUIRE=$KILN_GPU_REQUIRE, this machine has '${GPU:-no GPU}': nothing run"
+  print_table
+  exit 0
+fi
 
 # --------------------------------------------------------- carried debs --
 PREFIX=${KILN_GPU_PREFIX:-/tmp/kiln-prefix}
