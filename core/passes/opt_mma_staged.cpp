@@ -503,9 +503,7 @@ Result<Config> config_of(const OptStep& step) {
   KILN_TRY_ASSIGN(s.wm, require_param(step, "wm"));
   KILN_TRY_ASSIGN(s.wn, require_param(step, "wn"));
   s.stages = step.param("stages", 2);
-  const std::int64_t tf32 = step.param("tf32", 0);
-  if (tf32 != 0 && tf32 != 1) return step_error(step, "tf32 must be 0 or 1");
-  s.tf32 = tf32 == 1;
+  KILN_TRY_ASSIGN(s.tf32, flag_param(step, "tf32"));
   if (const std::int64_t async = step.param("async", -1); async != -1) {
     if (async != 0 && async != 1) return step_error(step, "async must be 0 or 1");
     s.async = static_cast<int>(async);

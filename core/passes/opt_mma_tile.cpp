@@ -239,9 +239,7 @@ Result<Shape> shape_of(const OptStep& step) {
   KILN_TRY_ASSIGN(s.warps, require_param(step, "warps"));
   KILN_TRY_ASSIGN(s.tm, require_param(step, "tm"));
   KILN_TRY_ASSIGN(s.tn, require_param(step, "tn"));
-  const std::int64_t tf32 = step.param("tf32", 0);
-  if (tf32 != 0 && tf32 != 1) return step_error(step, "tf32 must be 0 or 1");
-  s.tf32 = tf32 == 1;
+  KILN_TRY_ASSIGN(s.tf32, flag_param(step, "tf32"));
   return s;
 }
 

@@ -41,11 +41,12 @@ using ir::ValueId;
 constexpr std::uint64_t kMinPrefetchedBytes = 32;
 
 // The row stride of an index's GROUP INDEX term: its coefficient, where the
-// form has exactly one such term; nullopt otherwise. A term `f * (x / f)`,
-// (or x >> log2 f) x affine in one GROUP INDEX with coefficient s (split_aligned's first
-// aligned element of a row, f * ((base + f - 1) / f)), counts as that index
-// with stride s: the element it names lies within f - 1 of base's, and the
-// prefetch, a hint, needs only the row's neighbourhood.
+// form has exactly one such term; nullopt otherwise. A term `f * (x / f)` (or
+// `f * (x >> log2 f)`), x affine in one GROUP INDEX with coefficient s
+// (split_aligned's first aligned element of a row, f * ((base + f - 1) / f)),
+// counts as that index with stride s: the element it names lies within
+// f - 1 of base's, and the prefetch, a hint, needs only the row's
+// neighbourhood. `nested`: within such an x (no second level).
 std::optional<std::int64_t> group_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId index, bool nested) {
   const std::optional<ir::AffineForm> form = forms.of(index);
   if (!form) return std::nullopt;

@@ -428,9 +428,7 @@ Result<Config> config_of(const OptStep& step) {
   KILN_TRY_ASSIGN(s.tm, require_param(step, "tm"));
   KILN_TRY_ASSIGN(s.tn, require_param(step, "tn"));
   s.stages = step.param("stages", 2);
-  const std::int64_t async = step.param("async", 0);
-  if (async != 0 && async != 1) return step_error(step, "async must be 0 or 1");
-  s.async = async == 1;
+  KILN_TRY_ASSIGN(s.async, flag_param(step, "async"));
   return s;
 }
 

@@ -16,13 +16,6 @@
 //
 //   LOOP j < h: body(j);  the blocks as above;  LOOP t < e - h: if h + t < e: body(h + t + nb * factor)
 //
-// With flat = 1 the blocks stay one loop, `LOOP j < nb * factor: body(h + j)`
-// (the anchor's index `factor * q + j`): the shape of a row whose length
-// factor divides, so the CPU's lane_reduce, split_loop and row_cache take it
-// as they take such rows, and its vector accesses start aligned (on c:0 a
-// streaming store needs that, and an unaligned 64-byte access spans two
-// cache lines; docs/passes.md, "CPU figures").
-//
 // with nb = (n - factor + 1) / factor and e = n - nb * factor, constants
 // (every h leaves at least nb whole blocks; e < 2 * factor), so a
 // reduction's loops have constant counts whatever the row's alignment:
@@ -37,6 +30,13 @@
 // an atom of its affine form), a provable multiple of `factor` at k = 0, so
 // `vectorize` makes each block one aligned vector access. The loose ends
 // stay scalar.
+//
+// With flat = 1 the blocks stay one loop, `LOOP j < nb * factor: body(h + j)`
+// (the anchor's index `factor * q + j`): the shape of a row whose length
+// factor divides, so the CPU's lane_reduce, split_loop and row_cache take it
+// as they take such rows, and its vector accesses start aligned (on c:0 a
+// streaming store needs that, and an unaligned 64-byte access spans two
+// cache lines; docs/passes.md, "CPU figures").
 //
 // A reduction's tail runs before its blocks, so the loop's iterations must
 // be independent but for accumulations (a loop tiled_reduce could split:
@@ -140,8 +140,7 @@ class SplitAligned final : public Optimization {
     KILN_TRY(known_params(step, {"loop", "factor", "flat"}));
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t factor, require_param(step, "factor"));
-    const std::int64_t flat = step.param("flat", 0);
-    if (flat != 0 && flat != 1) return step_error(step, "flat must be 0 or 1");
+    KILN_TRY_ASSIGN(const bool flat, flag_param(step, "flat"));
     KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, loop_number));
     const std::int64_t n = *site.count;
     if (factor < 2) return step_error(step, "factor must be at least 2");
@@ -210,7 +209,7 @@ class SplitAligned final : public Optimization {
         copy_body(j, {});
         b.end_loop(j);
       }
-      if (flat == 1) {
+      if (flat) {
         const ir::Value j = b.loop(blocks * factor);
         copy_body(b.add(head, j), b.add(aligned, j));
         b.end_loop(j);

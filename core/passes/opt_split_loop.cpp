@@ -50,12 +50,11 @@ class SplitLoop final : public Optimization {
     KILN_TRY(known_params(step, {"loop", "factor", "tail"}));
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t factor, require_param(step, "factor"));
-    const std::int64_t tail_allowed = step.param("tail", 0);
-    if (tail_allowed != 0 && tail_allowed != 1) return step_error(step, "tail must be 0 or 1");
+    KILN_TRY_ASSIGN(const bool tail_allowed, flag_param(step, "tail"));
     KILN_TRY_ASSIGN(const auto site, step_counted_loop(step, kernel, loop_number));
     const std::int64_t n = *site.count;
     if (factor < 2 || factor > n / 2) return step_error(step, "factor must be in 2.." + std::to_string(n / 2));
-    if (n % factor != 0 && tail_allowed == 0)
+    if (n % factor != 0 && !tail_allowed)
       return step_error(step, "the count " + std::to_string(n) + " is not a multiple of " + std::to_string(factor) +
                                   " (tail=1 runs the rest in a loop of its own)");
 

@@ -30,6 +30,12 @@ Result<void> known_params(const OptStep& step, std::initializer_list<std::string
   return {};
 }
 
+Result<bool> flag_param(const OptStep& step, std::string_view key) {
+  const std::int64_t value = step.param(key, 0);
+  if (value != 0 && value != 1) return step_error(step, std::string(key) + " must be 0 or 1");
+  return value == 1;
+}
+
 OptStep make_step(std::string_view name, std::initializer_list<std::pair<std::string_view, std::int64_t>> params) {
   OptStep step;
   step.opt = std::string(name);

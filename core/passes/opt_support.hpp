@@ -26,6 +26,10 @@ Result<std::int64_t> require_param(const OptStep& step, std::string_view key);
 // (a misspelt key must not silently take a default); success otherwise.
 Result<void> known_params(const OptStep& step, std::initializer_list<std::string_view> keys);
 
+// An optional 0/1 parameter: false when absent, a step_error ("KEY must be
+// 0 or 1") for any other value.
+Result<bool> flag_param(const OptStep& step, std::string_view key);
+
 OptStep make_step(std::string_view name, std::initializer_list<std::pair<std::string_view, std::int64_t>> params);
 
 // The INDEX op of (scope, axis), if the kernel has one.

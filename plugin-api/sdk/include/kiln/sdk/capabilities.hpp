@@ -139,14 +139,14 @@ inline void set_wgmma(kiln_device_info& info) {
   if (has_op_kind(info, KILN_DTYPE_F32, KILN_OP_WGMMA)) set_feature(info, KILN_FEATURE_WGMMA_TF32_A_REGISTERS);
 }
 
-// Claims PREFETCH (kernel_ir.h) on every dtype the device loads: for a
-// device whose compiler turns it into a cache prefetch (the C plugin's
-// __builtin_prefetch).
-// LOAD and STORE of lanes > 1 at any element index (attr
+// Claims LOAD and STORE of lanes > 1 at any element index (attr
 // KILN_ACCESS_UNALIGNED): for a device whose vector accesses take any
 // address, as a CPU's do.
 inline void set_unaligned_vectors(kiln_device_info& info) { set_feature(info, KILN_FEATURE_UNALIGNED_VECTORS); }
 
+// Claims PREFETCH (kernel_ir.h) on every dtype the device loads: for a
+// device whose compiler turns it into a cache prefetch (the C plugin's
+// __builtin_prefetch).
 inline void set_prefetch(kiln_device_info& info) {
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
     if (has_op_kind(info, dt, KILN_OP_LOAD)) set_op_kind(info, dt, KILN_OP_PREFETCH);
