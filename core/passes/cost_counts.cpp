@@ -635,7 +635,7 @@ class Counter {
     // A vector STORE at any element index (KILN_ACCESS_UNALIGNED) cannot
     // stream (the C plugin's non-temporal stores take aligned addresses):
     // each line it writes is read first. Rows of 50257 on c:0, 2026-12-05:
-    // softmax f32 26-28 GB/s so against 31-42 on split_aligned's aligned
+    // softmax f32 26-29 GB/s so against 31-42 on split_aligned's aligned
     // blocks, the norms 23-30 against 33-41 (docs/passes.md, "CPU figures").
     const bool read_for_ownership = k_[id].kind == OpKind::Store && k_[id].attr == KILN_ACCESS_UNALIGNED;
     if (stride * element <= bytes) return read_for_ownership ? 2 * bytes : bytes;  // unit stride, or invariant

@@ -298,7 +298,7 @@ SearchSpace make_default_space(Precision precision) {
            // norms: in their writing blocks). Loops after the splits: softmax's max 0-1,
            // sum 2-3 (loose ends, blocks), writing 4-6 (head, blocks, tail); the norms'
            // statistics 0-1, writing 2-4. 1335 x 50257 on c:0 (2026-12-05, docs/passes.md
-           // "CPU figures"): f32 softmax 26-28 GB/s with the row's vectors at any index
+           // "CPU figures"): f32 softmax 26-29 GB/s with the row's vectors at any index
            // (below) against 31-42 aligned, the norms 23-30 against 33-41.
            "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
