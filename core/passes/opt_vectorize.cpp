@@ -128,9 +128,13 @@ class Emitter {
   std::map<ValueId, int> store_of_;
 };
 
-// Whether the device runs vector accesses at any element index (CPUs: rows
-// of odd length vectorize).
-bool any_index(const DeviceInfo& device) { return device.has_feature(KILN_FEATURE_UNALIGNED_VECTORS); }
+// Which vector accesses the device runs at any element index (CPUs: all,
+// so rows of odd length vectorize; the CUDA plugin: loads of buffers, so
+// rmsnorm's weights do beside split_aligned's blocks of such rows).
+vec::AnyIndex any_index(const DeviceInfo& device) {
+  const bool all = device.has_feature(KILN_FEATURE_UNALIGNED_VECTORS);
+  return {all || device.has_feature(KILN_FEATURE_UNALIGNED_VECTOR_LOADS), all};
+}
 
 class Vectorize final : public Optimization {
  public:

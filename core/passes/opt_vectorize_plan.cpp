@@ -30,8 +30,8 @@ struct Access {
 
 class Planner {
  public:
-  Planner(const Kernel& kernel, std::uint32_t lanes, bool unaligned)
-      : k_(kernel), lanes_(lanes), unaligned_(unaligned), blocks_(ir::analyze_blocks(kernel)), owner_(kernel.size(), -1) {
+  Planner(const Kernel& kernel, std::uint32_t lanes, AnyIndex any_index)
+      : k_(kernel), lanes_(lanes), any_index_(any_index), blocks_(ir::analyze_blocks(kernel)), owner_(kernel.size(), -1) {
     plan_.lanes = lanes;
     for (ValueId id = 0; id < k_.size(); ++id) {
       const Op& op = k_[id];
@@ -48,7 +48,7 @@ class Planner {
     for (const auto& [key, by_constant] : windows_) {
       if (std::get<0>(key) != OpKind::Store) continue;
       for (const auto& [constant, ops] : by_constant) {
-        const auto members = window(by_constant, constant, std::get<3>(key));
+        const auto members = window(by_constant, constant, std::get<3>(key), any_index_.stores);
         if (members) try_store_group(*members);
       }
     }
@@ -56,7 +56,7 @@ class Planner {
     for (const auto& [key, by_constant] : windows_) {
       if (std::get<0>(key) != OpKind::Load) continue;
       for (const auto& [constant, ops] : by_constant) {
-        const auto members = window(by_constant, constant, std::get<3>(key));
+        const auto members = window(by_constant, constant, std::get<3>(key), any_index_for_load(std::get<1>(key)));
         if (members && std::none_of(members->begin(), members->end(), [&](ValueId m) { return owner_[m] >= 0; }))
           load_node(*members);
       }
@@ -74,15 +74,21 @@ class Planner {
     return std::all_of(terms.begin(), terms.end(), [&](const auto& term) { return term.second % n == 0; });
   }
 
+  // Whether the device runs a vector LOAD of `memory` at any element index.
+  bool any_index_for_load(ValueId memory) const {
+    return any_index_.stores || (any_index_.loads && k_[memory].kind == OpKind::Param);
+  }
+
   // The accesses at constant .. constant + lanes - 1, one each, when the
-  // first index is a provable multiple of lanes (on a device with vector
-  // accesses at any index: when its constant is, the windows of a block's
-  // unrolled lanes).
+  // first index is a provable multiple of lanes (where the device runs the
+  // access at any index, `any_index`: when its constant is, the windows of
+  // a block's unrolled lanes).
   std::optional<std::vector<ValueId>> window(const Window& by_constant, std::int64_t constant,
-                                             const std::vector<std::pair<ValueId, std::int64_t>>& terms) const {
+                                             const std::vector<std::pair<ValueId, std::int64_t>>& terms,
+                                             bool any_index) const {
     const auto n = static_cast<std::int64_t>(lanes_);
     if (constant % n != 0) return std::nullopt;
-    if (!unaligned_ && !terms_aligned(terms)) return std::nullopt;
+    if (!any_index && !terms_aligned(terms)) return std::nullopt;
     std::vector<ValueId> members;
     for (std::int64_t lane = 0; lane < n; ++lane) {
       const auto at = by_constant.find(constant + lane);
@@ -154,7 +160,7 @@ class Planner {
     }
     const auto n = static_cast<std::int64_t>(lanes_);
     if (first->second.constant % n != 0) return false;
-    return unaligned_ || terms_aligned(first->second.terms);
+    return any_index_for_load(first->second.memory) || terms_aligned(first->second.terms);
   }
 
   static bool vectorizable_kind(OpKind kind) {
@@ -230,7 +236,7 @@ class Planner {
 
   const Kernel& k_;
   std::uint32_t lanes_;
-  bool unaligned_;
+  AnyIndex any_index_;
   ir::Blocks blocks_;
   Plan plan_;
   std::map<ValueId, Access> access_;
@@ -241,9 +247,9 @@ class Planner {
 
 }  // namespace
 
-Plan plan_vectorize(const Kernel& kernel, std::uint32_t lanes, bool unaligned) {
+Plan plan_vectorize(const Kernel& kernel, std::uint32_t lanes, AnyIndex any_index) {
   if (lanes < 2) return Plan{lanes, {}, {}};
-  return Planner(kernel, lanes, unaligned).run();
+  return Planner(kernel, lanes, any_index).run();
 }
 
 }  // namespace kiln::passes::opts::vec

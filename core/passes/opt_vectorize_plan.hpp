@@ -4,12 +4,13 @@
 //   - store groups: STOREs into one memory, in one block, at indices
 //     base + 0 .. base + lanes-1 (provably, by ir::affine_form) with base a
 //     provable multiple of lanes, or, on a device that claims vector
-//     accesses at any element index (`unaligned`), base any affine index
+//     accesses at any element index (AnyIndex), base any affine index
 //     whose constant is a multiple of lanes (the group is then marked
 //     unaligned unless base is provably a multiple); the stored values form
 //     a tree of nodes;
 //   - load nodes: LOADs grouped the same way (from store trees, then any
-//     left over, whose lanes are read back with VEC_EXTRACT);
+//     left over, whose lanes are read back with VEC_EXTRACT), at any index
+//     also on a device that claims such loads alone (of PARAM buffers);
 //   - op nodes: one UNARY/BINARY/CAST/MAD/SELECT op per lane, of one code
 //     and dtype, in one block, whose operands are nodes again;
 //   - broadcast nodes (one scalar for every lane) and gather nodes (any
@@ -55,8 +56,14 @@ struct Plan {
   bool empty() const { return stores.empty() && nodes.empty(); }
 };
 
-// `unaligned`: the device runs vector accesses at any element index
-// (KILN_FEATURE_UNALIGNED_VECTORS).
-Plan plan_vectorize(const ir::Kernel& kernel, std::uint32_t lanes, bool unaligned = false);
+// Which vector accesses the device runs at any element index: LOADs and
+// STOREs (KILN_FEATURE_UNALIGNED_VECTORS), or LOADs of PARAM buffers alone
+// (KILN_FEATURE_UNALIGNED_VECTOR_LOADS).
+struct AnyIndex {
+  bool loads = false;   // of PARAM buffers (with `stores`: of any memory)
+  bool stores = false;  // and loads of any memory
+};
+
+Plan plan_vectorize(const ir::Kernel& kernel, std::uint32_t lanes, AnyIndex any_index = {});
 
 }  // namespace kiln::passes::opts::vec

@@ -90,7 +90,7 @@ bool unclaimed_math(const ir::Op& op, const DeviceInfo& info) {
 
 // Why `op` may not reach the device ("KIND DTYPE): reason"), or "" when it
 // may: what the ABI sends only to devices that claim it.
-std::string unclaimed(const ir::Op& op, const DeviceInfo& info) {
+std::string unclaimed(const ir::Kernel& kernel, const ir::Op& op, const DeviceInfo& info) {
   const unsigned kind = static_cast<unsigned>(op.kind);
   const unsigned dtype = static_cast<unsigned>(op.dtype);
   const std::string type(sdk::dtype_name(dtype));
@@ -106,11 +106,14 @@ std::string unclaimed(const ir::Op& op, const DeviceInfo& info) {
   if (kind >= sdk::kOpKinds1_0 && !claimed)
     return std::string(sdk::op_kind_name(kind)) + " " + type + "): the device does not claim this op kind";
   // kernel_ir.h: a vector access at any element index reaches only a device
-  // that claims it.
-  if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.attr == KILN_ACCESS_UNALIGNED &&
-      !info.has_feature(KILN_FEATURE_UNALIGNED_VECTORS))
+  // that claims it (a LOAD also one that claims such loads alone).
+  const bool load = op.kind == ir::OpKind::Load, of_buffer = load && kernel[op.src[0]].kind == ir::OpKind::Param;
+  if ((load || op.kind == ir::OpKind::Store) && op.attr == KILN_ACCESS_UNALIGNED &&
+      !info.has_feature(KILN_FEATURE_UNALIGNED_VECTORS) && !(load && of_buffer && info.has_feature(KILN_FEATURE_UNALIGNED_VECTOR_LOADS)))
     return std::string(sdk::op_kind_name(kind)) + " unaligned " + type + "x" + std::to_string(op.lanes) +
-           "): the device does not claim vector accesses at any element index (KILN_FEATURE_UNALIGNED_VECTORS)";
+           "): the device does not claim vector " + (load ? "loads" : "stores") +
+           " at any element index (KILN_FEATURE_UNALIGNED_VECTORS" +
+           (load ? " or, from a buffer, KILN_FEATURE_UNALIGNED_VECTOR_LOADS)" : ")");
   // plugin.h: a device runs subgroups up to its warp_size wide.
   if (op.kind == ir::OpKind::SubgroupReduce && op.attr > info.warp_size)
     return "subgroup_reduce " + type + "): subgroups of " + std::to_string(op.attr) + " threads, wider than the device's " +
@@ -159,7 +162,7 @@ Result<Program> Device::compile_exactly(const ir::Kernel& source, passes::Bounds
   KILN_TRY(detail::check_device_limits(kernel, info()));
   if (state_->api().compile == nullptr) return state_->missing("compile");
   for (ir::ValueId id = 0; id < kernel.size(); ++id)
-    if (const std::string why = unclaimed(kernel[id], state_->info()); !why.empty()) {
+    if (const std::string why = unclaimed(kernel, kernel[id], state_->info()); !why.empty()) {
       Error e = make_error(ErrorCode::Unsupported, "op " + std::to_string(id) + " (" + why);
       e.plugin = state_->plugin();
       e.device = state_->info().id;

@@ -191,6 +191,8 @@ DeviceConfig parse_device(const sdk::Options& o, const std::string& path, std::s
   // interpreter runs them; vectorize then groups the loads of rows of odd
   // length, as on a CPU).
   if (o.get_bool("unaligned_vectors", false)) sdk::set_unaligned_vectors(info);
+  // Or vector loads of buffers alone, as the CUDA plugin claims them.
+  if (o.get_bool("unaligned_vector_loads", false)) sdk::set_unaligned_vector_loads(info);
 
   // Peak f32 rate: an FMA is two flops; by default each unit issues 4 warp
   // instructions per cycle.

@@ -8,6 +8,7 @@ using namespace kiln;
 using namespace kiln::passes;
 using namespace kiln::passes::test;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -194,4 +195,46 @@ store %y[%i0], %b
   EXPECT_THAT(step_error_message(k, "vectorize(lanes=8)", gpu_preset()), HasSubstr("no 8-lane vectors (supported: 2, 4)"));
   EXPECT_THAT(step_error_message(k, "vectorize(lanes=4)", gpu_preset()), HasSubstr("no 4 consecutive aligned"));
   EXPECT_THAT(step_error_message(k, "vectorize()", gpu_preset()), HasSubstr("missing parameter 'lanes'"));
+}
+
+// Thread g (of 4) copies elements read at `from` * g and `from` * g + 1 of
+// x to `to` * g and `to` * g + 1 of y, through a REGISTER array at the read
+// indices where `staged`.
+std::string pair_copy(int from, int to, bool staged) {
+  const std::string read = staged ? "%r" : "%x";
+  std::string text = "%x = param 0 global f32[12]\n%y = param 1 global_mut f32[12]\n";
+  if (staged) text += "%r = storage register f32[12]\n";
+  text += "%four = const i64 4\n%from = const i64 " + std::to_string(from) + "\n%to = const i64 " + std::to_string(to) +
+          "\n%one = const i64 1\n%g = index group 0 %four\n%a0 = mul %g, %from\n%a1 = add %a0, %one\n"
+          "%s0 = mul %g, %to\n%s1 = add %s0, %one\n";
+  if (staged)
+    text += "%c0 = load f32 %x[%a0]\nstore %r[%a0], %c0\n%c1 = load f32 %x[%a1]\nstore %r[%a1], %c1\n";
+  return text + "%v0 = load f32 " + read + "[%a0]\nstore %y[%s0], %v0\n%v1 = load f32 " + read + "[%a1]\nstore %y[%s1], %v1\n";
+}
+
+TEST(Vectorize, ReadsBuffersAtAnyIndexWhereTheDeviceTakesSuchLoads) {
+  // The H200 preset claims vector loads of buffers at any element index
+  // (KILN_FEATURE_UNALIGNED_VECTOR_LOADS, as the CUDA plugin: aligned words
+  // shifted into place), not stores; preset:gpu claims neither.
+  ASSERT_TRUE(h200_preset().has_feature(KILN_FEATURE_UNALIGNED_VECTOR_LOADS));
+  ASSERT_FALSE(h200_preset().has_feature(KILN_FEATURE_UNALIGNED_VECTORS));
+  const auto vectorized = [](const ir::Kernel& k, const DeviceInfo& device) {
+    return ir::print(without_dead_code(applied(k, "vectorize(lanes=2)", device)));
+  };
+  // Reads at 3g, 3g + 1 (every residue mod 2), writes at 2g: the loads
+  // become one unaligned vector, the store an aligned one.
+  const ir::Kernel strided = parse_valid(pair_copy(3, 2, false));
+  EXPECT_THAT(vectorized(strided, h200_preset()), HasSubstr("load unaligned f32x2 %0["));
+  EXPECT_THAT(vectorized(strided, h200_preset()), Not(HasSubstr("store unaligned")));
+  EXPECT_EQ(compare_runs(strided, applied(strided, "vectorize(lanes=2)", h200_preset())), "");
+  EXPECT_THAT(step_error_message(strided, "vectorize(lanes=2)", gpu_preset()), HasSubstr("no 2 consecutive aligned"));
+  // Writes at 3g stay scalar there (a CPU writes them as one vector).
+  const ir::Kernel scattered = parse_valid(pair_copy(2, 3, false));
+  EXPECT_THAT(vectorized(scattered, h200_preset()), HasSubstr("load f32x2 %0["));  // aligned, lanes extracted
+  EXPECT_THAT(vectorized(scattered, h200_preset()), Not(HasSubstr("unaligned")));
+  EXPECT_THAT(vectorized(scattered, cpu_preset()), HasSubstr("store unaligned f32x2"));
+  // Nor loads of kernel storage (the words around them are not the kernel's to read).
+  const ir::Kernel staged = parse_valid(pair_copy(3, 2, true));
+  EXPECT_THAT(vectorized(staged, h200_preset()), HasSubstr("load unaligned f32x2 %0["));
+  EXPECT_THAT(vectorized(staged, h200_preset()), Not(HasSubstr("load unaligned f32x2 %2[")));
 }

@@ -35,12 +35,14 @@ const Runtime* runtime_for(const std::string& plugin) {
         entries += std::string(entries.empty() ? "" : ", ") + "\"" + name + "\": {\"enabled\": " + (plugin == name ? "true" : "false") + "}";
     // The dummy also as the H200 describes itself to the optimizer (256
     // register bytes per thread at 1024 threads, 227 KB of LOCAL memory a group,
-    // vectors to 16 lanes, warp shuffles): the GPU recipes' blocks of 8,
-    // one-warp rows and LOCAL rows apply there.
+    // vectors to 16 lanes, warp shuffles, vector loads of buffers at any
+    // index): the GPU recipes' blocks of 8, one-warp rows and LOCAL rows
+    // apply there, and rmsnorm's weights beside rows that start anywhere
+    // are read as vectors.
     if (plugin == "dummy")
       entries += R"(, "dummy": {"enabled": true, "options": {"simulate": [{}, {"name": "h200-shaped",
                  "register_bytes": 256, "local_memory_bytes": 232448, "vector_widths": [2, 3, 4, 8, 16],
-                 "subgroup_reduce": true, "copy_async": true}]}})";
+                 "subgroup_reduce": true, "copy_async": true, "unaligned_vector_loads": true}]}})";
     Result<Config> config = parse_config("{\"plugins\": {" + entries + "}}", "rows-devices-config.json");
     if (!config) return nullptr;
     Result<Runtime> runtime = Runtime::create(std::move(config).value());
@@ -115,6 +117,23 @@ LoadedPlugin load_plugin(const std::string& plugin) {
   return loaded;
 }
 
+// The dummy's H200-shaped device (runtime_for), or why there is none: the
+// dummy plugin keeps the devices of the first runtime that loaded it in
+// this process (ctest runs each test alone, where this one is first).
+struct H200Shaped {
+  const Runtime* runtime = nullptr;
+  const DeviceInfo* info = nullptr;
+  std::string why;
+};
+H200Shaped h200_shaped_dummy() {
+  const auto [runtime, record, why] = load_plugin("dummy");
+  if (runtime == nullptr || record == nullptr) return {runtime, nullptr, runtime == nullptr ? "no runtime" : why};
+  const auto h200 = std::find_if(record->devices.begin(), record->devices.end(),
+                                 [](const DeviceInfo& d) { return d.name == "h200-shaped"; });
+  if (h200 == record->devices.end()) return {runtime, nullptr, "the dummy was loaded earlier in this process without 'h200-shaped'"};
+  return {runtime, &*h200, ""};
+}
+
 class RowsOnDevices : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
@@ -168,23 +187,19 @@ TEST_P(RowsOnDevices, OptimizedRowKernelsMatchTheInterpreter) {
 }
 
 // The recipes for rows that start anywhere (split_aligned: aligned vector
-// blocks and the row's scalar loose ends, a reduction's first; the row in
+// blocks and the row's scalar loose ends, a reduction's first; rmsnorm's
+// weights as vectors at any index; the row in
 // LOCAL memory or registers, part of it, or none) apply only where each thread gets several blocks: at the issue's
 // n = 50257 (odd: 2 rows, starting at residues 0 and 1 mod 8; 50257 = 1 mod
 // 8) on the H200-shaped dummy, f32 and f16 (bf16 converts the same way on
 // the dummy; bounded time), against the interpreter.
 TEST_P(RowsOnDevices, AlignedRecipesAtALongOddRowMatchTheInterpreter) {
   if (std::string(GetParam()) != "dummy") GTEST_SKIP() << "on the interpreter-backed dummy only (bounded time)";
-  const auto [runtime, record, why] = load_plugin("dummy");
+  const auto [runtime, h200, why] = h200_shaped_dummy();
   ASSERT_NE(runtime, nullptr);
-  if (record == nullptr) GTEST_SKIP() << why;
-  const auto h200 = std::find_if(record->devices.begin(), record->devices.end(),
-                                 [](const DeviceInfo& d) { return d.name == "h200-shaped"; });
-  // The dummy plugin keeps the devices of the first runtime that loaded it in
-  // this process (ctest runs each test alone, where this one is first).
-  if (h200 == record->devices.end()) GTEST_SKIP() << "the dummy was loaded earlier in this process without 'h200-shaped'";
+  if (h200 == nullptr) GTEST_SKIP() << why;
   const Device device = runtime->device(h200->id).value();
-  int runs = 0;
+  int runs = 0, weights_at_any_index = 0;
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (ir::DType dtype : {ir::DType::F32, ir::DType::F16}) {
       const kernels::StandardKernel k = standard(name, {.m = 2, .n = 50257}, dtype);
@@ -196,9 +211,12 @@ TEST_P(RowsOnDevices, AlignedRecipesAtALongOddRowMatchTheInterpreter) {
         SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)) + ": " + passes::to_string(recipe));
         EXPECT_EQ(compare_outcomes(expected, run_on_device(device, *optimized, k.args, 43), tolerance(k)), "");
         ++runs;
+        weights_at_any_index += ir::print(*optimized).find("load unaligned") != std::string::npos;
       }
     }
   EXPECT_GE(runs, 20);
+  // rmsnorm's weights, read as vectors at any index (the device claims such loads, as the CUDA plugin does).
+  EXPECT_GE(weights_at_any_index, 2);
 }
 
 // A kernel lowered for a CPU with the next row prefetched (PREFETCH) runs on
@@ -273,7 +291,7 @@ TEST_P(RowsOnDevices, OddRowsVectorizeAtAnyIndexWhereTheDeviceTakesIt) {
         }
         const RunOutcome actual = run_on_device(device, *optimized, k.args, 53);
         if (plugin == "c") EXPECT_EQ(compare_outcomes(expected, actual, tolerance(k)), "");
-        else EXPECT_NE(actual.error.find("the device does not claim vector accesses at any element index"), std::string::npos)
+        else EXPECT_NE(actual.error.find("at any element index (KILN_FEATURE_UNALIGNED_VECTORS"), std::string::npos)
             << actual.error;
         ++runs;
       }
@@ -365,6 +383,44 @@ TEST_P(RowsOnDevices, FlatAlignedBlocksOfFourOnTheDummy) {
       EXPECT_EQ(compare_outcomes(run_on_interpreter(k.kernel, k.args, 61), run_on_device(device, *optimized, k.args, 61), tolerance(k)),
                 "");
     }
+}
+
+TEST_P(RowsOnDevices, WeightsAtAnyIndexWhereTheDeviceTakesSuchLoads) {
+  // rmsnorm at n = 43 in split_aligned's flat blocks of 4 (rows starting at
+  // 0, 3, 2, 1, 0 mod 4) on the H200-shaped dummy, which
+  // claims vector loads of buffers at any index alone, as the CUDA plugin
+  // does: the weights (indexed by the column, from the row's head on) are
+  // read as unaligned vectors, the row's loads and stores stay aligned, and
+  // the results are the interpreter's. The same kernel with one store made
+  // unaligned is refused by name there.
+  if (std::string(GetParam()) != "dummy") GTEST_SKIP() << "the H200-shaped dummy's case";
+  const auto [runtime, h200, why] = h200_shaped_dummy();
+  ASSERT_NE(runtime, nullptr);
+  if (h200 == nullptr) GTEST_SKIP() << why;
+  ASSERT_TRUE(h200->has_feature(KILN_FEATURE_UNALIGNED_VECTOR_LOADS));
+  ASSERT_FALSE(h200->has_feature(KILN_FEATURE_UNALIGNED_VECTORS));
+  const Device device = runtime->device(h200->id).value();
+  const std::string recipe =
+      "split_aligned(loop=1,factor=4,flat=1); split_aligned(loop=0,factor=4,flat=1); split_loop(loop=3,factor=4); "
+      "unroll(loop=4,factor=0); lane_reduce(loop=1,lanes=4); vectorize(lanes=4)";
+  for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
+    SCOPED_TRACE(std::string(ir::dtype_name(dtype)));
+    const kernels::StandardKernel k = standard("rmsnorm-rows", {.m = 5, .n = 43}, dtype);
+    Result<ir::Kernel> optimized = passes::optimize(k.kernel, passes::parse_sequence(recipe).value(), *h200);
+    ASSERT_TRUE(optimized.ok()) << optimized.error().to_string();
+    const std::string printed = ir::print(*optimized), type = std::string(ir::dtype_name(dtype)) + "x4";
+    EXPECT_NE(printed.find("load unaligned " + type + " %1["), std::string::npos) << printed;  // the weights
+    EXPECT_EQ(printed.find("load unaligned " + type + " %0["), std::string::npos) << printed;  // the row: aligned blocks
+    EXPECT_NE(printed.find("store " + type + " %2["), std::string::npos) << printed;
+    EXPECT_EQ(compare_outcomes(run_on_interpreter(k.kernel, k.args, 67), run_on_device(device, *optimized, k.args, 67), tolerance(k)),
+              "");
+    const auto store = printed.find("store " + type + " %2[");
+    ASSERT_NE(store, std::string::npos);
+    const Result<ir::Kernel> unaligned_store = ir::parse(printed.substr(0, store) + "store unaligned " + printed.substr(store + 6));
+    ASSERT_TRUE(unaligned_store.ok()) << unaligned_store.error().to_string();
+    const RunOutcome refused = run_on_device(device, *unaligned_store, k.args, 67);
+    EXPECT_NE(refused.error.find("does not claim vector stores at any element index"), std::string::npos) << refused.error;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, RowsOnDevices, ::testing::ValuesIn(kPlugins),

@@ -90,8 +90,11 @@ typedef enum kiln_op_kind {
    * of lanes (the interpreter reports a violation), unless attr is
    * KILN_ACCESS_UNALIGNED (ABI 1.1): then any element index, for a device
    * that claims KILN_FEATURE_UNALIGNED_VECTORS (CPUs, whose vector loads
-   * take any address; the host sends such an op nowhere else). attr is 0
-   * otherwise. Out-of-range access is a kernel bug (the interpreter reports
+   * take any address) or, for a LOAD of a PARAM buffer,
+   * KILN_FEATURE_UNALIGNED_VECTOR_LOADS (GPUs, whose vector loads need
+   * aligned addresses, read the aligned vectors around the elements and
+   * shift); the host sends such an op nowhere else.
+   * attr is 0 otherwise. Out-of-range access is a kernel bug (the interpreter reports
    * it; devices are undefined). */
   KILN_OP_LOAD = 4,
 
@@ -446,6 +449,11 @@ typedef enum kiln_mma_shape {
  * their attr is KILN_ACCESS_UNALIGNED (a CPU's vector loads and stores take
  * any address). */
 #define KILN_FEATURE_UNALIGNED_VECTORS 6u
+/* The device runs LOAD (not STORE) of lanes > 1 at any element index when
+ * its attr is KILN_ACCESS_UNALIGNED and its memory is a PARAM buffer. It
+ * may read the rest of the aligned vectors that hold the elements (which
+ * never cross a page of the buffer's allocation) and drop it. */
+#define KILN_FEATURE_UNALIGNED_VECTOR_LOADS 7u
 /* LOAD and STORE attr: the index need not be a multiple of lanes. */
 #define KILN_ACCESS_UNALIGNED 1u
 

@@ -234,10 +234,11 @@ typedef enum kiln_device_kind {
  *                      OpenCL device without a required size, does not
  *                      claim the op). warp_size is the one width number;
  *                      narrower widths stay inside an aligned subgroup.
- *   features           KILN_FEATURE_* bits (kernel_ir.h defines bits 0-6:
+ *   features           KILN_FEATURE_* bits (kernel_ir.h defines bits 0-7:
  *                      the MMA shapes, the CPU's bf16 units, the tf32
- *                      WGMMA's A from registers, vector accesses at any
- *                      element index; later minors and the
+ *                      WGMMA's A from registers, vector accesses (or
+ *                      loads alone) at any element index; later minors
+ *                      and the
  *                      extension chain define more). A bit a plugin leaves
  *                      clear is a capability the host never uses there.
  * A 1.1 plugin fills these and dtype_ops alike (the SDK's

@@ -566,8 +566,70 @@ std::string cuda_vector_literal(std::string_view, const std::vector<std::string>
 std::string cuda_vector_access(const Dialect&, const VectorAccess& a) {
   const std::string type(a.vector_type), at = "(" + std::string(a.memory) + " + " + std::string(a.index) + ")";
   if (a.store) return "*(" + type + "*)" + at + " = " + std::string(a.value) + ";";
+  if (a.any_index) {  // kiln_load_any (cuda_prelude): whole words, in chunks of at most 16 bytes
+    const unsigned element = value_bytes(a.dtype), bytes = a.lanes * element;
+    if (element > 8 || (bytes != 4 && bytes != 8 && bytes % 16 != 0)) return "";  // lane by lane
+    return "const " + type + " " + std::string(a.value) + " = kiln_load_any<" + type + ", " + std::to_string(element) + ">" +
+           at + ";";
+  }
   return "const " + type + " " + std::string(a.value) + " = *(const " + type + "*)" + at + ";";
 }
+
+// A vector LOAD of a buffer at any element index (KILN_ACCESS_UNALIGNED;
+// KILN_FEATURE_UNALIGNED_VECTOR_LOADS): a GPU's vector loads need aligned
+// addresses, so each chunk of B <= 16 bytes is read as the aligned B-byte
+// words around it (the second only where the elements reach into it: never
+// a word the elements do not touch, so never past the buffer's allocation)
+// and shifted into place, by whole words (log2(B/4) rounds of selects on
+// the word offset), then by the bytes left (funnel shifts; none for 4- and
+// 8-byte elements). A read-only buffer (const) is read through the
+// non-coherent cache (__ldg), as its aligned loads are. rmsnorm's weights at
+// n = 50257, whose rows start anywhere: two 8-byte loads and five ALU ops
+// for four halves, where scalar loads took four 2-byte loads.
+constexpr std::string_view kCudaLoadAny = R"(static __device__ __forceinline__ void kiln_any_words(unsigned int* w, unsigned int x) { w[0] = x; }
+static __device__ __forceinline__ void kiln_any_words(unsigned int* w, uint2 x) { w[0] = x.x; w[1] = x.y; }
+static __device__ __forceinline__ void kiln_any_words(unsigned int* w, uint4 x) { w[0] = x.x; w[1] = x.y; w[2] = x.z; w[3] = x.w; }
+template <unsigned int B> struct kiln_any_word;
+template <> struct kiln_any_word<4> { typedef unsigned int type; };
+template <> struct kiln_any_word<8> { typedef uint2 type; };
+template <> struct kiln_any_word<16> { typedef uint4 type; };
+template <unsigned int B, unsigned int E, bool ReadOnly>
+static __device__ __forceinline__ void kiln_load_any_chunk(unsigned int* r, const unsigned char* p) {
+  typedef typename kiln_any_word<B>::type W;
+  constexpr unsigned int kWords = B / 4;
+  const unsigned int off = (unsigned int)((unsigned long long)p & (B - 1));
+  const W* at = (const W*)(p - off);
+  unsigned int w[2 * kWords];
+  kiln_any_words(w, ReadOnly ? __ldg(at) : *at);
+  if (off != 0) kiln_any_words(w + kWords, ReadOnly ? __ldg(at + 1) : at[1]);
+  else
+#pragma unroll
+    for (unsigned int i = kWords; i < 2 * kWords; ++i) w[i] = 0u;
+#pragma unroll
+  for (unsigned int step = kWords / 2; step > 0; step /= 2) {
+    const bool by = ((off / 4) & step) != 0;
+#pragma unroll
+    for (unsigned int i = 0; i + step < 2 * kWords; ++i) w[i] = by ? w[i + step] : w[i];
+  }
+  const unsigned int bits = (off & 3u) * 8u;
+#pragma unroll
+  for (unsigned int i = 0; i < kWords; ++i) r[i] = E >= 4 ? w[i] : __funnelshift_r(w[i], w[i + 1], bits);
+}
+template <typename V, unsigned int E, bool ReadOnly>
+static __device__ __forceinline__ V kiln_load_any_bytes(const unsigned char* p) {
+  constexpr unsigned int kChunk = sizeof(V) < 16 ? sizeof(V) : 16;
+  unsigned int r[sizeof(V) / 4];
+#pragma unroll
+  for (unsigned int c = 0; c < sizeof(V) / kChunk; ++c) kiln_load_any_chunk<kChunk, E, ReadOnly>(r + c * (kChunk / 4), p + c * kChunk);
+  V v;
+  memcpy(&v, r, sizeof v);
+  return v;
+}
+template <typename V, unsigned int E, typename T>
+static __device__ __forceinline__ V kiln_load_any(const T* p) { return kiln_load_any_bytes<V, E, true>((const unsigned char*)p); }
+template <typename V, unsigned int E, typename T>
+static __device__ __forceinline__ V kiln_load_any(T* p) { return kiln_load_any_bytes<V, E, false>((const unsigned char*)p); }
+)";
 
 std::string cuda_prelude(const Dialect&, const KernelShape&) {
   return R"(static __device__ __forceinline__ unsigned int kiln_f32_bits(float x) { return __float_as_uint(x); }
@@ -577,7 +639,7 @@ static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { r
 static __device__ __forceinline__ unsigned long long kiln_wgmma_desc(unsigned int address, unsigned int leading) {
   return (unsigned long long)((address & 0x3FFFFu) >> 4) | ((unsigned long long)leading << 16) | (64ull << 32) | (1ull << 62);
 }
-)";
+)" + std::string(kCudaLoadAny);
 }
 
 // f32 exp2 as the hardware's ex2.approx.ftz.f32 (MUFU.EX2): exp2f is the
@@ -967,6 +1029,7 @@ const Dialect& cuda_dialect() {
       .barrier = "__syncthreads();",
       .index32_type = "int",
       .raw_halves = true,
+      .any_index_loads = true,
       .cast = c_cast,
       .literal = c_literal,
       .helper = cuda_helper,

@@ -197,7 +197,8 @@ class Emitter {
       case KILN_OP_LOAD: {
         memory_operand(id, false);
         if (op.lanes == 1) return define(id, type, element(op, 0));
-        const std::string whole = d_.vector_access(d_, {var(id), type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, false});
+        const std::string whole = d_.vector_access(
+            d_, {var(id), type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, false, false, any_index_load(op)});
         if (!whole.empty()) return line(whole);
         std::vector<std::string> lanes;
         for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(element(op, k));
@@ -687,10 +688,19 @@ class Emitter {
     // is its matrix count, 1 included).
     const kiln_op& access = ops_[id];
     if ((access.kind == KILN_OP_LOAD || access.kind == KILN_OP_STORE) && access.attr == KILN_ACCESS_UNALIGNED &&
-        !d_.any_index_vectors)
-      unsupported(id, "vector accesses at any element index (KILN_ACCESS_UNALIGNED) are not available");
+        !d_.any_index_vectors && !any_index_load(access))
+      unsupported(id, std::string("vector ") + (access.kind == KILN_OP_LOAD ? "loads" : "stores") +
+                          " at any element index (KILN_ACCESS_UNALIGNED) are not available" +
+                          (d_.any_index_loads ? " (loads from buffers only)" : ""));
     scalar_index(id, 1);
     return mem;
+  }
+
+  // A vector LOAD of a buffer at any element index that the dialect writes
+  // itself (Dialect::any_index_loads).
+  bool any_index_load(const kiln_op& op) const {
+    return d_.any_index_loads && op.kind == KILN_OP_LOAD && op.attr == KILN_ACCESS_UNALIGNED && op.lanes > 1 &&
+           ops_[op.src[0]].kind == KILN_OP_PARAM;
   }
 
   std::string element(const kiln_op& op, unsigned lane) const { return spell_.element(var(op.src[0]), var(op.src[1]), lane); }
@@ -704,7 +714,7 @@ class Emitter {
       if (!convert.empty()) return define(id, type, convert + "(&" + element(op, 0) + ")");
     } else {
       const std::string name = var(id), mem = var(op.src[0]), index = var(op.src[1]);
-      const std::string whole = d_.vector_access(d_, {name, type, mem, index, op.dtype, op.lanes, false});
+      const std::string whole = d_.vector_access(d_, {name, type, mem, index, op.dtype, op.lanes, false, false, any_index_load(op)});
       if (!whole.empty()) return line(whole);
     }
     std::vector<std::string> lanes;
@@ -802,8 +812,8 @@ class Emitter {
   std::string whole_half_bits(std::uint32_t id, const kiln_op& op) {
     if (!whole_half_access(op)) return "";
     const std::string bits = var(id) + "_bits";
-    const std::string whole = d_.vector_access(
-        d_, {bits, value_type(id, KILN_DTYPE_U16, op.lanes), var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, false});
+    const std::string whole = d_.vector_access(d_, {bits, value_type(id, KILN_DTYPE_U16, op.lanes), var(op.src[0]), var(op.src[1]),
+                                                    KILN_DTYPE_U16, op.lanes, false, false, any_index_load(op)});
     if (whole.empty()) return "";
     line(whole);
     return bits;
@@ -1143,6 +1153,9 @@ void set_cuda_caps(kiln_device_info& info, int cc_major, int cc_minor, std::uint
   // SUBGROUP_REDUCE is __shfl_xor_sync (every arch kiln runs on): a block's
   // warps are 32 consecutive linear thread ids.
   if (warp_size == 32) set_subgroup_reduce(info);
+  // LOAD at any element index: two aligned loads and funnel shifts
+  // (cuda_vector_access); stores stay aligned.
+  set_unaligned_vector_loads(info);
 }
 
 }  // namespace kiln::sdk

@@ -85,6 +85,9 @@ struct VectorAccess {
   // write as a non-temporal store (set only for dialects with
   // streaming_stores).
   bool streaming = false;
+  // A LOAD at any element index (attr KILN_ACCESS_UNALIGNED; set only for a
+  // LOAD of a buffer in dialects with any_index_loads).
+  bool any_index = false;
 };
 
 // What Dialect::mma writes: a helper of this name and these fragment types.
@@ -205,9 +208,13 @@ struct Dialect {
   bool raw_halves = false;
   // Vector LOADs and STOREs at any element index (attr KILN_ACCESS_UNALIGNED)
   // compile to correct code: C (memcpy, unaligned intrinsics) and OpenCL
-  // (vloadn/vstoren take element-aligned addresses). Elsewhere (CUDA, GLSL)
-  // the emitter refuses them (UNSUPPORTED, naming the op).
+  // (vloadn/vstoren take element-aligned addresses). Elsewhere the emitter
+  // refuses them (UNSUPPORTED, naming the op), but for
   bool any_index_vectors = false;
+  // vector LOADs of a buffer at any element index, which vector_access
+  // writes when VectorAccess::any_index is set (CUDA: the aligned vectors
+  // around the elements, shifted).
+  bool any_index_loads = false;
 
   // Structural hooks.
   // `x` as `type`; x is a primary expression or parenthesized: "(T)x", "T(x)".

@@ -144,6 +144,14 @@ inline void set_wgmma(kiln_device_info& info) {
 // address, as a CPU's do.
 inline void set_unaligned_vectors(kiln_device_info& info) { set_feature(info, KILN_FEATURE_UNALIGNED_VECTORS); }
 
+// Claims LOAD (not STORE) of lanes > 1 at any element index: for a device
+// whose vector loads need aligned addresses but whose compiler reads the
+// aligned vectors around the elements and shifts them into place (the
+// CUDA dialect's kiln_load_any).
+inline void set_unaligned_vector_loads(kiln_device_info& info) {
+  set_feature(info, KILN_FEATURE_UNALIGNED_VECTOR_LOADS);
+}
+
 // Claims PREFETCH (kernel_ir.h) on every dtype the device loads: for a
 // device whose compiler turns it into a cache prefetch (the C plugin's
 // __builtin_prefetch).

@@ -295,20 +295,26 @@ inline SuiteKernel vector_kernel(std::uint8_t dt, std::uint8_t lanes, std::size_
 // device that claims KILN_FEATURE_UNALIGNED_VECTORS: thread v loads the
 // `lanes` elements of x from v * lanes + v % lanes (every residue), stores
 // them doubled to out at v * lanes (aligned), and stores x's aligned vector
-// at v * (lanes + 1) + 1 of out2 (every residue, no overlap).
+// at v * (lanes + 1) + 1 of out2 (every residue, no overlap). For a device
+// that claims KILN_FEATURE_UNALIGNED_VECTOR_LOADS alone (`stores` false)
+// the loads only, of every width from 2 lanes (a GPU shifts whole words
+// into place: 4 bytes and up), x ending at the last vector's last element.
 inline SuiteKernel unaligned_vector_kernel(std::uint8_t dt, std::uint8_t lanes, std::size_t n_vectors, std::mt19937_64& rng,
-                                           std::int64_t local = kLocal) {
+                                           std::int64_t local = kLocal, bool stores = true) {
   const std::size_t n = n_vectors * lanes, spread = n_vectors * (lanes + 1) + 1;
+  const std::size_t in = stores ? n + lanes : n + (n_vectors - 1) % lanes;
   SuiteKernel k;
-  k.name = "unaligned vectors " + std::string(sdk::dtype_name(dt)) + "x" + std::to_string(lanes);
-  k.args = {random_arg(dt, n + lanes, rng), HostArg::poisoned(dt, n), HostArg::poisoned(dt, spread)};
+  k.name = std::string(stores ? "unaligned vectors " : "unaligned vector loads ") + std::string(sdk::dtype_name(dt)) + "x" +
+           std::to_string(lanes);
+  k.args = {random_arg(dt, in, rng), HostArg::poisoned(dt, n)};
+  if (stores) k.args.push_back(HostArg::poisoned(dt, spread));
   const std::uint64_t two = sdk::dtype_is_float(dt) ? float_bits(dt, 2.0) : 2;
   k.ops = elementwise(
       n_vectors,
       [&](WireBuilder& w) {
-        w.param(KILN_PARAM_GLOBAL, dt, 0, n + lanes);
+        w.param(KILN_PARAM_GLOBAL, dt, 0, in);
         w.param(KILN_PARAM_GLOBAL_MUT, dt, 1, n);
-        w.param(KILN_PARAM_GLOBAL_MUT, dt, 2, spread);
+        if (stores) w.param(KILN_PARAM_GLOBAL_MUT, dt, 2, spread);
       },
       [&](WireBuilder& w, Id v) {
         const Id aligned = w.binary(KILN_BINARY_MUL, KILN_DTYPE_I64, v, w.const_i64(lanes));
@@ -317,12 +323,14 @@ inline SuiteKernel unaligned_vector_kernel(std::uint8_t dt, std::uint8_t lanes, 
         w.ops[shifted].attr = KILN_ACCESS_UNALIGNED;
         const Id doubled = w.binary(KILN_BINARY_MUL, dt, shifted, w.broadcast(dt, w.const_bits(dt, two), lanes), lanes);
         w.store(dt, 1, aligned, doubled, lanes);
+        if (!stores) return;
         const Id at = w.mad(KILN_DTYPE_I64, v, w.const_i64(lanes + 1), w.const_i64(1));
         const Id store = w.store(dt, 2, at, w.load(dt, 0, aligned, lanes), lanes);
         w.ops[store].attr = KILN_ACCESS_UNALIGNED;
       },
       local);
-  k.checks = {{1, k.name + " loads", {}}, {2, k.name + " stores", {}}};
+  k.checks = {{1, k.name + " loads", {}}};
+  if (stores) k.checks.push_back({2, k.name + " stores", {}});
   return k;
 }
 
@@ -498,11 +506,15 @@ inline std::vector<SuiteKernel> kernel_suite(const kiln_device_info& info, std::
     if (info.vector_widths & (1u << lanes))
       for (std::uint8_t dt : {KILN_DTYPE_F32, KILN_DTYPE_I32, KILN_DTYPE_F16})
         if (has_dtype(info, dt)) suite.push_back(vector_kernel(dt, lanes, n / lanes, rng, elementwise_local(info)));
-  if (sdk::has_feature(info, KILN_FEATURE_UNALIGNED_VECTORS))
-    for (std::uint8_t lanes : {4, 8, 16})
-      if (info.vector_widths & (1u << lanes))
-        for (std::uint8_t dt : {KILN_DTYPE_F32, KILN_DTYPE_F16})
-          if (has_dtype(info, dt)) suite.push_back(unaligned_vector_kernel(dt, lanes, n / lanes, rng, elementwise_local(info)));
+  const bool any_index = sdk::has_feature(info, KILN_FEATURE_UNALIGNED_VECTORS);
+  if (any_index || sdk::has_feature(info, KILN_FEATURE_UNALIGNED_VECTOR_LOADS)) {
+    for (std::uint8_t lanes : {2, 4, 8, 16}) {
+      if ((info.vector_widths & (1u << lanes)) == 0 || (any_index && lanes == 2)) continue;
+      for (std::uint8_t dt : {KILN_DTYPE_F32, KILN_DTYPE_F16})
+        if (has_dtype(info, dt))
+          suite.push_back(unaligned_vector_kernel(dt, lanes, n / lanes, rng, elementwise_local(info), any_index));
+    }
+  }
   suite.push_back(local_reduction_kernel(n, rng));
   suite.push_back(register_loop_kernel(n, rng, elementwise_local(info)));
   suite.push_back(grid_3d_kernel(37, 23, rng));
