@@ -109,7 +109,7 @@ std::string unclaimed(const ir::Kernel& kernel, const ir::Op& op, const DeviceIn
   // that claims it (a LOAD also one that claims such loads alone).
   const bool load = op.kind == ir::OpKind::Load, of_buffer = load && kernel[op.src[0]].kind == ir::OpKind::Param;
   if ((load || op.kind == ir::OpKind::Store) && op.attr == KILN_ACCESS_UNALIGNED &&
-      !info.has_feature(KILN_FEATURE_UNALIGNED_VECTORS) && !(load && of_buffer && info.has_feature(KILN_FEATURE_UNALIGNED_VECTOR_LOADS)))
+      !info.has_feature(KILN_FEATURE_UNALIGNED_VECTORS) && !(of_buffer && info.has_feature(KILN_FEATURE_UNALIGNED_VECTOR_LOADS)))
     return std::string(sdk::op_kind_name(kind)) + " unaligned " + type + "x" + std::to_string(op.lanes) +
            "): the device does not claim vector " + (load ? "loads" : "stores") +
            " at any element index (KILN_FEATURE_UNALIGNED_VECTORS" +
