@@ -392,7 +392,8 @@ TEST_P(RowsOnDevices, WeightsAtAnyIndexWhereTheDeviceTakesSuchLoads) {
   // does: the weights (indexed by the column, from the row's head on) are
   // read as unaligned vectors, the row's loads and stores stay aligned, and
   // the results are the interpreter's. The same kernel with one store made
-  // unaligned is refused by name there.
+  // unaligned is refused by name there, as is a load of kernel storage at
+  // any index.
   if (std::string(GetParam()) != "dummy") GTEST_SKIP() << "the H200-shaped dummy's case";
   const auto [runtime, h200, why] = h200_shaped_dummy();
   ASSERT_NE(runtime, nullptr);
@@ -421,6 +422,23 @@ TEST_P(RowsOnDevices, WeightsAtAnyIndexWhereTheDeviceTakesSuchLoads) {
     const RunOutcome refused = run_on_device(device, *unaligned_store, k.args, 67);
     EXPECT_NE(refused.error.find("does not claim vector stores at any element index"), std::string::npos) << refused.error;
   }
+  // Nor a load of kernel storage at any index: only buffers' loads are claimed.
+  const Result<ir::Kernel> from_storage = ir::parse(R"(%x = param 0 global f32[8]
+%y = param 1 global_mut f32[8]
+%r = storage register f32[8]
+%one = const i64 1
+%zero = const i64 0
+%g = index group 0 %one
+%v = load f32x4 %x[%zero]
+store %r[%zero], %v
+%w = load unaligned f32x4 %r[%one]
+store %y[%zero], %w
+)");
+  ASSERT_TRUE(from_storage.ok()) << from_storage.error().to_string();
+  const Result<Program> compiled = device.compile(*from_storage);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_NE(compiled.error().to_string().find("does not claim vector loads at any element index"), std::string::npos)
+      << compiled.error().to_string();
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, RowsOnDevices, ::testing::ValuesIn(kPlugins),
