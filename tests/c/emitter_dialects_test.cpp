@@ -261,7 +261,8 @@ TEST(EmitterDialects, UnsupportedLaneCountNamesTheOp) {
 // dialect moves it with memcpy and unaligned intrinsics, OpenCL with vloadn
 // (element-aligned addresses); CUDA, whose vector accesses need aligned
 // addresses, reads a buffer's through the aligned vectors around it
-// (kiln_load_any) and refuses such a store naming the op.
+// (kiln_load_any, a helper only the kernels that call it define) and
+// refuses such a store naming the op.
 TEST(EmitterDialects, UnalignedVectorsOnlyWhereTheDialectTakesThem) {
   std::vector<kiln_op> ops = small_kernel(4);
   ops[7].attr = KILN_ACCESS_UNALIGNED;  // the f16x4 load
@@ -269,6 +270,9 @@ TEST(EmitterDialects, UnalignedVectorsOnlyWhereTheDialectTakesThem) {
   EXPECT_NO_THROW(emit_c_family(ops, kiln::sdk::opencl_dialect()));
   const std::string cuda = emit_c_family(ops, kiln::sdk::cuda_dialect()).source;
   EXPECT_TRUE(contains(cuda, "= kiln_load_any<kiln_u16x4, 2>(v0 + ")) << cuda;
+  EXPECT_TRUE(contains(cuda, "kiln_load_any_chunk(unsigned int* r")) << "the helper is defined where it is called";
+  const std::string aligned = emit_c_family(small_kernel(4), kiln::sdk::cuda_dialect()).source;
+  EXPECT_FALSE(contains(aligned, "kiln_load_any")) << "and only there: " << aligned;
   const auto store = static_cast<std::uint32_t>(ops.size() - 1);
   ASSERT_EQ(ops[store].kind, KILN_OP_STORE);
   ops[store].attr = KILN_ACCESS_UNALIGNED;  // the f32x4 store

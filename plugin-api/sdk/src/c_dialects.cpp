@@ -566,7 +566,7 @@ std::string cuda_vector_literal(std::string_view, const std::vector<std::string>
 std::string cuda_vector_access(const Dialect&, const VectorAccess& a) {
   const std::string type(a.vector_type), at = "(" + std::string(a.memory) + " + " + std::string(a.index) + ")";
   if (a.store) return "*(" + type + "*)" + at + " = " + std::string(a.value) + ";";
-  if (a.any_index) {  // kiln_load_any (cuda_prelude): whole words, in chunks of at most 16 bytes
+  if (a.any_index) {  // kiln_load_any (cuda_helper): whole words, in chunks of at most 16 bytes
     const unsigned element = value_bytes(a.dtype), bytes = a.lanes * element;
     if (element > 8 || (bytes != 4 && bytes != 8 && bytes % 16 != 0)) return "";  // lane by lane
     return "const " + type + " " + std::string(a.value) + " = kiln_load_any<" + type + ", " + std::to_string(element) + ">" +
@@ -639,7 +639,7 @@ static __device__ __forceinline__ double kiln_bits_f64(unsigned long long u) { r
 static __device__ __forceinline__ unsigned long long kiln_wgmma_desc(unsigned int address, unsigned int leading) {
   return (unsigned long long)((address & 0x3FFFFu) >> 4) | ((unsigned long long)leading << 16) | (64ull << 32) | (1ull << 62);
 }
-)" + std::string(kCudaLoadAny);
+)";
 }
 
 // f32 exp2 as the hardware's ex2.approx.ftz.f32 (MUFU.EX2): exp2f is the
@@ -657,6 +657,7 @@ std::string cuda_helper(const Dialect& d, std::string_view name) {
            "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n"
            "  return y;\n"
            "}\n";
+  if (name == "kiln_load_any") return std::string(kCudaLoadAny);
   return detail::math_helper(d, name);
 }
 

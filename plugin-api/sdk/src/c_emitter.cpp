@@ -197,8 +197,7 @@ class Emitter {
       case KILN_OP_LOAD: {
         memory_operand(id, false);
         if (op.lanes == 1) return define(id, type, element(op, 0));
-        const std::string whole = d_.vector_access(
-            d_, {var(id), type, var(op.src[0]), var(op.src[1]), KILN_DTYPE_U16, op.lanes, false, false, any_index_load(op)});
+        const std::string whole = whole_vector_load(var(id), type, op, KILN_DTYPE_U16);
         if (!whole.empty()) return line(whole);
         std::vector<std::string> lanes;
         for (unsigned k = 0; k < op.lanes; ++k) lanes.push_back(element(op, k));
@@ -702,6 +701,16 @@ class Emitter {
     return d_.any_index_loads && op.kind == KILN_OP_LOAD && op.attr == KILN_ACCESS_UNALIGNED && op.lanes > 1 &&
            ops_[op.src[0]].kind == KILN_OP_PARAM;
   }
+  // The dialect's statement for a whole-vector LOAD `op` into `name`, or ""
+  // to go lane by lane. A load at any element index may call a prelude
+  // helper of the dialect's (CUDA's kiln_load_any), defined only in the
+  // kernels that use it.
+  std::string whole_vector_load(const std::string& name, const std::string& type, const kiln_op& op, unsigned dtype) {
+    const bool any_index = any_index_load(op);
+    std::string whole = d_.vector_access(d_, {name, type, var(op.src[0]), var(op.src[1]), dtype, op.lanes, false, false, any_index});
+    if (any_index && !whole.empty()) spell_.helpers.insert("kiln_load_any");
+    return whole;
+  }
 
   std::string element(const kiln_op& op, unsigned lane) const { return spell_.element(var(op.src[0]), var(op.src[1]), lane); }
 
@@ -713,8 +722,7 @@ class Emitter {
       const std::string convert = half_vector(HalfVectorOp::Load, op.dtype, op.lanes, type);
       if (!convert.empty()) return define(id, type, convert + "(&" + element(op, 0) + ")");
     } else {
-      const std::string name = var(id), mem = var(op.src[0]), index = var(op.src[1]);
-      const std::string whole = d_.vector_access(d_, {name, type, mem, index, op.dtype, op.lanes, false, false, any_index_load(op)});
+      const std::string whole = whole_vector_load(var(id), type, op, op.dtype);
       if (!whole.empty()) return line(whole);
     }
     std::vector<std::string> lanes;
@@ -812,8 +820,7 @@ class Emitter {
   std::string whole_half_bits(std::uint32_t id, const kiln_op& op) {
     if (!whole_half_access(op)) return "";
     const std::string bits = var(id) + "_bits";
-    const std::string whole = d_.vector_access(d_, {bits, value_type(id, KILN_DTYPE_U16, op.lanes), var(op.src[0]), var(op.src[1]),
-                                                    KILN_DTYPE_U16, op.lanes, false, false, any_index_load(op)});
+    const std::string whole = whole_vector_load(bits, value_type(id, KILN_DTYPE_U16, op.lanes), op, KILN_DTYPE_U16);
     if (whole.empty()) return "";
     line(whole);
     return bits;
