@@ -29,6 +29,19 @@ enum class Tier { Recipe = 0, PaddedRecipe = 1, Generic = 2, Untuned = 3 };
 // How many times dearer the model may price a candidate of a better tier
 // than one of a worse tier and still rank it first.
 constexpr double kTierOverride = 8;
+// How much cheaper a candidate with asynchronous copies (COPY_ASYNC, on a
+// device that claims them) is ranked than the model prices it. The model
+// sees the same bytes as for the loads they replace and counts their extra
+// LOCAL reads (the copied values read back), but not what they buy: every
+// load of a thread in flight at once, where loads through registers are
+// bounded by the registers that hold them. On preset:h200 it priced the
+// rows of 5342 x 50257 f16/bf16 copied into LOCAL memory 1.06-1.07x above
+// the untuned picks (LOCAL rows loaded through registers for softmax and
+// layernorm, rows in registers for rmsnorm), which ran 0.65-0.78x of kiln's
+// add on an H100 (rmsnorm 0.95x f16, 0.71x bf16, which spills) against
+// 0.88-0.95x copied in; on the H200 the copied rows were the tuned winners
+// of five of the six (docs/autotune.md, "The heuristic schedule").
+constexpr double kAsyncCopyDiscount = 1.15;
 
 struct Candidate {
   passes::OptSequence sequence;
@@ -44,6 +57,12 @@ bool uses_local_threads(const ir::Kernel& kernel) {
 bool uses_barriers(const ir::Kernel& kernel) {
   for (const ir::Op& op : kernel.ops)
     if (op.kind == ir::OpKind::Barrier) return true;
+  return false;
+}
+
+bool uses_async_copies(const ir::Kernel& kernel) {
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::CopyAsync) return true;
   return false;
 }
 
@@ -123,6 +142,7 @@ struct Ranked {
   Tier tier = Tier::Untuned;
   bool threads = false;
   bool barriers = false;
+  double rank_ns = 0;  // the price it is ranked by (see kAsyncCopyDiscount)
 };
 
 // On a CPU with threads per group but no SIMD width across them (PoCL's
@@ -133,7 +153,8 @@ struct Ranked {
 // Ranking on such CPUs: kernels without barriers first, then the tier (a
 // recipe before a plain thread split: a matmul split across threads is the
 // naive loop nest), then threads, then the lower cost. On other devices with
-// threads: threads first, then the tier, then the cost. Ties keep the
+// threads: threads first, then the tier, then the cost (a candidate with
+// asynchronous copies ranked kAsyncCopyDiscount cheaper). Ties keep the
 // earlier candidate.
 bool better(const Ranked& a, const Ranked& b, bool prefer_threads, bool avoid_barriers) {
   if (avoid_barriers) {
@@ -155,10 +176,10 @@ bool better(const Ranked& a, const Ranked& b, bool prefer_threads, bool avoid_ba
     if (a.tier == Tier::Untuned || b.tier == Tier::Untuned) return a.tier < b.tier;
     const Ranked& lower = a.tier < b.tier ? a : b;
     const Ranked& higher = a.tier < b.tier ? b : a;
-    if (lower.schedule.cost_ns <= kTierOverride * higher.schedule.cost_ns) return a.tier < b.tier;
+    if (lower.rank_ns <= kTierOverride * higher.rank_ns) return a.tier < b.tier;
     return &higher == &a;
   }
-  return a.schedule.cost_ns < b.schedule.cost_ns;
+  return a.rank_ns < b.rank_ns;
 }
 
 // See the end of heuristic_schedule.
@@ -187,6 +208,7 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
     return std::move(best.schedule);
   }
   best.schedule.cost_ns = space.cost(untuned, device);
+  best.rank_ns = best.schedule.cost_ns;
   best.schedule.lowered = std::move(untuned);
   best.threads = uses_local_threads(best.schedule.lowered);
   best.barriers = uses_barriers(best.schedule.lowered);
@@ -203,6 +225,7 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
     double cost_ns = 0;
     bool threads = false;
     bool barriers = false;
+    double rank_ns = 0;
   };
   std::vector<Candidate> all = candidates(kernel, device, space);
   std::vector<std::optional<Priced>> priced(all.size());
@@ -212,7 +235,9 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
       for (std::size_t i; (i = next.fetch_add(1)) < all.size();) {
         Result<ir::Kernel> lowered = space.lower(kernel, all[i].sequence, device);
         if (!lowered) continue;  // a recipe that does not fit this kernel or device
-        priced[i] = Priced{all[i].tier, space.cost(*lowered, device), uses_local_threads(*lowered), uses_barriers(*lowered)};
+        const double cost_ns = space.cost(*lowered, device);
+        const double rank_ns = uses_async_copies(*lowered) ? cost_ns / kAsyncCopyDiscount : cost_ns;
+        priced[i] = Priced{all[i].tier, cost_ns, uses_local_threads(*lowered), uses_barriers(*lowered), rank_ns};
       }
     };
     const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), all.size());
@@ -231,6 +256,7 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
     r.schedule.cost_ns = priced[i]->cost_ns;
     r.threads = priced[i]->threads;
     r.barriers = priced[i]->barriers;
+    r.rank_ns = priced[i]->rank_ns;
     return r;
   };
   for (std::size_t i = 0; i < all.size(); ++i) {
