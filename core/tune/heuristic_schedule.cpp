@@ -54,15 +54,9 @@ bool uses_local_threads(const ir::Kernel& kernel) {
   return false;
 }
 
-bool uses_barriers(const ir::Kernel& kernel) {
+bool has_op(const ir::Kernel& kernel, ir::OpKind kind) {
   for (const ir::Op& op : kernel.ops)
-    if (op.kind == ir::OpKind::Barrier) return true;
-  return false;
-}
-
-bool uses_async_copies(const ir::Kernel& kernel) {
-  for (const ir::Op& op : kernel.ops)
-    if (op.kind == ir::OpKind::CopyAsync) return true;
+    if (op.kind == kind) return true;
   return false;
 }
 
@@ -211,7 +205,7 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
   best.rank_ns = best.schedule.cost_ns;
   best.schedule.lowered = std::move(untuned);
   best.threads = uses_local_threads(best.schedule.lowered);
-  best.barriers = uses_barriers(best.schedule.lowered);
+  best.barriers = has_op(best.schedule.lowered, ir::OpKind::Barrier);
   // Every candidate lowered and priced on threads of their own (a row kernel
   // at n = 50257 has 279, each a recipe of up to 24 steps with the always-on
   // passes after each: 6.5 s on one core here, most of a 3 s tuning's budget
@@ -236,8 +230,9 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
         Result<ir::Kernel> lowered = space.lower(kernel, all[i].sequence, device);
         if (!lowered) continue;  // a recipe that does not fit this kernel or device
         const double cost_ns = space.cost(*lowered, device);
-        const double rank_ns = uses_async_copies(*lowered) ? cost_ns / kAsyncCopyDiscount : cost_ns;
-        priced[i] = Priced{all[i].tier, cost_ns, uses_local_threads(*lowered), uses_barriers(*lowered), rank_ns};
+        const double rank_ns = has_op(*lowered, ir::OpKind::CopyAsync) ? cost_ns / kAsyncCopyDiscount : cost_ns;
+        priced[i] = Priced{all[i].tier, cost_ns, uses_local_threads(*lowered),
+                           has_op(*lowered, ir::OpKind::Barrier), rank_ns};
       }
     };
     const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), all.size());

@@ -702,9 +702,9 @@ class Emitter {
            ops_[op.src[0]].kind == KILN_OP_PARAM;
   }
   // The dialect's statement for a whole-vector LOAD `op` into `name`, or ""
-  // to go lane by lane. A load at any element index may call a prelude
-  // helper of the dialect's (CUDA's kiln_load_any), defined only in the
-  // kernels that use it.
+  // to go lane by lane. A load at any element index may call a helper of
+  // the dialect's (Dialect::helper: CUDA's kiln_load_any), defined only in
+  // the kernels that use it.
   std::string whole_vector_load(const std::string& name, const std::string& type, const kiln_op& op, unsigned dtype) {
     const bool any_index = any_index_load(op);
     std::string whole = d_.vector_access(d_, {name, type, var(op.src[0]), var(op.src[1]), dtype, op.lanes, false, false, any_index});
