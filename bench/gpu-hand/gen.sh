@@ -10,7 +10,8 @@
 #   hand    a hand-written kernel of this folder instead of kiln's: SEQUENCE is
 #           "FILE [NAME=VALUE ...]", the values #defined in front of it with
 #           the size (NN, MM) and its LAUNCH line (persistent_rows.cu: 1024
-#           threads, two f16 rows of shared memory, 132 groups)
+#           threads, two f16 rows of shared memory, 132 groups; a file with a
+#           `// HAND_LAUNCH` line gives its own, see cluster_rows.cu)
 # NAME's second `_` field must be the dtype (sm_f16_x). HAND_M, HAND_N: the
 # kernel's size (5342 x 50257 by default: 2^28 elements, rows that start anywhere).
 set -eu
@@ -28,8 +29,21 @@ while IFS='|' read -r name kernel dtype sequence mode; do
   [ -z "$name" ] || [[ "$name" == \#* ]] && continue
   if [ "$mode" = hand ]; then
     read -r file defines <<<"$sequence"
+    # The launch: the file's `// HAND_LAUNCH threads=E smem=E params=P grid=E`
+    # line, each E evaluated with NN, MM and the defines, else persistent_rows.cu's.
+    launch="threads=1024 smem=$((2 * ((N + 7) / 8 + 1) * 16)) params=2 grid=132"
+    if spec=$(grep -m1 '^// HAND_LAUNCH ' "$HERE/$file"); then
+      launch=""
+      for field in ${spec#// HAND_LAUNCH }; do
+        expr=${field#*=}
+        expr=${expr//NN/$N}
+        expr=${expr//MM/$M}
+        for d in $defines; do expr=${expr//${d%%=*}/${d#*=}}; done
+        launch+="${launch:+ }${field%%=*}=$((expr))"
+      done
+    fi
     {
-      echo "// LAUNCH threads=1024 smem=$((2 * ((N + 7) / 8 + 1) * 16)) params=2 grid=132"
+      echo "// LAUNCH $launch"
       echo "#define NN $N"
       echo "#define MM $M"
       for d in $defines; do echo "#define ${d%%=*} ${d#*=}"; done
