@@ -260,7 +260,6 @@ SearchSpace make_default_space(Precision precision) {
            // reduction in 16 lane partials, i.e. one vector accumulator.
            "split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
-           "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
            // The same with the sum loop's exp(x - max) kept in a stack array for the
            // writing loop (one exp per element instead of two): softmax 4096 x 16384 on
            // c:0 48-56 ms against 92-106 ms. Not the row itself (layernorm, rmsnorm): the
@@ -270,25 +269,37 @@ SearchSpace make_default_space(Precision precision) {
            // (reciprocal_divide, as on the GPU): vdivps is the costliest op of the loop
            // on Zen 4; 16-bit softmax, bound by its arithmetic, 6-12% faster (64 x 16384
            // in the caches, 2026-12-04: f16 197 -> 176 us, bf16 196 -> 172 us).
-           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
-           // The same two with the next row prefetched in the loop after the first
-           // (prefetch_rows, on a device that claims PREFETCH: the C plugin): softmax's
-           // exponentials and the norms' writing loop run on a row in the caches while
-           // memory would sit idle, so the next row's read goes out under them.
+           // With the next row prefetched in the loop after the first (prefetch_rows,
+           // on a device that claims PREFETCH: the C plugin) first: softmax's
+           // exponentials run on a row in the caches while memory would sit idle, so
+           // the next row's read goes out under them. The cost model prices the twins
+           // alike, so the heuristic keeps the earlier: softmax 4096 x 16384 on c:0
+           // (2026-12-06, its tuning's medians) f32 15.1 against 15.7 ms, f16 12.2
+           // against 13.3 ms.
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
            // The same with the max loop's converted row kept too (row_cache(loop=0), last:
            // the prefetch goes into the sum loop while that still loads the row): f16
            // widens each element once instead of twice (vcvtph2ps zmm takes two cycles of
            // a Zen 4 port that exp also needs). softmax 4096 x 16384 f16 on c:0, the two
            // alternated (2026-12-04): 10.9-11.0 ms against 11.5-12.1; bf16 (a shift to
-           // widen) the same, f32 slower (13.2 against 15.4 ms): the tuner keeps it for f16.
+           // widen) the same. Only the converted row (computed=1): an f32 row has
+           // nothing converted, so the recipe does not apply there (its loaded row kept,
+           // the recipe ran 21.0 against 15.1 ms, 2026-12-06: the row is still in the
+           // caches when the sum loop reads it).
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); "
-           "row_cache(loop=0)",
+           "row_cache(loop=0,computed=1)",
+           // The norms likewise, the prefetched twin first: 4096 x 16384 on c:0
+           // (2026-12-06, each tuning's medians) it ran 2-17% faster in five of the six
+           // (layernorm f16 6.2 against 6.8 ms, rmsnorm bf16 6.7 against 8.0; bf16
+           // layernorm 4% slower). (On rows of odd length, below, the plain one won five
+           // of six: its blocks keep the plain one first.)
            "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1)",
+           "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
            // CPU, rows that are no multiple of 16 (n = 50257: a row starts at every
            // residue). Each loop split_aligned into its loose ends and one loop of whole
            // aligned blocks (flat=1: the shape of a row of length 16 k), then the recipes
@@ -304,8 +315,8 @@ SearchSpace make_default_space(Precision precision) {
            // prefetch at nothing (it sees no idle memory to fill), so the twins tie and
            // the heuristic keeps the earlier. On c:0 (2026-12-06, 1024 x 50257, each
            // tuning's medians) the prefetched twin ran 15-17% faster in f32, f16 and
-           // bf16 (f16 10.1 against 11.6 ms); the norms' twins split either way (their
-           // loops leave memory no idle time), so theirs keep the plain one first.
+           // bf16 (f16 10.1 against 11.6 ms). The norms' plain blocks won five of six
+           // there (by 1-20%), so theirs keep the plain one first.
            "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
            "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=3); vectorize(lanes=16); "

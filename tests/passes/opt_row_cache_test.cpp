@@ -94,6 +94,28 @@ TEST(RowCache, SoftmaxComputesEachExpOnce) {
   }
 }
 
+// computed=1: only values the loop computes are kept, no loaded one (a
+// CPU's caches still hold a row it loaded): a 16-bit row's widened floats
+// are, an f32 row (nothing converted) leaves nothing to keep.
+TEST(RowCache, ComputedKeepsOnlyWhatTheLoopComputes) {
+  EXPECT_THAT(step_error_message(parse_valid(kTwoLoops), "row_cache(loop=0,computed=1)", cpu_preset()),
+              HasSubstr("computed=1 keeps no loaded value"));
+  EXPECT_THAT(step_error_message(parse_valid(kTwoLoops), "row_cache(loop=0,computed=2)", cpu_preset()),
+              HasSubstr("computed must be 0"));
+  const kernels::StandardKernel f32 = standard("softmax-rows", {.m = 3, .n = 37}, ir::DType::F32);
+  EXPECT_THAT(step_error_message(normalize(f32.kernel, cpu_preset()), "row_cache(loop=0,computed=1)", cpu_preset()),
+              HasSubstr("computed=1 keeps no loaded value"));
+  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16}) {
+    SCOPED_TRACE(std::string(ir::dtype_name(dtype)));
+    const kernels::StandardKernel k = standard("softmax-rows", {.m = 3, .n = 37}, dtype);
+    const ir::Kernel cached =
+        normalize(applied(normalize(k.kernel, cpu_preset()), "row_cache(loop=0,computed=1)", cpu_preset()), cpu_preset());
+    EXPECT_THAT(ir::print(cached), HasSubstr("storage register f32[37]"));  // the widened floats
+    EXPECT_EQ(loads_of(cached, 0), 1) << ir::print(cached);
+    EXPECT_EQ(compare_standard(k, cached, 7, 0), "");  // exact
+  }
+}
+
 TEST(RowCache, ComposesWithTiledReduceUnrollAndVectorize) {
   // The GPU recipe: every loop split across the threads, each thread's
   // share cached, the loops unrolled (constant slots).

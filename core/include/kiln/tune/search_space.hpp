@@ -24,7 +24,7 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 23;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
+inline constexpr int kSearchSpaceVersion = 24;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
                                               // and its row recipes (devices that claim SUBGROUP_REDUCE); 5: pack_tile's
                                               // bf16 form (dot=1) and its recipes (devices that claim DOT_BF16); 6: GPU row
                                               // recipes in vectorized blocks (tiled_reduce splits block-storing loops),
@@ -56,7 +56,10 @@ inline constexpr int kSearchSpaceVersion = 23;  // 2: recipes; 3: the CPU elemen
                                               // async_copies, and the cached LOCAL row recipes with it first;
                                               // 22: vectorize at any element index on devices that claim it,
                                               // and the CPU recipes for rows of odd length; 23: split_aligned
-                                              // flat=1, and the CPU odd-row recipes on aligned blocks
+                                              // flat=1, and the CPU odd-row recipes on aligned blocks;
+                                              // 24: row_cache computed=1 (no loaded value kept), the CPU
+                                              // softmax recipe that keeps the widened row with it, and the
+                                              // CPU softmax recipes with the next row prefetched first
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
