@@ -27,22 +27,7 @@ namespace cg = cooperative_groups;
 #endif
 #define CHUNKS ((NN + 7) / 8 + 1)
 #define PART ((CHUNKS + CL - 1) / CL)
-static __device__ __forceinline__ float ex2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
-static __device__ __forceinline__ float warp_max(float v) { for (int d = 16; d > 0; d >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d)); return v; }
-static __device__ __forceinline__ float warp_sum(float v) { for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d); return v; }
-// The group's total (or max) of v, in every thread.
-static __device__ float block_reduce(float v, float* red, bool is_max) {
-  v = is_max ? warp_max(v) : warp_sum(v);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    float u = threadIdx.x < TT / 32 ? red[threadIdx.x] : (is_max ? -INFINITY : 0.f);
-    u = is_max ? warp_max(u) : warp_sum(u);
-    if (threadIdx.x == 0) red[32] = u;
-  }
-  __syncthreads();
-  return red[32];
-}
+#include "hand_rows.cuh"
 // The cluster's total (or max) of each group's `mine`, published in `slot`
 // (shared, one per group) and read from every group of the cluster.
 static __device__ float cluster_combine(cg::cluster_group& cluster, float mine, float* slot, bool is_max) {
@@ -75,28 +60,13 @@ extern "C" __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(TT) k(co
   asm volatile("cp.async.wait_group 0;\n");
   __syncthreads();
   float a = MODE == 0 ? -INFINITY : 0.f, q = 0.f;
-  for (int c = c0 + threadIdx.x; c < c1; c += TT) {
-    const uint4 v = b[c - c0];
-    const __half* h = (const __half*)&v;
-    const int j0 = 8 * c - o;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int j = j0 + i;
-      if (j >= 0 && j < NN) { const float f = __half2float(h[i]); if (MODE == 0) a = fmaxf(a, f); else { a += f; q += f * f; } }
-    }
-  }
+  for (int c = c0 + threadIdx.x; c < c1; c += TT) add_chunk_stats(b[c - c0], c, o, a, q);
   float shift, scale;
   if (MODE == 0) {
     const float row_max = cluster_combine(cluster, block_reduce(a, red, true), &slot_a, true);
     const float ml = row_max * 1.44269504f;
     float sum = 0.f;
-    for (int c = c0 + threadIdx.x; c < c1; c += TT) {
-      const uint4 v = b[c - c0];
-      const __half* h = (const __half*)&v;
-      const int j0 = 8 * c - o;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) { const int j = j0 + i; if (j >= 0 && j < NN) sum += ex2(__half2float(h[i]) * 1.44269504f - ml); }
-    }
+    for (int c = c0 + threadIdx.x; c < c1; c += TT) sum += chunk_exp_sum(b[c - c0], c, o, ml);
     scale = 1.f / cluster_combine(cluster, block_reduce(sum, red, false), &slot_b, false);
     shift = ml;
   } else {
@@ -109,21 +79,6 @@ extern "C" __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(TT) k(co
   }
   // The other groups may still read this one's slots: arrive now, wait at the end.
   asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  for (int c = c0 + threadIdx.x; c < c1; c += TT) {
-    const uint4 v = b[c - c0];
-    const __half* h = (const __half*)&v;
-    const int j0 = 8 * c - o;
-    __align__(16) __half out[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const float f = __half2float(h[i]);
-      out[i] = __float2half(MODE == 0 ? ex2(f * 1.44269504f - shift) * scale : (f - shift) * scale);
-    }
-    if (j0 >= 0 && j0 + 8 <= NN) *(uint4*)(y + base + 8L * c) = *(const uint4*)out;
-    else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i) { const int j = j0 + i; if (j >= 0 && j < NN) ((__half*)y)[s + j] = out[i]; }
-    }
-  }
+  for (int c = c0 + threadIdx.x; c < c1; c += TT) write_chunk(b[c - c0], y, base, s, c, o, shift, scale);
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }

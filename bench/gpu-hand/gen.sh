@@ -22,7 +22,7 @@ OUTDIR=$ROOT/.gpu/hand
 M=${HAND_M:-5342} N=${HAND_N:-50257}
 mkdir -p "$OUTDIR"
 rm -f "$OUTDIR"/*.cu
-cp "$HERE/bench.cu" "$HERE/run.sh" "$OUTDIR/"
+cp "$HERE/bench.cu" "$HERE/run.sh" "$HERE/hand_rows.cuh" "$OUTDIR/"
 echo "$M $N" >"$OUTDIR/size"
 PTXAS=$(command -v nvcc || true)
 while IFS='|' read -r name kernel dtype sequence mode; do

@@ -12,17 +12,7 @@
 #endif
 #define TT 1024
 #define CHUNKS ((NN + 7) / 8 + 1)
-static __device__ __forceinline__ float ex2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
-static __device__ __forceinline__ float warp_max(float v) { for (int d = 16; d > 0; d >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d)); return v; }
-static __device__ __forceinline__ float warp_sum(float v) { for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d); return v; }
-static __device__ float block_reduce(float v, float* red, bool is_max) {
-  v = is_max ? warp_max(v) : warp_sum(v);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-  __syncthreads();
-  if (threadIdx.x < 32) { float u = red[threadIdx.x]; u = is_max ? warp_max(u) : warp_sum(u); if (threadIdx.x == 0) red[32] = u; }
-  __syncthreads();
-  return red[32];
-}
+#include "hand_rows.cuh"
 static __device__ __forceinline__ void issue(const unsigned short* x, int r, uint4* b) {
   const long total = (long)MM * NN, s = (long)r * NN, base = s & ~7L;
   const int nch = (int)((s + NN - base + 7) >> 3);
@@ -50,28 +40,13 @@ extern "C" __global__ void __launch_bounds__(TT, 1) k(const unsigned short* __re
     const long s = (long)r * NN, base = s & ~7L;
     const int o = (int)(s - base), nch = (int)((s + NN - base + 7) >> 3);
     float a = MODE == 0 ? -INFINITY : 0.f, q = 0.f;
-    for (int c = threadIdx.x; c < nch; c += TT) {
-      const uint4 v = b[c];
-      const __half* h = (const __half*)&v;
-      const int j0 = 8 * c - o;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const int j = j0 + i;
-        if (j >= 0 && j < NN) { const float f = __half2float(h[i]); if (MODE == 0) a = fmaxf(a, f); else { a += f; q += f * f; } }
-      }
-    }
+    for (int c = threadIdx.x; c < nch; c += TT) add_chunk_stats(b[c], c, o, a, q);
     float mean_or_max, scale;
     if (MODE == 0) {
       mean_or_max = block_reduce(a, red_a, true);
       float sum = 0.f;
       const float ml = mean_or_max * 1.44269504f;
-      for (int c = threadIdx.x; c < nch; c += TT) {
-        const uint4 v = b[c];
-        const __half* h = (const __half*)&v;
-        const int j0 = 8 * c - o;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) { const int j = j0 + i; if (j >= 0 && j < NN) sum += ex2(__half2float(h[i]) * 1.44269504f - ml); }
-      }
+      for (int c = threadIdx.x; c < nch; c += TT) sum += chunk_exp_sum(b[c], c, o, ml);
       scale = 1.f / block_reduce(sum, red_b, false);
       mean_or_max = ml;
     } else {
@@ -82,22 +57,7 @@ extern "C" __global__ void __launch_bounds__(TT, 1) k(const unsigned short* __re
       scale = rsqrtf(var + 1e-5f);
       mean_or_max = mean;
     }
-    for (int c = threadIdx.x; c < nch; c += TT) {
-      const uint4 v = b[c];
-      const __half* h = (const __half*)&v;
-      const int j0 = 8 * c - o;
-      __align__(16) __half out[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const float f = __half2float(h[i]);
-        out[i] = __float2half(MODE == 0 ? ex2(f * 1.44269504f - mean_or_max) * scale : (f - mean_or_max) * scale);
-      }
-      if (j0 >= 0 && j0 + 8 <= NN) *(uint4*)(y + base + 8L * c) = *(const uint4*)out;
-      else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) { const int j = j0 + i; if (j >= 0 && j < NN) ((__half*)y)[s + j] = out[i]; }
-      }
-    }
+    for (int c = threadIdx.x; c < nch; c += TT) write_chunk(b[c], y, base, s, c, o, mean_or_max, scale);
     __syncthreads();
     cur ^= 1;
   }
