@@ -151,7 +151,7 @@ TEST(HeuristicSchedule, VectorizesRowsOfOddLengthOnACpu) {
       // Softmax's next row prefetched under its exponentials (the model prices
       // both twins alike; on c:0 the prefetched one ran 15-17% faster).
       if (std::string(name) == "softmax-rows") {
-        EXPECT_NE(sequence.find("prefetch_rows"), std::string::npos) << sequence;
+        EXPECT_TRUE(has_step(h->sequence, "prefetch_rows")) << sequence;
       }
       const std::string printed = ir::print(h->lowered);
       EXPECT_NE(printed.find("store " + std::string(ir::dtype_name(dtype)) + "x16"), std::string::npos) << sequence;
@@ -171,8 +171,8 @@ TEST(HeuristicSchedule, CpuSoftmaxKeepsOnlyAWidenedRow) {
     Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
     ASSERT_TRUE(h.ok()) << h.error().to_string();
     const std::string sequence = passes::to_string(h->sequence);
-    EXPECT_NE(sequence.find("prefetch_rows"), std::string::npos) << sequence;
-    EXPECT_EQ(sequence.find("row_cache(loop=0") != std::string::npos, dtype != ir::DType::F32) << sequence;
+    EXPECT_TRUE(has_step(h->sequence, "prefetch_rows")) << sequence;
+    EXPECT_EQ(has_step(h->sequence, "row_cache(loop=0"), dtype != ir::DType::F32) << sequence;
     expect_same_results(k, *h, passes::cpu_preset(), std::max(1e-4, 16 * k.tolerance));
   }
 }
@@ -188,7 +188,7 @@ TEST(HeuristicSchedule, CpuNormsPrefetchTheNextRowAtAlignedLengths) {
       Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
       ASSERT_TRUE(h.ok()) << h.error().to_string();
       const std::string sequence = passes::to_string(h->sequence);
-      EXPECT_EQ(sequence.find("prefetch_rows") != std::string::npos, n == 1024) << sequence;
+      EXPECT_EQ(has_step(h->sequence, "prefetch_rows"), n == 1024) << sequence;
     }
 }
 
