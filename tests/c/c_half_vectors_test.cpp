@@ -4,7 +4,8 @@
 // lane otherwise. Checked against the interpreter (kiln/sdk/half.hpp) bit for
 // bit over every f16 and bf16 pattern and a million f32 patterns, at every
 // vector width, with the plugin's default flags (-march=native) and with
-// generic x86-64 flags (no F16C: the per-lane fallback inside the helpers).
+// generic x86-64 flags (no F16C: the per-lane fallback inside the helpers);
+// and the scalar conversions (Dialect::half_conversion) the same way.
 #include <gtest/gtest.h>
 
 #include "support/kernel_runner.hpp"
@@ -130,21 +131,28 @@ TEST_P(CHalfVectors, ConversionsMatchTheInterpreterBitForBit) {
   AbiPlugin plugin(plugin_path("c"), options());
   kiln_device* device = plugin.open(0);
   const std::vector<HostArg> start = inputs();
-  for (std::uint8_t lanes : {16, 8, 4, 2}) {
+  // Lanes 1: the scalar conversions (F16C's one-lane instructions under the
+  // native flags, the software form under the generic ones).
+  for (std::uint8_t lanes : {16, 8, 4, 2, 1}) {
     SCOPED_TRACE("lanes " + std::to_string(lanes));
     const std::vector<kiln_op> ops = conversions(lanes);
     const std::vector<HostArg> want = interpreted(ops, start);
     std::vector<HostArg> got = start;
     const std::string source = run_kernel(plugin, device, ops, got);
-    // The whole-vector helpers, not lane-by-lane conversions, did the work.
-    for (const std::string helper : {"kiln_load_f16x", "kiln_load_bf16x", "kiln_round_f16x", "kiln_round_bf16x"})
-      EXPECT_NE(source.find(helper + std::to_string(lanes) + "("), std::string::npos) << helper << "\n" << source;
-    // Every store takes the float value before its rounding (one conversion, the same bits).
-    for (const std::string helper : {"kiln_store_f16x", "kiln_store_bf16x"}) {
-      const std::string call = "  " + helper + std::to_string(lanes) + "(&";
-      const std::size_t at = source.find(call);
-      ASSERT_NE(at, std::string::npos) << helper << "\n" << source;
-      EXPECT_EQ(source.substr(source.find('\n', at) - 4, 4), "_f);") << source.substr(at, source.find('\n', at) - at);
+    if (lanes == 1) {
+      EXPECT_NE(source.find("_cvtsh_ss(h)"), std::string::npos) << source;
+      EXPECT_NE(source.find("_cvtss_sh(v, "), std::string::npos) << source;
+    } else {
+      // The whole-vector helpers, not lane-by-lane conversions, did the work.
+      for (const std::string helper : {"kiln_load_f16x", "kiln_load_bf16x", "kiln_round_f16x", "kiln_round_bf16x"})
+        EXPECT_NE(source.find(helper + std::to_string(lanes) + "("), std::string::npos) << helper << "\n" << source;
+      // Every store takes the float value before its rounding (one conversion, the same bits).
+      for (const std::string helper : {"kiln_store_f16x", "kiln_store_bf16x"}) {
+        const std::string call = "  " + helper + std::to_string(lanes) + "(&";
+        const std::size_t at = source.find(call);
+        ASSERT_NE(at, std::string::npos) << helper << "\n" << source;
+        EXPECT_EQ(source.substr(source.find('\n', at) - 4, 4), "_f);") << source.substr(at, source.find('\n', at) - at);
+      }
     }
     expect_same_bits("f16 -> f32", got[3], want[3], Nans::QuietedF16);
     expect_same_bits("bf16 -> f32", got[4], want[4], Nans::Same);
