@@ -632,12 +632,17 @@ class Counter {
     if (!form) return std::max(bytes, kCacheLineBytes);
     const double element = bytes / k_[id].lanes;
     const double stride = fastest == ir::kNoValue ? 0 : static_cast<double>(std::llabs(coefficient(*form, fastest)));
-    // A vector STORE at any element index (KILN_ACCESS_UNALIGNED) cannot
-    // stream (the C plugin's non-temporal stores take aligned addresses):
-    // each line it writes is read first. Rows of 50257 on c:0, 2026-12-05:
-    // softmax f32 26-29 GB/s so against 31-42 on split_aligned's aligned
-    // blocks, the norms 23-30 against 33-41 (docs/passes.md, "CPU figures").
-    const bool read_for_ownership = k_[id].kind == OpKind::Store && k_[id].attr == KILN_ACCESS_UNALIGNED;
+    // Only a STORE of a whole 64-byte vector (16 halves: 32 bytes) at an
+    // aligned index can stream (the C plugin's non-temporal stores); any
+    // other reads each line it writes first. A vector at any element index
+    // (KILN_ACCESS_UNALIGNED), rows of 50257 on c:0, 2026-12-05: softmax f32
+    // 26-29 GB/s so against 31-42 on split_aligned's aligned blocks, the
+    // norms 23-30 against 33-41 (docs/passes.md, "CPU figures"). Scalar
+    // stores (a writing loop left unvectorized), rmsnorm f32 1024 x 50257,
+    // 2026-12-06: 26 GB/s against 31.
+    const ir::Op& op = k_[id];
+    const bool whole_line = op.lanes == 16 ? element <= 4 : op.lanes * element == kCacheLineBytes;
+    const bool read_for_ownership = op.kind == OpKind::Store && (op.attr == KILN_ACCESS_UNALIGNED || !whole_line);
     if (stride * element <= bytes) return read_for_ownership ? 2 * bytes : bytes;  // unit stride, or invariant
     return std::max(bytes, std::min(kCacheLineBytes, stride * element));
   }

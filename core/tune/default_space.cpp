@@ -344,6 +344,12 @@ SearchSpace make_default_space(Precision precision) {
            "prefetch_rows(loop=1,distance=1)",
            "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=2,distance=1)",
+           // One reduction over a row (sum-rows, max-rows): 16 lane partials, one vector
+           // accumulator. The row recipes above need a writing loop; without this the
+           // 16-bit sums took the elementwise recipe below (16 rows a work-item, a
+           // strided gather per vector) or scalar loads: on c:0, 2048^2 f16, 2.3 ms
+           // and 2.1 ms against 0.14 ms for this.
+           "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
            // Without vector accesses at any index: lane partials only (scalar loads).
            "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
            "lane_reduce(loop=0,lanes=16)",

@@ -192,6 +192,25 @@ TEST(HeuristicSchedule, CpuNormsPrefetchTheNextRowAtAlignedLengths) {
     }
 }
 
+// A row reduction alone (sum-rows, max-rows) on a CPU: 16 lane partials in
+// one vector accumulator over the row, in every dtype. Before, 16-bit sums
+// took the elementwise recipe (16 rows a work-item: each vector a gather
+// across rows) and f32 ones scalar lane partials: on c:0, 2048^2, f16 sum
+// 2.3 ms against 0.12 ms, f32 max 0.29 ms against 0.09 ms.
+TEST(HeuristicSchedule, RowReductionsOnACpuKeepOneVectorAccumulator) {
+  for (const char* name : {"sum-rows", "max-rows"})
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)));
+      const auto k = standard(name, {.m = 32, .n = 2048}, dtype);
+      Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
+      ASSERT_TRUE(h.ok()) << h.error().to_string();
+      EXPECT_EQ(passes::to_string(h->sequence), "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)");
+      const std::string printed = ir::print(h->lowered);
+      EXPECT_NE(printed.find("load " + std::string(ir::dtype_name(dtype)) + "x16"), std::string::npos) << printed;
+      expect_same_results(k, *h, passes::cpu_preset(), std::max(1e-5, 16 * k.tolerance));  // sums reassociated
+    }
+}
+
 TEST(HeuristicSchedule, KeepsRowKernelsRightOnEveryPreset) {
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows", "sum-rows", "transpose"})
     for (const DeviceInfo& device : {passes::gpu_preset(), passes::small_preset(), passes::cpu_preset()}) {
