@@ -128,7 +128,7 @@ class Counter {
     grid(w);
     const ir::Blocks blocks = ir::analyze_blocks(k_);
     thread_varying_ = ir::thread_varying(k_, blocks);
-    if (warp_ > 1) find_sibling_loads(blocks);
+    find_sibling_loads(blocks);
     std::vector<double> multiplicity(k_.size() + 1, 1.0);  // per thread, of ops in each block
     std::vector<double> traffic(k_.size() + 1, 1.0);       // the same for the global bytes they move
     // The barrier phases of the blocks open around the current op, outermost
@@ -571,16 +571,21 @@ class Counter {
     std::int64_t low = 0, high = 0;  // the constants of their indices
     int count = 0;
   };
+  // On a GPU, scalar loads; on a CPU, the loads and (apart) the stores of
+  // any width (moved_per_access_cpu).
   void find_sibling_loads(const ir::Blocks& blocks) {
-    using Key = std::tuple<ValueId, ValueId, std::vector<std::pair<ValueId, std::int64_t>>>;
+    using Key = std::tuple<ValueId, OpKind, ValueId, std::vector<std::pair<ValueId, std::int64_t>>>;
     std::map<Key, std::size_t> group_of;
     sibling_of_.assign(k_.size(), SIZE_MAX);
     for (ValueId id = 0; id < k_.size(); ++id) {
       const ir::Op& op = k_[id];
-      if (op.kind != OpKind::Load || op.lanes != 1 || k_[op.src[0]].kind != OpKind::Param) continue;
+      const bool counted = warp_ > 1 ? op.kind == OpKind::Load && op.lanes == 1
+                                     : op.kind == OpKind::Load || op.kind == OpKind::Store;
+      if (!counted || k_[op.src[0]].kind != OpKind::Param) continue;
       const auto form = affine_.of(op.src[1]);
       if (!form) continue;
-      const auto [at, fresh] = group_of.emplace(Key{blocks.parent[id], op.src[0], form->terms}, siblings_.size());
+      const auto [at, fresh] =
+          group_of.emplace(Key{blocks.parent[id], op.kind, op.src[0], form->terms}, siblings_.size());
       if (fresh) siblings_.push_back({form->constant, form->constant, 0});
       SiblingLoads& g = siblings_[at->second];
       g.low = std::min(g.low, form->constant);
@@ -643,7 +648,18 @@ class Counter {
     const ir::Op& op = k_[id];
     const bool whole_line = op.lanes == 16 ? element <= 4 : op.lanes * element == kCacheLineBytes;
     const bool read_for_ownership = op.kind == OpKind::Store && (op.attr == KILN_ACCESS_UNALIGNED || !whole_line);
-    if (stride * element <= bytes) return read_for_ownership ? 2 * bytes : bytes;  // unit stride, or invariant
+    // Siblings (find_sibling_loads: the same buffer and index but for a
+    // constant, in the same block) that together cover the stride densely,
+    // e.g. lane_reduce's 32 lanes as two 16-wide loads an iteration, stream
+    // as one access of the stride's bytes (counted before 2026-12-06 as a
+    // line each: lane partials 16 times their bytes).
+    bool dense = stride * element <= bytes;  // unit stride, or invariant
+    if (!dense && id < sibling_of_.size() && sibling_of_[id] != SIZE_MAX) {
+      const SiblingLoads& g = siblings_[sibling_of_[id]];
+      const double span = static_cast<double>(g.high - g.low) * element + bytes;
+      dense = g.count > 1 && span >= stride * element && g.count * bytes >= stride * element;
+    }
+    if (dense) return read_for_ownership ? 2 * bytes : bytes;
     return std::max(bytes, std::min(kCacheLineBytes, stride * element));
   }
 

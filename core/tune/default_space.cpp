@@ -344,12 +344,17 @@ SearchSpace make_default_space(Precision precision) {
            "prefetch_rows(loop=1,distance=1)",
            "split_loop(loop=1,factor=16,tail=1); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=2,distance=1)",
-           // One reduction over a row (sum-rows, max-rows): 16 lane partials, one vector
-           // accumulator. The row recipes above need a writing loop; without this the
-           // 16-bit sums took the elementwise recipe below (16 rows a work-item, a
-           // strided gather per vector) or scalar loads: on c:0, 2048^2 f16, 2.3 ms
-           // and 2.1 ms against 0.14 ms for this.
-           "lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
+           // One reduction over a row (sum-rows, max-rows): 32 lane partials, two vector
+           // accumulators (one is a chain of dependent adds: at 2048^2 on c:0, in the
+           // L3, f16 sums took 145-150 us with one, 99-106 with two; the same from
+           // DRAM). The row recipes above need a writing loop; without this the 16-bit
+           // sums took the elementwise recipe below (16 rows a work-item, a strided
+           // gather per vector) or scalar loads: on c:0, 2048^2 f16, 1.7-2.3 ms. With
+           // the next row prefetched, as the row recipes above: only the C plugin
+           // claims PREFETCH, and on PoCL (opencl:0) 16-wide vectors ran 1.2-4x
+           // slower than scalar lane partials (sum-rows f32 4096 x 16384 10.4 against
+           // 8.9 ms, 2048^2 1.17 against 0.31 ms); on c:0 the prefetch costs nothing.
+           "lane_reduce(loop=0,lanes=32); vectorize(lanes=16); prefetch_rows(loop=0,distance=1)",
            // Without vector accesses at any index: lane partials only (scalar loads).
            "lane_reduce(loop=1,lanes=16); lane_reduce(loop=0,lanes=16)",
            "lane_reduce(loop=0,lanes=16)",

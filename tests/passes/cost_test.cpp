@@ -255,6 +255,42 @@ TEST(CostModel, AScalarStoreReadsItsLinesFirstOnACpu) {
   EXPECT_LT(total(aligned, cpu), total(scalar_writes, cpu));
 }
 
+TEST(CostModel, AccessesThatTogetherCoverTheirStrideStreamOnACpu) {
+  // Row sums in lane partials: 16 scalar loads an iteration (lane_reduce
+  // alone), or two 16-wide vectors (32 lanes), each at a stride of 16 or 32
+  // elements, together read the row once: the same bytes as one 16-wide
+  // vector an iteration, not a cache line per access (16 and 2 times the
+  // bytes before 2026-12-06, which priced the vectors of 32 lanes above the
+  // elementwise recipe's gathers across rows on c:0).
+  const auto k = kernels::make_standard_kernel("sum-rows", {.m = 64, .n = 4096}, ir::DType::F16).value();
+  const auto cpu = passes::cpu_preset();
+  const auto bytes = [&](std::string_view sequence) {
+    const ir::Kernel lowered = passes::optimize(k.kernel, passes::parse_sequence(sequence).value(), cpu).value();
+    return passes::estimate_cost(lowered, cpu).global_bytes;
+  };
+  const double one_vector = bytes("lane_reduce(loop=0,lanes=16); vectorize(lanes=16)");
+  EXPECT_NEAR(one_vector, 64.0 * 4096 * 2, 64.0 * 64);  // the rows, and a sum a row
+  EXPECT_NEAR(bytes("lane_reduce(loop=0,lanes=32); vectorize(lanes=16)"), one_vector, 1);
+  EXPECT_NEAR(bytes("lane_reduce(loop=0,lanes=16)"), one_vector, 1);
+  // Siblings that leave gaps in their stride still cost a line each: two
+  // of every 16 elements read.
+  const ir::Kernel sparse = parse_valid(R"(
+%x = param 0 global f32[65536]
+%y = param 1 global_mut f32[4096]
+%n = const i64 4096
+%one = const i64 1
+%sixteen = const i64 16
+%r = index group 0 %n
+%base = mul i64 %r, %sixteen
+%a = load f32 %x[%base]
+%i = add i64 %base, %one
+%b = load f32 %x[%i]
+%s = add f32 %a, %b
+store f32 %y[%r], %s
+)");
+  EXPECT_GT(passes::estimate_cost(sparse, cpu).global_bytes, 4096.0 * 2 * 64);
+}
+
 TEST(CostModel, PricesTranscendentalsAboveAdds) {
   auto unary = [](std::string_view op) {
     return parse_valid(std::string(R"(

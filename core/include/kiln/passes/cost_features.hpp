@@ -17,7 +17,7 @@ namespace kiln::passes {
 
 // Bumped whenever the list below changes: stored features of another
 // version are not trained on (the tuning database keeps the version).
-inline constexpr std::uint32_t kCostFeaturesVersion = 10;  // 2: on a CPU, spilled REGISTER arrays are no DRAM traffic and exp costs 20;
+inline constexpr std::uint32_t kCostFeaturesVersion = 11;  // 2: on a CPU, spilled REGISTER arrays are no DRAM traffic and exp costs 20;
                                                          // 3: on a GPU, a smaller group's threads may keep more registers (up to 255);
                                                          // 4: GPU vectors over 16 bytes as 16-byte pieces, lavapipe's barriers;
                                                          // 5: a GPU group alone on its unit pays its barrier phases in turn;
@@ -25,7 +25,8 @@ inline constexpr std::uint32_t kCostFeaturesVersion = 10;  // 2: on a CPU, spill
                                                          // 7: a GPU load the same in every thread of a group moves its sectors once per group;
                                                          // 8: a GPU thread's neighbouring scalar loads share the sectors they span;
                                                          // 9: a CPU's vector stores at any element index read each line first;
-                                                         // 10: and so do its stores of less than a whole vector (scalar ones)
+                                                         // 10: and so do its stores of less than a whole vector (scalar ones);
+                                                         // 11: a CPU's accesses that together cover their stride stream
 
 // The names, in order; the first is always the analytic estimate,
 // log(1 + estimate_cost(...).total_ns).
