@@ -646,7 +646,8 @@ class Counter {
     // stores (a writing loop left unvectorized), rmsnorm f32 1024 x 50257,
     // 2026-12-06: 26 GB/s against 31.
     const ir::Op& op = k_[id];
-    const bool whole_line = op.lanes == 16 ? element <= 4 : op.lanes * element == kCacheLineBytes;
+    const bool half = op.dtype == ir::DType::F16 || op.dtype == ir::DType::BF16;
+    const bool whole_line = half ? op.lanes == 16 : op.lanes * element == kCacheLineBytes;
     const bool read_for_ownership = op.kind == OpKind::Store && (op.attr == KILN_ACCESS_UNALIGNED || !whole_line);
     // Siblings (find_sibling_loads: the same buffer and index but for a
     // constant, in the same block) that together cover the stride densely,

@@ -60,8 +60,8 @@ inline constexpr int kSearchSpaceVersion = 25;  // 2: recipes; 3: the CPU elemen
                                               // 24: row_cache computed=1 (no loaded value kept), the CPU
                                               // softmax recipe that keeps the widened row with it, and the
                                               // CPU softmax recipes with the next row prefetched first;
-                                              // 25: the CPU recipe for a row reduction alone (one vector
-                                              // accumulator: sum-rows, max-rows)
+                                              // 25: the CPU recipe for a row reduction alone (two vector
+                                              // accumulators: sum-rows, max-rows)
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
