@@ -128,7 +128,7 @@ class Counter {
     grid(w);
     const ir::Blocks blocks = ir::analyze_blocks(k_);
     thread_varying_ = ir::thread_varying(k_, blocks);
-    find_sibling_loads(blocks);
+    find_siblings(blocks);
     std::vector<double> multiplicity(k_.size() + 1, 1.0);  // per thread, of ops in each block
     std::vector<double> traffic(k_.size() + 1, 1.0);       // the same for the global bytes they move
     // The barrier phases of the blocks open around the current op, outermost
@@ -567,13 +567,13 @@ class Counter {
   // priced 8 bytes an element instead of 2, and the untuned pick was a
   // scalar row (0.63x of add on the H100) where the aligned blocks ran
   // 0.93x tuned.
-  struct SiblingLoads {
+  struct SiblingAccesses {
     std::int64_t low = 0, high = 0;  // the constants of their indices
     int count = 0;
   };
   // On a GPU, scalar loads; on a CPU, the loads and (apart) the stores of
   // any width (moved_per_access_cpu).
-  void find_sibling_loads(const ir::Blocks& blocks) {
+  void find_siblings(const ir::Blocks& blocks) {
     using Key = std::tuple<ValueId, OpKind, ValueId, std::vector<std::pair<ValueId, std::int64_t>>>;
     std::map<Key, std::size_t> group_of;
     sibling_of_.assign(k_.size(), SIZE_MAX);
@@ -587,7 +587,7 @@ class Counter {
       const auto [at, fresh] =
           group_of.emplace(Key{blocks.parent[id], op.kind, op.src[0], form->terms}, siblings_.size());
       if (fresh) siblings_.push_back({form->constant, form->constant, 0});
-      SiblingLoads& g = siblings_[at->second];
+      SiblingAccesses& g = siblings_[at->second];
       g.low = std::min(g.low, form->constant);
       g.high = std::max(g.high, form->constant);
       ++g.count;
@@ -610,10 +610,10 @@ class Counter {
     if (const double stride_bytes = stride_along(0) * element_bytes; stride_bytes != 0) {
       sectors = stride_bytes <= kSectorBytes ? std::ceil((stride_bytes * (row - 1) + access_bytes) / kSectorBytes)
                                              : row * own_sectors;
-      // A scalar load with siblings (find_sibling_loads) spread less than a
+      // A scalar load with siblings (find_siblings) spread less than a
       // thread's stride apart: its share of the sectors they span together.
       if (access < sibling_of_.size() && sibling_of_[access] != SIZE_MAX && stride_bytes <= kSectorBytes) {
-        const SiblingLoads& g = siblings_[sibling_of_[access]];
+        const SiblingAccesses& g = siblings_[sibling_of_[access]];
         const double spread = static_cast<double>(g.high - g.low) * element_bytes;
         if (g.count > 1 && spread < stride_bytes)
           sectors = std::min(
@@ -633,9 +633,10 @@ class Counter {
         fastest = p;
         break;
       }
-    const auto form = ir::affine_form(k_, k_[id].src[1]);
+    const ir::Op& op = k_[id];
+    const auto form = ir::affine_form(k_, op.src[1]);
     if (!form) return std::max(bytes, kCacheLineBytes);
-    const double element = bytes / k_[id].lanes;
+    const double element = bytes / op.lanes;
     const double stride = fastest == ir::kNoValue ? 0 : static_cast<double>(std::llabs(coefficient(*form, fastest)));
     // Only a STORE of a whole 64-byte vector (16 halves: 32 bytes) at an
     // aligned index can stream (the C plugin's non-temporal stores); any
@@ -645,18 +646,17 @@ class Counter {
     // norms 23-30 against 33-41 (docs/passes.md, "CPU figures"). Scalar
     // stores (a writing loop left unvectorized), rmsnorm f32 1024 x 50257,
     // 2026-12-06: 26 GB/s against 31.
-    const ir::Op& op = k_[id];
     const bool half = op.dtype == ir::DType::F16 || op.dtype == ir::DType::BF16;
     const bool whole_line = half ? op.lanes == 16 : op.lanes * element == kCacheLineBytes;
     const bool read_for_ownership = op.kind == OpKind::Store && (op.attr == KILN_ACCESS_UNALIGNED || !whole_line);
-    // Siblings (find_sibling_loads: the same buffer and index but for a
+    // Siblings (find_siblings: the same buffer and index but for a
     // constant, in the same block) that together cover the stride densely,
     // e.g. lane_reduce's 32 lanes as two 16-wide loads an iteration, stream
     // as one access of the stride's bytes (counted before 2026-12-06 as a
     // line each: lane partials 16 times their bytes).
     bool dense = stride * element <= bytes;  // unit stride, or invariant
     if (!dense && id < sibling_of_.size() && sibling_of_[id] != SIZE_MAX) {
-      const SiblingLoads& g = siblings_[sibling_of_[id]];
+      const SiblingAccesses& g = siblings_[sibling_of_[id]];
       const double span = static_cast<double>(g.high - g.low) * element + bytes;
       dense = g.count > 1 && span >= stride * element && g.count * bytes >= stride * element;
     }
@@ -672,7 +672,7 @@ class Counter {
   std::unordered_map<ValueId, std::vector<ValueId>> share_atoms_;  // per IF counted by a share < 1: its atoms
   std::vector<kiln_arg> args_;
   std::vector<bool> thread_varying_;  // per op: may differ between a group's threads
-  std::vector<SiblingLoads> siblings_;
+  std::vector<SiblingAccesses> siblings_;
   std::vector<std::size_t> sibling_of_;  // per op: its group in siblings_ (SIZE_MAX: none)
   std::uint32_t warp_ = 1;
   std::uint32_t vector_width_ = 1;
