@@ -1,6 +1,6 @@
 // split_rows.cu: hand-written, not kiln's: one row a group, the row held on
-// chip split between each thread's registers (its first RC 16-byte chunks)
-// and shared memory (the rest, copied in by cp.async). The question it
+// chip split between registers (the row's first RC x TT 16-byte chunks, RC a
+// thread) and shared memory (the rest, copied in by cp.async). The question it
 // answers: at n = 50257 in f16 a row in shared memory alone (100 KB) allows
 // two groups an SM; with part of every row in registers three or four fit.
 // Do more groups an SM, nothing read twice, beat two? RC = 0 is the
@@ -9,7 +9,6 @@
 // front. MODE 0 softmax, 1 layernorm (no weights); f16 only.
 // HAND_LAUNCH threads=TT smem=16*((NN+7)/8+1-RC*TT) params=2 grid=MM
 #include <cuda_fp16.h>
-#define CHUNKS ((NN + 7) / 8 + 1)
 #include "hand_rows.cuh"
 // The chunk's 8 halves as floats.
 static __device__ __forceinline__ void widen(const uint4 v, float f[8]) {
