@@ -508,7 +508,7 @@ class Counter {
   // differ between groups): no LOCAL index in its affine form, and no other
   // atom that may differ between the group's threads.
   bool same_in_every_thread(ValueId index) const {
-    const auto form = ir::affine_form(k_, index);
+    const auto form = affine_.of(index);
     if (!form || other_varying_atoms(*form)) return false;
     for (const auto& [atom, c] : form->terms)
       if (c != 0 && k_[atom].kind == OpKind::Index && k_[atom].scope() == ir::Scope::Local) return false;
@@ -600,7 +600,7 @@ class Counter {
     const double row = std::max(1.0, std::min(warp_threads, local_[0]));  // threads along axis 0 in a warp
     const double rows = std::ceil(warp_threads / row);
     const double own_sectors = std::ceil(access_bytes / kSectorBytes);
-    const auto form = ir::affine_form(k_, index);
+    const auto form = affine_.of(index);
     if (!form || other_varying_atoms(*form)) return own_sectors * kSectorBytes;  // no coalescing assumed
     auto stride_along = [&](int axis) {
       const ValueId atom = local_index_[static_cast<std::size_t>(axis)];
@@ -634,7 +634,7 @@ class Counter {
         break;
       }
     const ir::Op& op = k_[id];
-    const auto form = ir::affine_form(k_, op.src[1]);
+    const auto form = affine_.of(op.src[1]);
     if (!form) return std::max(bytes, kCacheLineBytes);
     const double element = bytes / op.lanes;
     const double stride = fastest == ir::kNoValue ? 0 : static_cast<double>(std::llabs(coefficient(*form, fastest)));
@@ -668,7 +668,8 @@ class Counter {
   const DeviceInfo& device_;
   std::vector<kiln_op> wire_;
   std::vector<std::optional<Range>> ranges_;
-  ir::AffineForms affine_{k_};
+  // Every index's affine form, memoized (a cache: the const counting methods fill it too).
+  mutable ir::AffineForms affine_{k_};
   std::unordered_map<ValueId, std::vector<ValueId>> share_atoms_;  // per IF counted by a share < 1: its atoms
   std::vector<kiln_arg> args_;
   std::vector<bool> thread_varying_;  // per op: may differ between a group's threads
