@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&x, bytes)); CK(cudaMalloc(&w, n * es)); CK(cudaMalloc(&y, bytes)); CK(cudaMalloc(&flush, 256 << 20));
   CK(cudaMemcpy(x, hx.data(), bytes, cudaMemcpyHostToDevice)); CK(cudaMemcpy(w, hw.data(), n * es, cudaMemcpyHostToDevice));
   if (smem > 48 * 1024) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+#ifdef KILN_CARVEOUT  // a variant's preferred shared-memory carveout (l1.py: 0, the largest L1)
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, KILN_CARVEOUT));
+#endif
   cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, k));
   int per_sm = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
   void* args2[] = {&x, &y}; void* args3[] = {&x, &w, &y};

@@ -5,13 +5,16 @@
 // launches it with. --ir prints the optimized kernel's IR instead. No GPU
 // needed: the source is what the CUDA plugin hands NVRTC, so it can be read,
 // compiled with nvcc/ptxas for its registers, edited by hand and timed
-// (bench/gpu-hand/README.md).
+// (bench/gpu-hand/README.md). SEQUENCE "heuristic" takes the untuned pick
+// (kiln's heuristic schedule on preset:h200) and prints it on a second
+// line, "// SEQUENCE ...", to be read or edited into a list.
 #include <kiln/ir/dtype.hpp>
 #include <kiln/ir/text.hpp>
 #include <kiln/kernels/library.hpp>
 #include <kiln/passes/device_presets.hpp>
 #include <kiln/passes/optimization.hpp>
 #include <kiln/sdk/c_emitter.hpp>
+#include <kiln/tune/heuristic.hpp>
 
 #include <iostream>
 #include <optional>
@@ -34,12 +37,21 @@ int main(int argc, char** argv) {
     std::cerr << "kiln_emit_cuda: " << kernel.error().message << "\n";
     return 1;
   }
-  const auto sequence = passes::parse_sequence(argv[5]);
+  const DeviceInfo device = passes::h200_preset();
+  const bool heuristic = std::string(argv[5]) == "heuristic";
+  auto sequence = heuristic ? Result<passes::OptSequence>(passes::OptSequence{}) : passes::parse_sequence(argv[5]);
+  if (heuristic) {
+    const auto pick = tune::heuristic_schedule(kernel->kernel, device);
+    if (!pick) {
+      std::cerr << "kiln_emit_cuda: " << pick.error().message << "\n";
+      return 1;
+    }
+    sequence = pick->sequence;
+  }
   if (!sequence) {
     std::cerr << "kiln_emit_cuda: " << sequence.error().message << "\n";
     return 1;
   }
-  const DeviceInfo device = passes::h200_preset();
   const auto optimized = passes::optimize(kernel->kernel, *sequence, device);
   if (!optimized) {
     std::cerr << "kiln_emit_cuda: " << optimized.error().message << "\n";
@@ -55,7 +67,9 @@ int main(int argc, char** argv) {
     const sdk::EmittedKernel emitted = sdk::emit_c_family(optimized->to_wire(), sdk::cuda_dialect(), options);
     const auto& local = emitted.shape.local_sizes;
     std::cout << "// LAUNCH threads=" << local[0] * local[1] * local[2] << " smem=" << emitted.dynamic_local_bytes
-              << " params=" << emitted.shape.params.size() << "\n"
+              << " params=" << emitted.shape.params.size() << "\n";
+    if (heuristic) std::cout << "// SEQUENCE " << passes::to_string(*sequence) << "\n";
+    std::cout
               << emitted.source << "\n";
   } catch (const std::exception& e) {
     std::cerr << "kiln_emit_cuda: " << e.what() << "\n";

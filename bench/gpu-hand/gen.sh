@@ -7,6 +7,8 @@
 #   hoist   every 16-byte load of an input moved as early as its operands allow
 #   hoist2  hoist, and __launch_bounds__(T, 2) (two groups an SM: at most 64
 #           registers at 512 threads)
+#   l1      base, with the preferred shared-memory carveout 0 (the largest L1)
+#   l1na    l1, and x's 16-byte f32 loads not allocated in L1 (l1.py)
 #   hand    a hand-written kernel of this folder instead of kiln's: SEQUENCE is
 #           "FILE [NAME=VALUE ...]", the values #defined in front of it with
 #           the size (NN, MM) and its LAUNCH line (persistent_rows.cu: 1024
@@ -57,6 +59,8 @@ while IFS='|' read -r name kernel dtype sequence mode; do
     base) mv "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" ;;
     hoist) python3 "$HERE/hoist.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" && rm "$OUTDIR/$name.emitted" ;;
     hoist2) python3 "$HERE/hoist.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" 2 && rm "$OUTDIR/$name.emitted" ;;
+    l1) python3 "$HERE/l1.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" && rm "$OUTDIR/$name.emitted" ;;
+    l1na) python3 "$HERE/l1.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" na && rm "$OUTDIR/$name.emitted" ;;
     *) echo "gen.sh: $name: unknown mode '$mode'" >&2; exit 2 ;;
   esac
   registers=""
