@@ -32,13 +32,16 @@ namespace kiln::cplugin {
 
 inline constexpr const char* kPluginVersion = "0.1.0";
 inline constexpr const char* kDefaultFlags = "-O3 -march=native -ffp-contract=fast";
+// Added to the flags on AVX-512 targets (compiler.cpp, prefer_whole_vectors).
+inline constexpr const char* kPreferWholeVectors = "-mprefer-vector-width=512";
 
 // The system C compiler, as probed at init.
 struct Compiler {
   std::string path;                // absolute
   std::chrono::milliseconds timeout{300000};  // per run of it (option 'compile_timeout')
   std::string version;             // first line of `<path> --version`
-  std::vector<std::string> flags;  // from the options (plus -ffast-math when asked)
+  std::vector<std::string> flags;  // from the options (plus -ffast-math when asked, -fno-math-errno,
+                                   // and kPreferWholeVectors on AVX-512 targets)
   bool openmp = false;             // -fopenmp accepted (and wanted)
   std::string flags_error;         // the compiler's complaint about `flags`, "" if none
   // What `<path> <flags> -dM -E` says of the target.

@@ -45,6 +45,24 @@ void read_target(Compiler& c, const std::string& macros) {
   c.avx512_bf16 = defines(macros, "__AVX512BF16__") && defines(macros, "__AVX512VL__");
 }
 
+// kiln's 16-lane f32 vectors are whole AVX-512 registers, but GCC tuned for
+// an Intel server core (-march=native on a Xeon) prefers 256-bit vectors:
+// each `omp simd` helper loop then runs in two halves that meet again
+// through the stack, a 64-byte load of two 32-byte stores, which the core
+// cannot forward (a stall of about 20 cycles a vector). On a 2-core Xeon
+// softmax's max loop took 24 cycles a vector so, 12 with
+// -mprefer-vector-width=512 (docs/passes.md, "CPU figures"). The flag is
+// added where the target has AVX-512, the user's flags do not choose a
+// width, and the compiler takes it.
+void prefer_whole_vectors(Compiler& c) {
+  if (c.vector_bytes != 64 || !c.flags_error.empty()) return;
+  for (const std::string& flag : c.flags)
+    if (flag.starts_with("-mprefer-vector-width=")) return;
+  Compiler with = c;
+  with.flags.push_back(std::string(kPreferWholeVectors));
+  if (predefined_macros(with, true, false).exit_code == 0) c.flags = std::move(with.flags);
+}
+
 }  // namespace
 
 Compiler probe_compiler(const std::string& name, std::vector<std::string> flags, bool want_openmp,
@@ -82,6 +100,7 @@ Compiler probe_compiler(const std::string& name, std::vector<std::string> flags,
     read_target(c, macros.output);
     c.target_digest = sha1_hex(macros.output).substr(0, 16);
   }
+  prefer_whole_vectors(c);
   // -print-file-name answers the bare name when it finds nothing.
   const ProcessResult mvec = run_process({c.path, "-print-file-name=libmvec.so"}, c.timeout);
   c.libmvec = mvec.exit_code == 0 && first_line(mvec.output).find('/') != std::string::npos;

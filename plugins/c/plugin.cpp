@@ -14,7 +14,8 @@
 //                                   1.01 ulp, results below FLT_MIN flushed to 0), the others
 //                                   through libmvec (within its few ulps instead of libm's)
 // -fno-math-errno is always passed: kernels never read errno, and without it
-// no libm call can vectorise or inline.
+// no libm call can vectorise or inline. On AVX-512 targets -mprefer-vector-width=512
+// is passed too, unless the flags choose a width (compiler.cpp, prefer_whole_vectors).
 //   memory_bandwidth_gbps  0        reported to the cost model (0: unknown)
 //   launch_timeout         60       seconds an isolated launch (KILN_TIMED_ISOLATE: autotuning
 //                                   candidates) may take; past it its worker is killed and

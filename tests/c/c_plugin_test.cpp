@@ -164,6 +164,30 @@ TEST_F(CPlugin, SecondCompileHitsTheCacheAndAChangedFlagMissesIt) {
   EXPECT_NE(key_o3, std::string(key.key));
 }
 
+std::string device_cache_key(AbiPlugin& plugin) {
+  kiln_cache_key_args key{};
+  key.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
+  key.device = plugin.open(0);
+  check(plugin.api().cache_key(&key));
+  return key.key;
+}
+
+// kiln's 16-lane vectors are whole AVX-512 registers: where the target has
+// them the plugin asks the compiler for 512-bit vectors (GCC prefers 256 on
+// Xeons, and the helpers' halves then meet through memory), unless the
+// flags choose a width themselves; a target without AVX-512 is left alone.
+TEST_F(CPlugin, AnAvx512TargetGetsWholeVectorsUnlessTheFlagsChooseAWidth) {
+  AbiPlugin plugin(plugin_path("c"), options());
+  if ((plugin.info(0).vector_widths & (1u << 16)) == 0) GTEST_SKIP() << "the compiler's target here has no AVX-512";
+  EXPECT_NE(device_cache_key(plugin).find(" -mprefer-vector-width=512"), std::string::npos) << device_cache_key(plugin);
+  AbiPlugin chosen(plugin_path("c"), options("\"flags\": \"-O2 -march=native -mprefer-vector-width=256\""));
+  const std::string chosen_key = device_cache_key(chosen);
+  EXPECT_EQ(chosen_key.find("=512"), std::string::npos) << chosen_key;
+  EXPECT_NE(chosen_key.find("-mprefer-vector-width=256"), std::string::npos) << chosen_key;
+  AbiPlugin baseline(plugin_path("c"), options("\"flags\": \"-O2\""));  // x86-64's baseline: SSE2
+  EXPECT_EQ(device_cache_key(baseline).find("-mprefer-vector-width"), std::string::npos) << device_cache_key(baseline);
+}
+
 TEST_F(CPlugin, ConcurrentCompilesOfOneKernelAgree) {
   AbiPlugin plugin(plugin_path("c"), options());
   kiln_device* d = plugin.open(0);
