@@ -275,12 +275,18 @@ SearchSpace make_default_space(Precision precision) {
            // the next row's read goes out under them. The cost model prices the twins
            // alike, so the heuristic keeps the earlier: softmax 4096 x 16384 on c:0
            // (2026-12-06, its tuning's medians) f32 15.1 against 15.7 ms, f16 12.2
-           // against 13.3 ms.
+           // against 13.3 ms. The max in 32 lane partials, two vector accumulators (as
+           // the row reductions' recipe below): on a Xeon vmaxps has 4 cycles of latency,
+           // and with one accumulator the max loop of a row in the caches ran at that
+           // chain's pace; 16-bit softmax 4096 x 16384 on a 2-core Xeon (2026-12-06, the
+           // two alternated, two rounds) f16 20.7-21.4 -> 23.1-23.3 GB/s, bf16
+           // 20.3-20.7 -> 22.7-23.0, f32 29.3-29.4 -> 29.6-30.2.
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
+           "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
-           // The same with the max loop's converted row kept too (row_cache(loop=0), last:
+           "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16)",
+           // The same (one max accumulator: row_cache needs the max loop's trip count to be
+           // the sum loop's) with the max loop's converted row kept too (row_cache(loop=0), last:
            // the prefetch goes into the sum loop while that still loads the row): f16
            // widens each element once instead of twice (vcvtph2ps zmm takes two cycles of
            // a Zen 4 port that exp also needs). softmax 4096 x 16384 f16 on c:0, the two
