@@ -281,10 +281,16 @@ SearchSpace make_default_space(Precision precision) {
            // chain's pace; 16-bit softmax 4096 x 16384 on a 2-core Xeon (2026-12-06, the
            // two alternated, two rounds) f16 20.7-21.4 -> 23.1-23.3 GB/s, bf16
            // 20.3-20.7 -> 22.7-23.0, f32 29.3-29.4 -> 29.6-30.2.
+           // Where n is an odd multiple of 16 the max loop's remainder renumbers the loops
+           // after it, so the recipes with one accumulator follow as the fallback.
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
            // The same (one max accumulator: row_cache needs the max loop's trip count to be
            // the sum loop's) with the max loop's converted row kept too (row_cache(loop=0), last:
            // the prefetch goes into the sum loop while that still loads the row): f16
@@ -322,7 +328,21 @@ SearchSpace make_default_space(Precision precision) {
            // the heuristic keeps the earlier. On c:0 (2026-12-06, 1024 x 50257, each
            // tuning's medians) the prefetched twin ran 15-17% faster in f32, f16 and
            // bf16 (f16 10.1 against 11.6 ms). The norms' plain blocks won five of six
-           // there (by 1-20%), so theirs keep the plain one first.
+           // there (by 1-20%), so theirs keep the plain one first. The max's blocks in two
+           // vector accumulators first (as at aligned n, above): 1335 x 50257 on a 2-core
+           // Xeon (2026-12-06, alternated, two rounds) f32 27.5-27.9 -> 29.1-29.7 GB/s, f16
+           // 20.2 -> 22.4-22.7, bf16 20.1-20.3 -> 21.9-22.1. Two forms: where the max's
+           // blocks are an odd count of 16 (n = 101, 1000) its last 16 lanes run in a loop
+           // of their own, which renumbers the sum's blocks 3 -> 4. The one-accumulator
+           // forms follow as before.
+           "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
+           "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
+           "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=32); row_cache(loop=3); vectorize(lanes=16); "
+           "prefetch_rows(loop=3,distance=1)",
+           "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
+           "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
+           "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=32); row_cache(loop=4); vectorize(lanes=16); "
+           "prefetch_rows(loop=4,distance=1)",
            "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
            "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=3); vectorize(lanes=16); "

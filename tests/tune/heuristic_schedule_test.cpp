@@ -177,6 +177,25 @@ TEST(HeuristicSchedule, CpuSoftmaxKeepsOnlyAWidenedRow) {
   }
 }
 
+// Softmax's max on a CPU in two vector accumulators (32 lane partials) where
+// the recipe keeps no widened row: vmaxps has 4 cycles of latency on a Xeon,
+// and with one accumulator the max loop of a cached row ran at that chain's
+// pace (2026-12-06, 4096 x 16384 f16: 20.4-20.7 against 22.6-22.9 GB/s). At an
+// aligned n and on rows of odd length alike; at an odd multiple of 16 (272)
+// the recipes with one accumulator still vectorize the row.
+TEST(HeuristicSchedule, CpuSoftmaxTakesItsMaxInTwoAccumulators) {
+  for (std::int64_t n : {1024, 50257, 272}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto k = standard("softmax-rows", {.m = 4, .n = n});
+    Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
+    ASSERT_TRUE(h.ok()) << h.error().to_string();
+    const std::string sequence = passes::to_string(h->sequence);
+    EXPECT_EQ(sequence.find("lanes=32)") != std::string::npos, n != 272) << sequence;
+    EXPECT_TRUE(has_step(h->sequence, "vectorize(lanes=16)")) << sequence;
+    expect_same_results(k, *h, passes::cpu_preset(), std::max(1e-4, 16 * k.tolerance));
+  }
+}
+
 // The norms on a CPU: the next row prefetched under the writing loop at an
 // aligned n (c:0, 4096 x 16384: faster in five of six tunings), not on rows
 // of odd length (the plain blocks won five of six at 1024 x 50257).
