@@ -26,6 +26,7 @@
 #include "optimizations.hpp"
 #include "structural_support.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -205,6 +206,13 @@ class SwapAxes final : public Optimization {
   static std::string why_not(const Kernel& kernel, std::uint32_t a, std::uint32_t b, const DeviceInfo& device) {
     if (!find_index(kernel, Scope::Group, a) && !find_index(kernel, Scope::Group, b))
       return "neither axis has a GROUP index";
+    // An axis's work moved up into an empty higher axis leaves axis 0, the
+    // fastest-varying one, without it (on the C plugin the parallel loop then
+    // has one iteration): nothing is gained, so it is no step.
+    const std::uint32_t low = std::min(a, b), high = std::max(a, b);
+    if (find_index(kernel, Scope::Group, low) && !find_index(kernel, Scope::Group, high))
+      return "axis " + std::to_string(high) + " has no GROUP index: axis " + std::to_string(low) +
+             " would only move up, away from axis 0";
     for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
       if (const auto local = find_index(kernel, Scope::Local, from)) {
         const auto threads = ir::constant_int(kernel, kernel[*local].src[0]);

@@ -231,10 +231,22 @@ SearchSpace make_default_space(Precision precision) {
            // devices that offer 16-lane vectors take it (not NVIDIA's OpenCL: 4).
            "coarsen(axis=0,factor=16,mode=0); split_local(axis=0,factor=64); unroll(loop=0,factor=0); "
            "vectorize(lanes=16)",
-           // CPU two-axis grids (a transpose): each work-item an 8 x 8 block, so each
-           // 64-byte line read or written serves 16 elements, not one. On c:0, 2048^2
-           // f32: 4.8 ms against 10-11 ms for one element a work-item (the heuristic's
-           // pick before: no recipe fitted) and 3.1-3.7 ms for a 10 s tuning's winner.
+           // CPU two-axis grids (a transpose): first, where axis 0 (the input's row, the
+           // output's contiguous index) divides by 16, each work-item writes 16 consecutive
+           // output elements (a 64-byte line of f32) from 16 input rows, and the
+           // work-items are ordered along axis 1, so a thread's next work-items read the
+           // neighbours in those same 16 input lines while they are in L1 (swap_axes
+           // refuses a kernel without axis 1: nothing for a 1-D grid).
+           // A 30 s tuning on a 2-core Xeon found it (2026-12-06, with a split and merge of
+           // the coarsened loop that change nothing; the cost model prices it at a third
+           // of the 8 x 8 blocks below, which the heuristic picked for want of it): 2048^2
+           // f32 25.6 GB/s against 12.9 for the blocks, f16 8.7 against 5.1, 4096^2 8.7 /
+           // 7.1 against 4.2 / 3.2, 8192 x 768 23.6 / 9.0 against 12.3 / 4.1.
+           "coarsen(axis=0,factor=16,mode=0); swap_axes(a=0,b=1)",
+           // Else each work-item an 8 x 8 block, so each 64-byte line read or written
+           // serves 16 elements, not one. On c:0, 2048^2 f32: 4.8 ms against 10-11 ms for
+           // one element a work-item (the heuristic's pick before: no recipe fitted) and
+           // 3.1-3.7 ms for a 10 s tuning's winner.
            "coarsen(axis=0,factor=8,mode=0); coarsen(axis=1,factor=8,mode=0)",
            // CPU matrix products, BLIS-style (docs/passes.md, pack_tile): AVX-512's 8 x 32
            // register tile (16 zmm accumulators) in blocks of 256 x 512 x k 128 (the best

@@ -154,21 +154,54 @@ TEST(SwapAxes, ConfigsPutTheContiguousOutputIndexOnAxisZeroFirst) {
             std::vector<std::string>{"swap_axes(a=0,b=1)"});
   // One axis: nothing to swap. An axis alone on 2 may move down.
   EXPECT_TRUE(config_texts("swap_axes", standard("add", {1, 8, 1}), cpu_preset()).empty());
-  const ir::Kernel moved = expect_applies(standard("add", {1, 8, 1}), "swap_axes(a=0,b=2)", cpu_preset());
-  EXPECT_EQ(config_texts("swap_axes", moved, cpu_preset()),
+  const ir::Kernel on_axis_2 = parse_valid(R"(
+%0 = param 0 global f32[8]
+%1 = param 1 global_mut f32[8]
+%2 = const i64 8
+%3 = index group 2 %2
+%4 = load f32 %0[%3]
+store f32 %1[%3], %4
+)");
+  EXPECT_EQ(config_texts("swap_axes", on_axis_2, cpu_preset()),
             (std::vector<std::string>{"swap_axes(a=0,b=2)", "swap_axes(a=1,b=2)"}));
+  expect_applies(on_axis_2, "swap_axes(a=0,b=2)", cpu_preset());
+}
+
+// An axis moved up into an empty higher one leaves axis 0 (the fastest-varying:
+// C's innermost and parallel group loop, a warp's neighbouring threads) without
+// work: a recipe for two axes that swaps them must not apply to a 1-D kernel.
+TEST(SwapAxes, RefusesToMoveAnAxisUpIntoAnEmptyOne) {
+  const ir::Kernel add = standard("add", {1, 64, 1});
+  for (const char* step : {"swap_axes(a=0,b=1)", "swap_axes(a=1,b=0)", "swap_axes(a=0,b=2)"})
+    EXPECT_NE(refusal(add, step).find("would only move up, away from axis 0"), std::string::npos) << step;
+  // Both axes in use: they exchange (the transpose).
+  expect_applies(standard("transpose", {.m = 32, .n = 16}), "swap_axes(a=0,b=1)", cpu_preset());
 }
 
 TEST(SwapAxes, RefusesAxesTheDeviceCannotHold) {
-  const ir::Kernel add = standard("add", {1, 100000, 1});
-  // The GPU preset allows 65535 work-groups on axes 1 and 2.
-  EXPECT_NE(refusal(add, "swap_axes(a=0,b=1)").find("allows 65535 work-groups on axis 1"), std::string::npos);
-  EXPECT_TRUE(config_texts("swap_axes", add, gpu_preset()).empty());
+  // The GPU preset allows 65535 work-groups on axes 1 and 2: a transpose with
+  // 100000 rows on axis 0 cannot take them to axis 1.
+  const ir::Kernel tall = standard("transpose", {.m = 100000, .n = 2});
+  EXPECT_NE(refusal(tall, "swap_axes(a=0,b=1)").find("allows 65535 work-groups on axis 1"), std::string::npos);
+  EXPECT_TRUE(config_texts("swap_axes", standard("add", {1, 100000, 1}), gpu_preset()).empty());
   // 128 threads on axis 0 cannot move to axis 2 (at most 64).
-  const ir::Kernel split = expect_applies(standard("add", {1, 256, 1}), "split_local(axis=0,factor=128)", gpu_preset());
+  const ir::Kernel two_axes = parse_valid(R"(
+%0 = param 0 global f32[512]
+%1 = param 1 global_mut f32[512]
+%2 = const i64 256
+%3 = const i64 2
+%4 = index group 0 %2
+%5 = index group 2 %3
+%6 = mul i64 %5, %2
+%7 = add i64 %6, %4
+%8 = load f32 %0[%7]
+store f32 %1[%7], %8
+)");
+  const ir::Kernel split = expect_applies(two_axes, "split_local(axis=0,factor=128)", gpu_preset());
   EXPECT_NE(refusal(split, "swap_axes(a=0,b=2)").find("allows 64 threads on axis 2"), std::string::npos);
-  EXPECT_NE(refusal(split, "swap_axes(a=1,b=2)").find("neither axis"), std::string::npos);
-  EXPECT_NE(refusal(split, "swap_axes(a=1,b=1)").find("two different axes"), std::string::npos);
+  const ir::Kernel one_axis = expect_applies(standard("add", {1, 256, 1}), "split_local(axis=0,factor=128)", gpu_preset());
+  EXPECT_NE(refusal(one_axis, "swap_axes(a=1,b=2)").find("neither axis"), std::string::npos);
+  EXPECT_NE(refusal(one_axis, "swap_axes(a=1,b=1)").find("two different axes"), std::string::npos);
 }
 
 TEST(Reorder, EveryConfigKeepsTheResults) {

@@ -122,6 +122,22 @@ TEST(HeuristicSchedule, GivesATransposeVectorReadsOnAGpu) {
   expect_same_results(k, *h, passes::gpu_preset(), 0);
 }
 
+// A transpose on a CPU: where axis 0 (the input's row) divides by 16, each
+// work-item writes a 64-byte output line from 16 input rows, the work-items
+// ordered along axis 1 (on a 2-core Xeon, 2048^2 f32: 25.6 GB/s against 12.9
+// for 8 x 8 blocks); else the 8 x 8 blocks.
+TEST(HeuristicSchedule, GivesATransposeWholeLinesOnACpu) {
+  for (const std::int64_t n : {2048, 1000}) {
+    SCOPED_TRACE(n);
+    const auto k = standard("transpose", {.m = n, .n = 512});
+    Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
+    ASSERT_TRUE(h.ok()) << h.error().to_string();
+    EXPECT_EQ(passes::to_string(h->sequence), n == 2048 ? "coarsen(axis=0,factor=16,mode=0); swap_axes(a=0,b=1)"
+                                                        : "coarsen(axis=0,factor=8,mode=0); coarsen(axis=1,factor=8,mode=0)");
+    expect_same_results(k, *h, passes::cpu_preset(), 0);
+  }
+}
+
 TEST(HeuristicSchedule, VectorizesElementwiseKernelsOnACpu) {
   const auto k = standard("add", {.n = 4096});
   Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
