@@ -63,7 +63,8 @@ inline constexpr int kSearchSpaceVersion = 26;  // 2: recipes; 3: the CPU elemen
                                               // 25: the CPU recipe for a row reduction alone (two vector
                                               // accumulators: sum-rows, max-rows); 26: the CPU softmax
                                               // recipes take the max in two vector accumulators first,
-                                              // and a CPU transpose recipe of 16-element lines
+                                              // a CPU transpose recipe of 16-element lines, and the
+                                              // CPU elementwise recipe in prefetched blocks of 1024
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
