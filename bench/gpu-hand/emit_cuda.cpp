@@ -39,14 +39,13 @@ int main(int argc, char** argv) {
   }
   const DeviceInfo device = passes::h200_preset();
   const bool heuristic = std::string(argv[5]) == "heuristic";
-  auto sequence = heuristic ? Result<passes::OptSequence>(passes::OptSequence{}) : passes::parse_sequence(argv[5]);
-  if (heuristic) {
-    const auto pick = tune::heuristic_schedule(kernel->kernel, device);
-    if (!pick) {
-      std::cerr << "kiln_emit_cuda: " << pick.error().message << "\n";
-      return 1;
-    }
-    sequence = pick->sequence;
+  Result<passes::OptSequence> sequence = passes::OptSequence{};
+  if (!heuristic) {
+    sequence = passes::parse_sequence(argv[5]);
+  } else if (auto pick = tune::heuristic_schedule(kernel->kernel, device)) {
+    sequence = std::move(pick->sequence);
+  } else {
+    sequence = std::move(pick).error();
   }
   if (!sequence) {
     std::cerr << "kiln_emit_cuda: " << sequence.error().message << "\n";
@@ -69,8 +68,7 @@ int main(int argc, char** argv) {
     std::cout << "// LAUNCH threads=" << local[0] * local[1] * local[2] << " smem=" << emitted.dynamic_local_bytes
               << " params=" << emitted.shape.params.size() << "\n";
     if (heuristic) std::cout << "// SEQUENCE " << passes::to_string(*sequence) << "\n";
-    std::cout
-              << emitted.source << "\n";
+    std::cout << emitted.source << "\n";
   } catch (const std::exception& e) {
     std::cerr << "kiln_emit_cuda: " << e.what() << "\n";
     return 1;

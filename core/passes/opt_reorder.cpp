@@ -179,11 +179,10 @@ class SwapAxes final : public Optimization {
       if (why_not(kernel, a, b, device).empty()) steps.push_back(step);
     };
     if (const auto contiguous = unit_stride_axis(kernel); contiguous && *contiguous != 0) add(0, *contiguous);
-    // Pairs whose higher axis is in use: both in use, or that axis moving
-    // down into an unused lower one (never up, away from axis 0).
+    // Every other pair that why_not lets through: both axes in use, or the
+    // higher one moving down into an unused lower one (never up, away from axis 0).
     for (std::uint32_t a = 0; a < KILN_MAX_AXES; ++a)
-      for (std::uint32_t b = a + 1; b < KILN_MAX_AXES; ++b)
-        if (find_index(kernel, Scope::Group, b)) add(a, b);
+      for (std::uint32_t b = a + 1; b < KILN_MAX_AXES; ++b) add(a, b);
     return steps;
   }
 

@@ -50,7 +50,7 @@ void read_target(Compiler& c, const std::string& macros) {
 // each `omp simd` helper loop then runs in two halves that meet again
 // through the stack, a 64-byte load of two 32-byte stores, which the core
 // cannot forward (a stall of about 20 cycles a vector). On a 2-core Xeon
-// softmax's max loop took 24 cycles a vector so, 12 with
+// softmax's max loop took 24 cycles a vector that way, 12 with
 // -mprefer-vector-width=512 (docs/passes.md, "CPU figures"). The flag is
 // added where the target has AVX-512, the user's flags do not choose a
 // width, and the compiler takes it.

@@ -128,6 +128,15 @@ TEST_F(CPlugin, UnknownOptionsAreWarnings) {
   EXPECT_TRUE(logged("optimise_harder"));
 }
 
+// The plugin's cache key for `device` (its compiler, flags and target).
+std::string device_cache_key(AbiPlugin& plugin, kiln_device* device) {
+  kiln_cache_key_args key{};
+  key.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
+  key.device = device;
+  check(plugin.api().cache_key(&key));
+  return key.key;
+}
+
 TEST_F(CPlugin, SecondCompileHitsTheCacheAndAChangedFlagMissesIt) {
   const auto ops = wire_add_f32(100);
   std::string key_o3;
@@ -143,11 +152,7 @@ TEST_F(CPlugin, SecondCompileHitsTheCacheAndAChangedFlagMissesIt) {
     EXPECT_FALSE(logged("c: compiled "));
     EXPECT_EQ(files_with_extension(".so"), 1u);
     EXPECT_EQ(files_with_extension(".c"), 0u);  // keep_source is off
-    kiln_cache_key_args key{};
-    key.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
-    key.device = d;
-    check(plugin.api().cache_key(&key));
-    key_o3 = key.key;
+    key_o3 = device_cache_key(plugin, d);
     EXPECT_NE(key_o3.find("-O3"), std::string::npos) << key_o3;
   }
   test_log_lines().clear();
@@ -157,19 +162,7 @@ TEST_F(CPlugin, SecondCompileHitsTheCacheAndAChangedFlagMissesIt) {
   EXPECT_TRUE(logged("c: compiled "));
   EXPECT_EQ(files_with_extension(".so"), 2u);
   EXPECT_EQ(files_with_extension(".c"), 1u);
-  kiln_cache_key_args key{};
-  key.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
-  key.device = d;
-  check(plugin.api().cache_key(&key));
-  EXPECT_NE(key_o3, std::string(key.key));
-}
-
-std::string device_cache_key(AbiPlugin& plugin) {
-  kiln_cache_key_args key{};
-  key.struct_size = KILN_CACHE_KEY_ARGS_STRUCT_SIZE;
-  key.device = plugin.open(0);
-  check(plugin.api().cache_key(&key));
-  return key.key;
+  EXPECT_NE(key_o3, device_cache_key(plugin, d));
 }
 
 // kiln's 16-lane vectors are whole AVX-512 registers: where the target has
@@ -179,13 +172,15 @@ std::string device_cache_key(AbiPlugin& plugin) {
 TEST_F(CPlugin, AnAvx512TargetGetsWholeVectorsUnlessTheFlagsChooseAWidth) {
   AbiPlugin plugin(plugin_path("c"), options());
   if ((plugin.info(0).vector_widths & (1u << 16)) == 0) GTEST_SKIP() << "the compiler's target here has no AVX-512";
-  EXPECT_NE(device_cache_key(plugin).find(" -mprefer-vector-width=512"), std::string::npos) << device_cache_key(plugin);
+  const std::string key = device_cache_key(plugin, plugin.open(0));
+  EXPECT_NE(key.find(" -mprefer-vector-width=512"), std::string::npos) << key;
   AbiPlugin chosen(plugin_path("c"), options("\"flags\": \"-O2 -march=native -mprefer-vector-width=256\""));
-  const std::string chosen_key = device_cache_key(chosen);
+  const std::string chosen_key = device_cache_key(chosen, chosen.open(0));
   EXPECT_EQ(chosen_key.find("=512"), std::string::npos) << chosen_key;
   EXPECT_NE(chosen_key.find("-mprefer-vector-width=256"), std::string::npos) << chosen_key;
   AbiPlugin baseline(plugin_path("c"), options("\"flags\": \"-O2\""));  // x86-64's baseline: SSE2
-  EXPECT_EQ(device_cache_key(baseline).find("-mprefer-vector-width"), std::string::npos) << device_cache_key(baseline);
+  const std::string baseline_key = device_cache_key(baseline, baseline.open(0));
+  EXPECT_EQ(baseline_key.find("-mprefer-vector-width"), std::string::npos) << baseline_key;
 }
 
 TEST_F(CPlugin, ConcurrentCompilesOfOneKernelAgree) {
