@@ -41,6 +41,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::simt_staged());
     all.push_back(&opts::prefetch_rows());
     all.push_back(&opts::async_copies());
+    all.push_back(&opts::pipeline_rows());
     // end of performance
 
     return all;

@@ -356,6 +356,43 @@ TEST_P(RowsOnDevices, OddRowsRunOnAlignedBlocks) {
   for (const auto& [text, count] : applied) EXPECT_GT(count, 0) << text;
 }
 
+TEST_P(RowsOnDevices, PipelinedRecipesMatchTheInterpreter) {
+  // The CPU recipes that pipeline eight rows a work-item (pipeline_rows: a
+  // row's stages fused with the rows before's), on 24 rows (three work-items)
+  // of 160, every dtype, on the C plugin (the recipes prefetch the next row:
+  // the devices that claim PREFETCH), against the unoptimized kernel on the
+  // interpreter.
+  const std::string plugin = GetParam();
+  if (plugin != "c") GTEST_SKIP() << "run on the C plugin (the recipes' device)";
+  const auto [runtime, record, why] = load_plugin(plugin);
+  ASSERT_NE(runtime, nullptr);
+  if (record == nullptr) GTEST_SKIP() << why;
+  if (record->devices.empty()) GTEST_SKIP() << "plugin '" << plugin << "' has no device";
+  const DeviceInfo& info = record->devices.front();
+  if (!info.can_compile() || (info.vector_width_mask & (1u << 16)) == 0)
+    GTEST_SKIP() << info.id << " does not compile 16-lane vectors (the recipes' CPU shape)";
+  const Device device = runtime->device(info.id).value();
+  int runs = 0;
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
+      if (!info.supports_op_kind(KILN_OP_LOAD, static_cast<unsigned>(dtype))) continue;
+      const kernels::StandardKernel k = standard(name, {.m = 24, .n = 160}, dtype);
+      const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 61);
+      for (const passes::OptSequence& recipe : tune::default_search_space().recipes) {
+        const std::string text = passes::to_string(recipe);
+        if (text.find("pipeline_rows") == std::string::npos) continue;
+        Result<ir::Kernel> optimized = passes::optimize(k.kernel, recipe, info);
+        if (!optimized.ok()) continue;  // the other kernel's recipe
+        SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)) + ": " + text);
+        const RunOutcome actual = run_on_device(device, *optimized, k.args, 61);
+        if (!actual.error.empty() && actual.error.find("Unsupported") != std::string::npos) continue;
+        EXPECT_EQ(compare_outcomes(expected, actual, tolerance(k)), "");
+        ++runs;
+      }
+    }
+  EXPECT_EQ(runs, 9);  // one recipe for softmax, one for the norms; three dtypes
+}
+
 TEST_P(RowsOnDevices, FlatAlignedBlocksOfFourOnTheDummy) {
   // split_aligned(..., flat=1) in the shape of the CPU recipes, in blocks of
   // 4 (the dummy's default devices take 4-lane vectors, not 16): the rows'
