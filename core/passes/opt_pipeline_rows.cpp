@@ -1,8 +1,9 @@
 // pipeline_rows(loop): software-pipelines the loop-th LOOP (program order)
-// across its iterations, row by row. Its body must be a sequence of D >= 2
-// stage LOOPs of one constant count T (softmax: max, sum of exps, writing;
-// the norms: statistics, writing), with straight-line ops around them, as
-// coarsen leaves the rows of a work-item. Iteration t of the new loop runs
+// across its iterations, row by row. Its body must hold D >= 2 stage LOOPs:
+// the LOOPs directly in it of the longest constant count T among them
+// (softmax: max, sum of exps, writing; the norms: statistics, writing; a
+// split row's loose ends and tails, shorter, stay ops of the stage around
+// them), as coarsen leaves the rows of a work-item. Iteration t of the new loop runs
 // stage s of row t - s for every stage at once, their LOOPs fused into one
 // of T iterations:
 //
@@ -24,8 +25,10 @@
 // stages' ops first) before the next row writes them: one copy, at constant
 // indices, stays in registers. The ops before each stage LOOP belong to that
 // stage; those after the last to the last stage. A stage that uses a value
-// another stage computed recomputes it (index arithmetic from the row
-// counter); values computed from memory never cross stages (refused).
+// another stage computed recomputes it where it is index arithmetic from the
+// row counter, and otherwise reads it back from a slot per row in flight
+// that the computing stage wrote (softmax's row maximum, which the writing
+// stage's loose ends use).
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
@@ -54,7 +57,16 @@ struct Plan {
   std::vector<LoopSite> stages;       // the stage LOOPs, in order
   std::vector<int> stage_of;          // per op id in the body: its stage (-1 outside)
   std::vector<std::vector<ValueId>> recompute;  // per stage: other stages' pure ops it needs, in order
-  std::map<ValueId, std::uint64_t> replicated;  // STORAGE used by several stages -> its elements
+  std::vector<std::vector<ValueId>> carried_in;  // per stage: other stages' values from memory it reads back
+  // Copies of what crosses stages: a row's data lives from its first stage
+  // to its last, so span + 1 rows share none (slot = row mod copies).
+  struct Copies {
+    std::uint64_t elements = 0;  // a copy's (a carried value: its lanes)
+    std::int64_t copies = 0;
+  };
+  std::map<ValueId, Copies> replicated;  // STORAGE used inside several stages' LOOPs
+  std::map<ValueId, Copies> carried;     // values carried from their stage to later ones
+  std::set<std::int64_t> copy_counts;    // every `copies` above
   std::string why_not;                // "" when it fits
 };
 
@@ -87,24 +99,26 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
   plan.outer = sites[static_cast<std::size_t>(position)];
   const LoopSite& outer = plan.outer;
   if (!outer.count) return refuse("the loop count must be a constant");
-  // The stage LOOPs: the LOOPs directly in the body (not inside an IF).
+  // The stage LOOPs: of the LOOPs directly in the body (not inside an IF),
+  // those of the largest constant count (a row's passes; the loose ends and
+  // tails of split rows, shorter, stay with the stage around them).
+  std::vector<LoopSite> children;
   int depth = 0;
   for (ValueId id = outer.loop + 1; id < outer.end; ++id) {
     const Op& op = kernel[id];
     if (!allowed_in_body(op.kind)) return refuse("op %" + std::to_string(id) + " is of a kind the pipeline does not move");
-    if (op.kind == OpKind::Loop && depth == 0) {
-      const auto site = std::find_if(sites.begin(), sites.end(), [&](const LoopSite& s) { return s.loop == id; });
-      plan.stages.push_back(*site);
-    }
+    if (op.kind == OpKind::Loop && depth == 0)
+      children.push_back(*std::find_if(sites.begin(), sites.end(), [&](const LoopSite& s) { return s.loop == id; }));
     if (op.kind == OpKind::Loop || op.kind == OpKind::If) ++depth;
     if (op.kind == OpKind::EndLoop || op.kind == OpKind::EndIf) --depth;
   }
+  std::int64_t longest = 0;
+  for (const LoopSite& child : children)
+    if (child.count) longest = std::max(longest, *child.count);
+  for (const LoopSite& child : children)
+    if (child.count == longest && longest > 0) plan.stages.push_back(child);
   const auto d = static_cast<std::int64_t>(plan.stages.size());
-  if (d < 2) return refuse("the loop body holds fewer than two LOOPs (stages)");
-  const std::optional<std::int64_t> count = plan.stages.front().count;
-  for (const LoopSite& stage : plan.stages)
-    if (!stage.count || stage.count != count)
-      return refuse("the stage LOOPs must share one constant count");
+  if (d < 2) return refuse("the loop body holds fewer than two LOOPs of its longest constant count (stages)");
   if (*outer.count < d) return refuse("the loop runs fewer iterations than it has stages");
 
   // Each op's stage: the ops before stage LOOP s (after s-1) and in it are
@@ -155,15 +169,26 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
         !use.past_pre.count(*use.stages.rbegin()))
       continue;
     const std::uint64_t elements = kernel[memory].imm;
-    if (elements * static_cast<std::uint64_t>(d) > kMaxReplicatedElements)
-      return refuse("storage %" + std::to_string(memory) + " is too large to keep one copy per stage");
-    plan.replicated[memory] = elements;
+    const std::int64_t copies = *use.stages.rbegin() - *use.stages.begin() + 1;
+    if (elements * static_cast<std::uint64_t>(copies) > kMaxReplicatedElements)
+      return refuse("storage %" + std::to_string(memory) + " is too large to keep a copy per row in flight");
+    plan.replicated[memory] = {elements, copies};
+    plan.copy_counts.insert(copies);
   }
 
-  // Values that cross stages: recomputed from the row counter where pure.
+  // Values that cross stages: recomputed from the row counter where pure
+  // (index arithmetic), else carried (a row's statistic: stored by its stage
+  // in a slot per row in flight, read back by the later stage).
+  std::vector<bool> from_memory(kernel.size(), false);  // a value of the body that depends on a load
+  for (ValueId id = outer.loop + 1; id < outer.end; ++id) {
+    from_memory[id] = kernel[id].has_result() && !is_pure_value(kernel[id]);
+    for (ValueId v : kernel[id].operands())
+      if (v > outer.loop && v < outer.end && from_memory[v]) from_memory[id] = true;
+  }
   plan.recompute.resize(static_cast<std::size_t>(d));
+  plan.carried_in.resize(static_cast<std::size_t>(d));
   for (int s = 0; s < d; ++s) {
-    std::set<ValueId> needed;
+    std::set<ValueId> needed, carried;
     std::vector<ValueId> pending;
     for (ValueId id = outer.loop + 1; id < outer.end; ++id) {
       if (plan.stage_of[id] != s) continue;
@@ -173,19 +198,48 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
     while (!pending.empty()) {
       const ValueId v = pending.back();
       pending.pop_back();
-      if (!needed.insert(v).second) continue;
-      if (!is_pure_value(kernel[v]))
-        return refuse("stage " + std::to_string(s) + " uses %" + std::to_string(v) +
-                      ", which an earlier stage computes from memory");
+      if (needed.count(v) || carried.count(v)) continue;
+      if (from_memory[v]) {
+        if (kernel[v].dtype == ir::DType::Bool)
+          return refuse("stage " + std::to_string(s) + " uses %" + std::to_string(v) +
+                        ", a comparison an earlier stage makes from memory (only numbers are carried)");
+        carried.insert(v);
+        continue;
+      }
+      needed.insert(v);
       for (ValueId w : kernel[v].operands())
         if (w != outer.loop && w > outer.loop && w < outer.end) pending.push_back(w);
     }
     plan.recompute[static_cast<std::size_t>(s)].assign(needed.begin(), needed.end());
+    plan.carried_in[static_cast<std::size_t>(s)].assign(carried.begin(), carried.end());
+    for (ValueId v : carried) {
+      Plan::Copies& slots = plan.carried[v];
+      slots.elements = kernel[v].lanes;
+      slots.copies = std::max<std::int64_t>(slots.copies, s - plan.stage_of[v] + 1);
+    }
   }
+  for (const auto& [v, slots] : plan.carried) plan.copy_counts.insert(slots.copies);
   const std::int64_t body = static_cast<std::int64_t>(outer.end - outer.loop);
   if (body * (2 * d - 1) > kMaxPipelinedOps)
     return refuse("the pipelined loop would exceed " + std::to_string(kMaxPipelinedOps) + " ops");
   return plan;
+}
+
+// REGISTER bytes a thread holds once the plan's copies are made, and the
+// device's limit for them.
+std::string over_register_budget(const Kernel& kernel, const Plan& plan, const DeviceInfo& device) {
+  std::uint64_t bytes = 0;
+  for (ValueId id = 0; id < kernel.size(); ++id)
+    if (kernel[id].kind == OpKind::Storage && kernel[id].scope() == ir::Scope::Register)
+      bytes += kernel[id].imm * ir::dtype_bytes(kernel[id].dtype);
+  for (const auto& [memory, copies] : plan.replicated)
+    bytes += copies.elements * static_cast<std::uint64_t>(copies.copies - 1) * ir::dtype_bytes(kernel[memory].dtype);
+  for (const auto& [value, copies] : plan.carried)
+    bytes += copies.elements * static_cast<std::uint64_t>(copies.copies) * ir::dtype_bytes(kernel[value].dtype);
+  const std::uint64_t limit = device.max_register_bytes > 0 ? device.max_register_bytes : kDefaultMaxRegisterBytes;
+  if (bytes <= limit) return "";
+  return "a copy per row in flight needs " + std::to_string(bytes) + " REGISTER bytes a thread; the device allows " +
+         std::to_string(limit);
 }
 
 // Emits the pipelined loop in place of plan.outer.
@@ -195,6 +249,9 @@ class Emitter {
 
   void emit() {
     const auto d = static_cast<std::int64_t>(plan_.stages.size());
+    // A slot per row in flight for each carried value, declared in front of the loop.
+    for (const auto& [v, slots] : plan_.carried)
+      carry_[v] = b_.storage(ir::Scope::Register, rw_.old()[v].dtype, slots.elements * static_cast<std::uint64_t>(slots.copies));
     const std::int64_t k = *plan_.outer.count;
     for (std::int64_t t = 0; t + 1 < d; ++t) iteration(first_stages(t + 1), [&](std::int64_t s) { return b_.constant_i64(t - s); });
     const ir::Value steady = b_.loop(k - d + 1);
@@ -221,7 +278,7 @@ class Emitter {
     const auto d = static_cast<std::int64_t>(plan_.stages.size());
     const Kernel& old = rw_.old();
     std::map<std::int64_t, std::vector<ValueId>> overrides;
-    std::map<std::int64_t, ir::Value> slot_base;
+    Slots slots;
     // The last stage (the oldest row) first: see the one-copy rule in plan_at.
     for (auto it = active.rbegin(); it != active.rend(); ++it) {
       const std::int64_t s = *it;
@@ -229,25 +286,35 @@ class Emitter {
       ov.assign(old.size(), ir::kNoValue);
       const ir::Value row = row_of(s);
       ov[plan_.outer.loop] = row.id;
-      if (!plan_.replicated.empty()) slot_base[s] = b_.mod(row, b_.constant_i64(d));
-      for (ValueId v : plan_.recompute[static_cast<std::size_t>(s)]) clone(v, v + 1, s, ov, slot_base);
+      for (std::int64_t copies : plan_.copy_counts) slots[{s, copies}] = b_.mod(row, b_.constant_i64(copies));
+      for (ValueId v : plan_.carried_in[static_cast<std::size_t>(s)])
+        ov[v] = b_.load(carry_.at(v), offset(slots, s, plan_.carried.at(v)), old[v].lanes).id;
+      for (ValueId v : plan_.recompute[static_cast<std::size_t>(s)]) clone(v, v + 1, s, ov, slots);
       const ValueId first = s == 0 ? plan_.outer.loop + 1 : plan_.stages[static_cast<std::size_t>(s) - 1].end + 1;
-      clone(first, plan_.stages[static_cast<std::size_t>(s)].loop, s, ov, slot_base);
+      clone(first, plan_.stages[static_cast<std::size_t>(s)].loop, s, ov, slots);
     }
     const ir::Value fused = b_.loop(*plan_.stages.front().count);
     for (auto it = active.rbegin(); it != active.rend(); ++it) {
       const std::int64_t s = *it;
       const LoopSite& stage = plan_.stages[static_cast<std::size_t>(s)];
       overrides[s][stage.loop] = fused.id;
-      clone(stage.loop + 1, stage.end, s, overrides[s], slot_base);
+      clone(stage.loop + 1, stage.end, s, overrides[s], slots);
     }
     b_.end_loop(fused);
-    if (active.back() == d - 1) clone(plan_.stages.back().end + 1, plan_.outer.end, d - 1, overrides[d - 1], slot_base);
+    if (active.back() == d - 1) clone(plan_.stages.back().end + 1, plan_.outer.end, d - 1, overrides[d - 1], slots);
   }
 
-  // clone_ops, with each access to a replicated STORAGE moved to its row's copy.
-  void clone(ValueId first, ValueId last, std::int64_t stage, std::vector<ValueId>& ov,
-             const std::map<std::int64_t, ir::Value>& slot_base) {
+  // Per (stage, copies): the stage's row mod copies.
+  using Slots = std::map<std::pair<std::int64_t, std::int64_t>, ir::Value>;
+
+  // Where the stage's row's copy starts.
+  ir::Value offset(const Slots& slots, std::int64_t stage, const Plan::Copies& copies) {
+    return b_.mul(slots.at({stage, copies.copies}), b_.constant_i64(static_cast<std::int64_t>(copies.elements)));
+  }
+
+  // clone_ops, with each access to a replicated STORAGE moved to its row's
+  // copy, and each carried value stored to its row's slot.
+  void clone(ValueId first, ValueId last, std::int64_t stage, std::vector<ValueId>& ov, const Slots& slots) {
     const Kernel& old = rw_.old();
     auto mapped = [&](ValueId v) { return ov[v] != ir::kNoValue ? ov[v] : rw_.map(v).id; };
     for (ValueId id = first; id < last; ++id) {
@@ -255,17 +322,19 @@ class Emitter {
       std::optional<ir::Value> index;
       if (is_memory_access(op))
         if (const auto copy = plan_.replicated.find(op.src[0]); copy != plan_.replicated.end())
-          index = b_.add(ir::Value{mapped(op.src[1])},
-                         b_.mul(slot_base.at(stage), b_.constant_i64(static_cast<std::int64_t>(copy->second))));
+          index = b_.add(ir::Value{mapped(op.src[1])}, offset(slots, stage, copy->second));
       for (ValueId& v : op.operands()) v = mapped(v);
       if (index) op.src[1] = index->id;
       ov[id] = b_.append(op).id;
+      if (const auto carry = carry_.find(id); carry != carry_.end())
+        b_.store(carry->second, offset(slots, stage, plan_.carried.at(id)), ir::Value{ov[id]});
     }
   }
 
   ir::Rewriter& rw_;
   const Plan& plan_;
   ir::Builder& b_;
+  std::map<ValueId, ir::Value> carry_;  // carried value -> its slots
 };
 
 class PipelineRows final : public Optimization {
@@ -281,23 +350,24 @@ class PipelineRows final : public Optimization {
     if (!is_valid(kernel) || device.max_local_threads > 1 || has_local_index(kernel)) return steps;
     const std::vector<LoopSite> sites = loop_sites(kernel);
     for (std::size_t position = 0; position < sites.size(); ++position)
-      if (plan_at(kernel, sites, static_cast<std::int64_t>(position)).why_not.empty())
+      if (const Plan plan = plan_at(kernel, sites, static_cast<std::int64_t>(position));
+          plan.why_not.empty() && over_register_budget(kernel, plan, device).empty())
         steps.push_back(make_step(name(), {{"loop", static_cast<std::int64_t>(position)}}));
     return steps;
   }
 
-  Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo&) const override {
+  Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop"}));
     if (has_local_index(kernel)) return step_error(step, "the kernel has LOCAL threads (a row is the group's, not a thread's)");
     const Plan plan = plan_at(kernel, loop_sites(kernel), params[0]);
     if (!plan.why_not.empty()) return step_error(step, plan.why_not);
-    const auto d = static_cast<std::uint64_t>(plan.stages.size());
+    if (const std::string why = over_register_budget(kernel, plan, device); !why.empty()) return step_error(step, why);
 
     Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
       if (const auto copy = plan.replicated.find(id); copy != plan.replicated.end()) {
         const Op& op = kernel[id];
-        rw.replace(id, rw.out().storage(op.scope(), op.dtype, copy->second * d));
+        rw.replace(id, rw.out().storage(op.scope(), op.dtype, copy->second.elements * static_cast<std::uint64_t>(copy->second.copies)));
         return true;
       }
       if (id != plan.outer.loop) return false;

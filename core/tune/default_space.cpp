@@ -323,6 +323,15 @@ SearchSpace make_default_space(Precision precision) {
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
+           // Pipelined, the widened row kept too (the max's stage writes it, the
+           // exponentials' stage reads it: a copy per row in flight). Where it applies
+           // (16-bit rows) the model prices it below the unpipelined twin, so it is the
+           // untuned pick: 4096 x 16384 on a 2-core Xeon (2026-12-06, two rounds) f16
+           // 20.1-20.8 -> 23.4-25.5 GB/s, bf16 19.1-20.0 -> 23.0-25.3 (the tuned
+           // unpipelined recipe with two max accumulators: 23.1 / 22.5).
+           "coarsen(axis=0,factor=8,mode=0); reciprocal_divide(); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
+           "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16); "
+           "prefetch_rows(loop=1,distance=1); row_cache(loop=1,computed=1); pipeline_rows(loop=0)",
            // The same (one max accumulator: row_cache needs the max loop's trip count to be
            // the sum loop's) with the max loop's converted row kept too (row_cache(loop=0), last:
            // the prefetch goes into the sum loop while that still loads the row): f16
@@ -336,6 +345,13 @@ SearchSpace make_default_space(Precision precision) {
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); "
            "row_cache(loop=0,computed=1)",
+           // The norms pipelined likewise, eight rows a work-item (a row's statistics
+           // beside the row before's writing), first: 4096 x 16384 on a 2-core Xeon
+           // (2026-12-06, two rounds) layernorm f16 28.2-28.6 -> 33.0-34.2 GB/s, bf16
+           // 27.2-27.8 -> 31.8-32.2, rmsnorm f16 25.8-26.1 -> 31.5-32.3, bf16 25.5-25.8
+           // -> 30.9-32.7; f32 level or a little slower (35.1-35.4 -> 33.5-35.1).
+           "coarsen(axis=0,factor=8,mode=0); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); "
+           "lane_reduce(loop=1,lanes=16); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            // The norms likewise, the prefetched twin first: 4096 x 16384 on c:0
            // (2026-12-06, each tuning's medians) it ran 2-17% faster in five of the six
            // (layernorm f16 6.2 against 6.8 ms, rmsnorm bf16 6.7 against 8.0; bf16
@@ -344,13 +360,6 @@ SearchSpace make_default_space(Precision precision) {
            "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1)",
            "split_loop(loop=1,factor=16); unroll(loop=2,factor=0); lane_reduce(loop=0,lanes=16); vectorize(lanes=16)",
-           // The norms pipelined likewise, eight rows a work-item (a row's statistics
-           // beside the row before's writing): 4096 x 16384 on a 2-core Xeon
-           // (2026-12-06, two rounds) layernorm f16 28.2-28.6 -> 33.0-34.2 GB/s, bf16
-           // 27.2-27.8 -> 31.8-32.2, rmsnorm f16 25.8-26.1 -> 31.5-32.3, bf16 25.5-25.8
-           // -> 30.9-32.7; f32 level or a little slower (35.1-35.4 -> 33.5-35.1).
-           "coarsen(axis=0,factor=8,mode=0); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); "
-           "lane_reduce(loop=1,lanes=16); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            // CPU, rows that are no multiple of 16 (n = 50257: a row starts at every
            // residue). Each loop split_aligned into its loose ends and one loop of whole
            // aligned blocks (flat=1: the shape of a row of length 16 k), then the recipes

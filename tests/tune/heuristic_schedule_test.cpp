@@ -251,6 +251,25 @@ TEST(HeuristicSchedule, CpuNormsPrefetchTheNextRowAtAlignedLengths) {
     }
 }
 
+// Rows pipelined on a CPU (pipeline_rows, eight rows a work-item): the norms
+// in every dtype, softmax in 16 bits (its recipe that keeps the widened row,
+// which f32 has none of); f32 softmax, bound by memory, stays unpipelined;
+// and a row count that 8 does not divide takes the unpipelined recipes.
+TEST(HeuristicSchedule, CpuRowsArePipelinedWhereThatPays) {
+  for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
+    for (const ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16})
+      for (const std::int64_t m : {256, 252}) {
+        SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)) + " m = " + std::to_string(m));
+        const auto k = standard(name, {.m = m, .n = 1024}, dtype);
+        Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, passes::cpu_preset());
+        ASSERT_TRUE(h.ok()) << h.error().to_string();
+        const bool softmax = std::string_view(name) == "softmax-rows";
+        const bool pipelined = m == 256 && (!softmax || dtype != ir::DType::F32);
+        EXPECT_EQ(has_step(h->sequence, "pipeline_rows"), pipelined) << passes::to_string(h->sequence);
+        if (pipelined) expect_same_results(k, *h, passes::cpu_preset(), std::max(1e-4, 16 * k.tolerance));
+      }
+}
+
 // A row reduction alone (sum-rows, max-rows) on a CPU: 32 lane partials in
 // two vector accumulators over the row, in every dtype. Before, 16-bit sums
 // took the elementwise recipe (16 rows a work-item: each vector a gather
