@@ -1,9 +1,9 @@
 // pipeline_rows(loop): software-pipelines the loop-th LOOP (program order)
 // across its iterations, row by row. Its body must hold D >= 2 stage LOOPs:
-// the LOOPs directly in it of the longest constant count T among them
-// (softmax: max, sum of exps, writing; the norms: statistics, writing; a
-// split row's loose ends and tails, shorter, stay ops of the stage around
-// them), as coarsen leaves the rows of a work-item. Iteration t of the new loop runs
+// the LOOPs directly in it that share a constant count T, the count most of
+// them share (the longer on a tie) (softmax: max, sum of exps, writing; the
+// norms: statistics, writing; a split row's loose ends and tails stay ops of
+// the stage around them), as coarsen leaves the rows of a work-item. Iteration t of the new loop runs
 // stage s of row t - s for every stage at once, their LOOPs fused into one
 // of T iterations:
 //
@@ -112,13 +112,15 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
     if (op.kind == OpKind::Loop || op.kind == OpKind::If) ++depth;
     if (op.kind == OpKind::EndLoop || op.kind == OpKind::EndIf) --depth;
   }
-  std::int64_t longest = 0;
+  std::map<std::int64_t, int> loops_of_count;
   for (const LoopSite& child : children)
-    if (child.count) longest = std::max(longest, *child.count);
+    if (child.count && *child.count > 0) ++loops_of_count[*child.count];
+  std::pair<int, std::int64_t> best{0, 0};  // (loops, count): the most loops, then the longest
+  for (const auto& [trips, loops] : loops_of_count) best = std::max(best, std::pair{loops, trips});
   for (const LoopSite& child : children)
-    if (child.count == longest && longest > 0) plan.stages.push_back(child);
+    if (child.count == best.second && best.first > 0) plan.stages.push_back(child);
   const auto d = static_cast<std::int64_t>(plan.stages.size());
-  if (d < 2) return refuse("the loop body holds fewer than two LOOPs of its longest constant count (stages)");
+  if (d < 2) return refuse("the loop body holds no two LOOPs of one constant count (stages)");
   if (*outer.count < d) return refuse("the loop runs fewer iterations than it has stages");
 
   // Each op's stage: the ops before stage LOOP s (after s-1) and in it are

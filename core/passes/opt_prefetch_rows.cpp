@@ -2,9 +2,10 @@
 // each LOAD of a buffer param whose index is one row of a GROUP axis away
 // from the next group's (affine in exactly one GROUP INDEX, coefficient s:
 // the row stride; or in split_aligned's aligned start of the row, see
-// group_stride), a PREFETCH of the element s * distance further on, i.e.
-// the same element of the row `distance` groups ahead. Results are
-// unchanged: PREFETCH is a hint (kernel_ir.h).
+// add_row_terms), a PREFETCH of the element s * distance further on, i.e.
+// the same element of the row `distance` rows ahead: groups ahead, or where
+// coarsen gave each work-item several rows, the work-item's next rows (see
+// row_stride). Results are unchanged: PREFETCH is a hint (kernel_ir.h).
 //
 // Why: on the CPU (c:0) a row kernel's threads each run their rows one after
 // the other, and each row's loops run in sequence: the first reads the row
@@ -27,6 +28,7 @@
 
 #include <kiln/sdk/wire.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -40,43 +42,58 @@ using ir::ValueId;
 
 constexpr std::uint64_t kMinPrefetchedBytes = 32;
 
-// The row stride of an index's GROUP INDEX term: its coefficient, where the
-// form has exactly one such term; nullopt otherwise. A term `f * (x / f)` (or
-// `f * (x >> log2 f)`), x affine in one GROUP INDEX with coefficient s
+// An index's row terms: the coefficient of its GROUP INDEX (where the form
+// has exactly one such term) and of each LOOP counter. A term `f * (x / f)`
+// (or `f * (x >> log2 f)`), x affine with coefficient s for an atom
 // (split_aligned's first aligned element of a row, f * ((base + f - 1) / f)),
-// counts as that index with stride s: the element it names lies within
+// counts as that atom with coefficient s: the element it names lies within
 // f - 1 of base's, and the prefetch, a hint, needs only the row's
 // neighbourhood. `nested`: within such an x (no second level).
-std::optional<std::int64_t> group_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId index, bool nested) {
+struct RowTerms {
+  std::optional<std::int64_t> group;         // the GROUP INDEX's coefficient
+  bool ambiguous = false;                    // two GROUP terms
+  std::vector<std::pair<ValueId, std::int64_t>> loops;  // LOOP counter -> coefficient
+};
+
+void add_row_terms(const Kernel& kernel, ir::AffineForms& forms, ValueId index, bool nested, RowTerms& terms) {
   const std::optional<ir::AffineForm> form = forms.of(index);
-  if (!form) return std::nullopt;
-  std::optional<std::int64_t> stride;
+  if (!form) return;
   for (const auto& [atom, coefficient] : form->terms) {
     const ir::Op& a = kernel[atom];
-    std::optional<std::int64_t> term;
     if (a.kind == OpKind::Index && a.scope() == ir::Scope::Group) {
-      term = coefficient;
+      terms.ambiguous = terms.ambiguous || terms.group.has_value();
+      terms.group = coefficient;
+    } else if (a.kind == OpKind::Loop) {
+      terms.loops.emplace_back(atom, coefficient);
     } else if (!nested && a.kind == OpKind::Binary && a.lanes == 1 &&
                (a.binary() == ir::BinaryOp::Div || a.binary() == ir::BinaryOp::Shr)) {
       // x / f, or x >> log2(f) as simplify_algebra writes a power of two.
       const auto operand = ir::constant_int(kernel, a.src[1]);
       const bool shift = a.binary() == ir::BinaryOp::Shr;
       if (operand && *operand >= 0 && *operand < 62 && (shift ? std::int64_t{1} << *operand : *operand) == coefficient)
-        term = group_stride(kernel, forms, a.src[0], true);
+        add_row_terms(kernel, forms, a.src[0], true, terms);
     }
-    if (!term) continue;
-    if (stride) return std::nullopt;
-    stride = term;
   }
-  return stride;
 }
 
-// The row stride of LOAD `id`'s index (group_stride); nullopt when there is
-// none or it is not positive.
-std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId id) {
-  const std::optional<std::int64_t> stride = group_stride(kernel, forms, kernel[id].src[1], false);
-  if (!stride || *stride <= 0) return std::nullopt;
-  return stride;
+// The row stride of LOAD `id`'s index in loop `site`: its GROUP INDEX's
+// coefficient S; or, where coarsen runs c rows a work-item in a LOOP around
+// the site (S = c * s for that LOOP's counter's coefficient s), s: the next
+// row is the work-item's next, not the next work-item's (c rows on). nullopt
+// when there is none or it is not positive.
+std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId id, const LoopSite& site,
+                                       const std::vector<LoopSite>& sites) {
+  RowTerms terms;
+  add_row_terms(kernel, forms, kernel[id].src[1], false, terms);
+  if (!terms.group || terms.ambiguous || *terms.group <= 0) return std::nullopt;
+  for (const auto& [counter, coefficient] : terms.loops) {
+    if (coefficient <= 0 || counter >= site.loop) continue;  // the site's own counter or one inside it
+    const auto around = std::find_if(sites.begin(), sites.end(), [&](const LoopSite& l) { return l.loop == counter; });
+    if (around == sites.end() || around->end < site.end || !around->count) continue;
+    std::int64_t rows = 0;
+    if (!__builtin_mul_overflow(coefficient, *around->count, &rows) && rows == *terms.group) return coefficient;
+  }
+  return terms.group;
 }
 
 // The LOADs of loop `site` to prefetch ahead of, with their row strides.
@@ -84,12 +101,13 @@ std::vector<std::pair<ValueId, std::int64_t>> prefetched_loads(const Kernel& ker
                                                                const DeviceInfo& device) {
   std::vector<std::pair<ValueId, std::int64_t>> loads;
   ir::AffineForms forms(kernel);
+  const std::vector<LoopSite> sites = loop_sites(kernel);
   for (ValueId id = site.loop + 1; id < site.end; ++id) {
     const ir::Op& op = kernel[id];
     if (op.kind != OpKind::Load || kernel[op.src[0]].kind != OpKind::Param) continue;
     if (static_cast<std::uint64_t>(op.lanes) * ir::dtype_bytes(op.dtype) < kMinPrefetchedBytes) continue;
     if (!device.supports_op_kind(KILN_OP_PREFETCH, static_cast<unsigned>(op.dtype))) continue;
-    if (const auto stride = row_stride(kernel, forms, id)) loads.emplace_back(id, *stride);
+    if (const auto stride = row_stride(kernel, forms, id, site, sites)) loads.emplace_back(id, *stride);
   }
   return loads;
 }

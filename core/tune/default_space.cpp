@@ -304,52 +304,37 @@ SearchSpace make_default_space(Precision precision) {
            // 20.3-20.7 -> 22.7-23.0, f32 29.3-29.4 -> 29.6-30.2.
            // Where n is an odd multiple of 16 the max loop's remainder renumbers the loops
            // after it, so the recipes with one accumulator follow as the fallback.
-           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
-           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16)",
-           // Eight rows a work-item, software-pipelined (pipeline_rows): each iteration runs
-           // one row's max, the row before's exponentials and the one before that's
-           // writing in one fused loop, so the streaming stores go out under the
-           // arithmetic instead of after it (the max in one accumulator: the stages share
-           // one count). 16-bit softmax on a 2-core Xeon is bound by its exponentials'
-           // arithmetic, and there it runs 4096 x 16384 (2026-12-06, alternated, two
-           // rounds) f16 22.6-22.9 -> 25.5 GB/s, bf16 21.9-22.6 -> 23.2-24.6; f32, bound
-           // by memory already, 27.5-30.0 -> 25.6-26.2: the tuner measures both.
+           // First, eight rows a work-item software-pipelined (pipeline_rows): each
+           // iteration runs one row's max, the row before's exponentials and the one before
+           // that's writing in one fused loop, so the streaming stores go out under the
+           // arithmetic and the next row's reads (prefetched one row on from the max) under
+           // both (the max in one accumulator: the stages share one count). The model prices
+           // it as the unpipelined twin; on a 2-core Xeon, 4096 x 16384 (2026-12-06, two
+           // alternated rounds), against the two-accumulator recipe below: f32 30.1-30.8 ->
+           // 32.0-32.4 GB/s, f16 22.3-22.5 -> 25.2 (bf16 likewise). Row counts that 8 does
+           // not divide take the recipes after it.
            "coarsen(axis=0,factor=8,mode=0); reciprocal_divide(); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
            "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
+           "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16)",
+           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16)",
-           // Pipelined, the widened row kept too (the max's stage writes it, the
-           // exponentials' stage reads it: a copy per row in flight). Where it applies
-           // (16-bit rows) the model prices it below the unpipelined twin, so it is the
-           // untuned pick: 4096 x 16384 on a 2-core Xeon (2026-12-06, two rounds) f16
-           // 20.1-20.8 -> 23.4-25.5 GB/s, bf16 19.1-20.0 -> 23.0-25.3 (the tuned
-           // unpipelined recipe with two max accumulators: 23.1 / 22.5).
-           "coarsen(axis=0,factor=8,mode=0); reciprocal_divide(); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
-           "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16); "
-           "prefetch_rows(loop=1,distance=1); row_cache(loop=1,computed=1); pipeline_rows(loop=0)",
-           // The same (one max accumulator: row_cache needs the max loop's trip count to be
-           // the sum loop's) with the max loop's converted row kept too (row_cache(loop=0), last:
-           // the prefetch goes into the sum loop while that still loads the row): f16
-           // widens each element once instead of twice (vcvtph2ps zmm takes two cycles of
-           // a Zen 4 port that exp also needs). softmax 4096 x 16384 f16 on c:0, the two
-           // alternated (2026-12-04): 10.9-11.0 ms against 11.5-12.1; bf16 (a shift to
-           // widen) the same. Only the converted row (computed=1): an f32 row has
-           // nothing converted, so the recipe does not apply there (its loaded row kept,
-           // the recipe ran 21.0 against 15.1 ms, 2026-12-06: the row is still in the
-           // caches when the sum loop reads it).
-           "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
-           "lane_reduce(loop=0,lanes=16); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); "
-           "row_cache(loop=0,computed=1)",
+           // (Search spaces 24-26 had a recipe here that kept the max loop's widened
+           // 16-bit row for the sum loop, row_cache(loop=0,computed=1): 5-10% faster on
+           // Zen 4, the slowest of these on the Xeon (20-23 GB/s against 25 pipelined), and
+           // priced below the pipelined recipe, so it was the untuned pick. The tuner can
+           // still reach it through row_cache's configs.)
            // The norms pipelined likewise, eight rows a work-item (a row's statistics
            // beside the row before's writing), first: 4096 x 16384 on a 2-core Xeon
            // (2026-12-06, two rounds) layernorm f16 28.2-28.6 -> 33.0-34.2 GB/s, bf16
            // 27.2-27.8 -> 31.8-32.2, rmsnorm f16 25.8-26.1 -> 31.5-32.3, bf16 25.5-25.8
-           // -> 30.9-32.7; f32 level or a little slower (35.1-35.4 -> 33.5-35.1).
+           // -> 30.9-32.7; with the prefetch one row on (not the next work-item's),
+           // rmsnorm f32 33.8-34.5 -> 39.9-40.0, f16 25.8-26.1 -> 32.7-33.4.
            "coarsen(axis=0,factor=8,mode=0); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); "
            "lane_reduce(loop=1,lanes=16); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            // The norms likewise, the prefetched twin first: 4096 x 16384 on c:0
@@ -382,7 +367,16 @@ SearchSpace make_default_space(Precision precision) {
            // 20.2 -> 22.4-22.7, bf16 20.1-20.3 -> 21.9-22.1. Two forms: where the max's
            // blocks are an odd count of 16 (n = 101, 1000) its last 16 lanes run in a loop
            // of their own, which renumbers the sum's blocks 3 -> 4. The one-accumulator
-           // forms follow as before.
+           // forms follow as before. First of all, eight rows a work-item pipelined (as at
+           // aligned n; pipeline_rows fuses the blocks, the loose ends stay with their
+           // stage, the row's max is carried to the writing stage's), the next row
+           // prefetched from the max's blocks: 1336 x 50257 on the Xeon (2026-12-06,
+           // alternated rounds) f16 22.9-23.0 -> 24.4-26.6 GB/s, bf16 22.2-22.5 -> 22.3-24.5,
+           // f32 level (25.1-28.2 against 26.4-27.9).
+           "coarsen(axis=0,factor=8,mode=0); reciprocal_divide(); split_aligned(loop=3,factor=16,flat=1); "
+           "split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); split_loop(loop=6,factor=16); "
+           "unroll(loop=7,factor=0); lane_reduce(loop=4,lanes=16); lane_reduce(loop=2,lanes=16); row_cache(loop=4); "
+           "vectorize(lanes=16); prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
            "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
            "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=32); row_cache(loop=3); vectorize(lanes=16); "
@@ -398,6 +392,13 @@ SearchSpace make_default_space(Precision precision) {
            "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
            "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=3); vectorize(lanes=16)",
+           // The norms pipelined first, the next row prefetched from the statistics' blocks:
+           // 1336 x 50257 on the Xeon (2026-12-06, two rounds) layernorm f32 31.8-33.9 ->
+           // 37.6-39.8 GB/s, f16 25.2-25.5 -> 33.6-34.4, bf16 25.2-26.0 -> 31.3-31.6
+           // (prefetched from the writing blocks instead: level with the plain blocks).
+           "coarsen(axis=0,factor=8,mode=0); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
+           "split_loop(loop=4,factor=16); unroll(loop=5,factor=0); lane_reduce(loop=2,lanes=16); vectorize(lanes=16); "
+           "prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
            "split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); split_loop(loop=3,factor=16); "
            "unroll(loop=4,factor=0); lane_reduce(loop=1,lanes=16); vectorize(lanes=16)",
            "split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); split_loop(loop=3,factor=16); "
