@@ -86,7 +86,9 @@ std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& fo
   RowTerms terms;
   add_row_terms(kernel, forms, kernel[id].src[1], false, terms);
   if (!terms.group || terms.ambiguous || *terms.group <= 0) return std::nullopt;
-  for (const auto& [counter, coefficient] : terms.loops) {
+  for (const auto& term : terms.loops) {
+    const ValueId counter = term.first;
+    const std::int64_t coefficient = term.second;
     if (coefficient <= 0 || counter >= site.loop) continue;  // the site's own counter or one inside it
     const auto around = std::find_if(sites.begin(), sites.end(), [&](const LoopSite& l) { return l.loop == counter; });
     if (around == sites.end() || around->end < site.end || !around->count) continue;
