@@ -114,7 +114,7 @@ std::string misfit(const Product& p, const Shape& s, const DeviceInfo& device) {
     return "the device has no " + std::to_string(s.lanes) + "-lane vectors";
   // The micro-kernel is written out tm x tn / lanes x unroll times: bounded.
   if (s.tm * (s.tn / s.lanes) * s.unroll > 4096) return "the micro-kernel would be too large (tm x tn / lanes x unroll > 4096)";
-  const std::uint64_t registers = device.max_register_bytes > 0 ? device.max_register_bytes : kDefaultMaxRegisterBytes;
+  const std::uint64_t registers = max_register_bytes(device);
   if (s.accumulator_bytes() > registers)
     return "the tile's accumulators need " + std::to_string(s.accumulator_bytes()) + " REGISTER bytes; the device allows " +
            std::to_string(registers);

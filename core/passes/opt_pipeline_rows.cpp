@@ -55,7 +55,6 @@ constexpr std::uint64_t kMaxReplicatedElements = std::uint64_t{1} << 20;
 struct Plan {
   LoopSite outer;
   std::vector<LoopSite> stages;       // the stage LOOPs, in order
-  std::vector<int> stage_of;          // per op id in the body: its stage (-1 outside)
   std::vector<std::vector<ValueId>> recompute;  // per stage: other stages' pure ops it needs, in order
   std::vector<std::vector<ValueId>> carried_in;  // per stage: other stages' values from memory it reads back
   // Copies of what crosses stages: a row's data lives from its first stage
@@ -100,8 +99,9 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
   const LoopSite& outer = plan.outer;
   if (!outer.count) return refuse("the loop count must be a constant");
   // The stage LOOPs: of the LOOPs directly in the body (not inside an IF),
-  // those of the largest constant count (a row's passes; the loose ends and
-  // tails of split rows, shorter, stay with the stage around them).
+  // those of the constant count most of them share, the longer on a tie (a
+  // row's passes; the loose ends and tails of split rows stay with the stage
+  // around them).
   std::vector<LoopSite> children;
   int depth = 0;
   for (ValueId id = outer.loop + 1; id < outer.end; ++id) {
@@ -125,10 +125,10 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
 
   // Each op's stage: the ops before stage LOOP s (after s-1) and in it are
   // stage s; those after the last, the last stage's.
-  plan.stage_of.assign(kernel.size(), -1);
+  std::vector<int> stage_of(kernel.size(), -1);
   int stage = 0;
   for (ValueId id = outer.loop + 1; id < outer.end; ++id) {
-    plan.stage_of[id] = stage;
+    stage_of[id] = stage;
     if (id == plan.stages[static_cast<std::size_t>(stage)].end && stage + 1 < d) ++stage;
   }
 
@@ -154,7 +154,7 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
       return refuse("op %" + std::to_string(id) + " uses LOCAL storage, which the group's threads share");
     if (storage_seen.insert(memory).second && op.kind != OpKind::Store)
       return refuse("storage %" + std::to_string(memory) + " is read before it is written in an iteration (it would carry values from one row to the next)");
-    const int stage_id = plan.stage_of[id];
+    const int stage_id = stage_of[id];
     const LoopSite& own = plan.stages[static_cast<std::size_t>(stage_id)];
     StorageUse& use = storage_use[memory];
     use.stages.insert(stage_id);
@@ -193,9 +193,9 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
     std::set<ValueId> needed, carried;
     std::vector<ValueId> pending;
     for (ValueId id = outer.loop + 1; id < outer.end; ++id) {
-      if (plan.stage_of[id] != s) continue;
+      if (stage_of[id] != s) continue;
       for (ValueId v : kernel[id].operands())
-        if (v != outer.loop && v > outer.loop && v < outer.end && plan.stage_of[v] != s) pending.push_back(v);
+        if (v != outer.loop && v > outer.loop && v < outer.end && stage_of[v] != s) pending.push_back(v);
     }
     while (!pending.empty()) {
       const ValueId v = pending.back();
@@ -217,7 +217,7 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
     for (ValueId v : carried) {
       Plan::Copies& slots = plan.carried[v];
       slots.elements = kernel[v].lanes;
-      slots.copies = std::max<std::int64_t>(slots.copies, s - plan.stage_of[v] + 1);
+      slots.copies = std::max<std::int64_t>(slots.copies, s - stage_of[v] + 1);
     }
   }
   for (const auto& [v, slots] : plan.carried) plan.copy_counts.insert(slots.copies);
@@ -230,15 +230,12 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
 // REGISTER bytes a thread holds once the plan's copies are made, and the
 // device's limit for them.
 std::string over_register_budget(const Kernel& kernel, const Plan& plan, const DeviceInfo& device) {
-  std::uint64_t bytes = 0;
-  for (ValueId id = 0; id < kernel.size(); ++id)
-    if (kernel[id].kind == OpKind::Storage && kernel[id].scope() == ir::Scope::Register)
-      bytes += kernel[id].imm * ir::dtype_bytes(kernel[id].dtype);
+  std::uint64_t bytes = storage_bytes(kernel, ir::Scope::Register);
   for (const auto& [memory, copies] : plan.replicated)
     bytes += copies.elements * static_cast<std::uint64_t>(copies.copies - 1) * ir::dtype_bytes(kernel[memory].dtype);
   for (const auto& [value, copies] : plan.carried)
     bytes += copies.elements * static_cast<std::uint64_t>(copies.copies) * ir::dtype_bytes(kernel[value].dtype);
-  const std::uint64_t limit = device.max_register_bytes > 0 ? device.max_register_bytes : kDefaultMaxRegisterBytes;
+  const std::uint64_t limit = max_register_bytes(device);
   if (bytes <= limit) return "";
   return "a copy per row in flight needs " + std::to_string(bytes) + " REGISTER bytes a thread; the device allows " +
          std::to_string(limit);
@@ -255,21 +252,19 @@ class Emitter {
     for (const auto& [v, slots] : plan_.carried)
       carry_[v] = b_.storage(ir::Scope::Register, rw_.old()[v].dtype, slots.elements * static_cast<std::uint64_t>(slots.copies));
     const std::int64_t k = *plan_.outer.count;
-    for (std::int64_t t = 0; t + 1 < d; ++t) iteration(first_stages(t + 1), [&](std::int64_t s) { return b_.constant_i64(t - s); });
+    for (std::int64_t t = 0; t + 1 < d; ++t) iteration(stage_range(0, t + 1), [&](std::int64_t s) { return b_.constant_i64(t - s); });
     const ir::Value steady = b_.loop(k - d + 1);
-    iteration(first_stages(d), [&](std::int64_t s) { return s == d - 1 ? steady : b_.add(steady, b_.constant_i64(d - 1 - s)); });
+    iteration(stage_range(0, d), [&](std::int64_t s) { return s == d - 1 ? steady : b_.add(steady, b_.constant_i64(d - 1 - s)); });
     b_.end_loop(steady);
-    for (std::int64_t t = k; t + 1 < k + d; ++t) {
-      std::vector<std::int64_t> active;
-      for (std::int64_t s = t - k + 1; s < d; ++s) active.push_back(s);
-      iteration(active, [&](std::int64_t s) { return b_.constant_i64(t - s); });
-    }
+    for (std::int64_t t = k; t + 1 < k + d; ++t)
+      iteration(stage_range(t - k + 1, d), [&](std::int64_t s) { return b_.constant_i64(t - s); });
   }
 
  private:
-  static std::vector<std::int64_t> first_stages(std::int64_t n) {
+  // Stages first .. end - 1.
+  static std::vector<std::int64_t> stage_range(std::int64_t first, std::int64_t end) {
     std::vector<std::int64_t> stages;
-    for (std::int64_t s = 0; s < n; ++s) stages.push_back(s);
+    for (std::int64_t s = first; s < end; ++s) stages.push_back(s);
     return stages;
   }
 

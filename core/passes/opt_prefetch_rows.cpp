@@ -98,12 +98,13 @@ std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& fo
   return terms.group;
 }
 
-// The LOADs of loop `site` to prefetch ahead of, with their row strides.
+// The LOADs of loop `site` (one of the kernel's `sites`) to prefetch ahead
+// of, with their row strides.
 std::vector<std::pair<ValueId, std::int64_t>> prefetched_loads(const Kernel& kernel, const LoopSite& site,
+                                                               const std::vector<LoopSite>& sites,
                                                                const DeviceInfo& device) {
   std::vector<std::pair<ValueId, std::int64_t>> loads;
   ir::AffineForms forms(kernel);
-  const std::vector<LoopSite> sites = loop_sites(kernel);
   for (ValueId id = site.loop + 1; id < site.end; ++id) {
     const ir::Op& op = kernel[id];
     if (op.kind != OpKind::Load || kernel[op.src[0]].kind != OpKind::Param) continue;
@@ -127,7 +128,7 @@ class PrefetchRows final : public Optimization {
     if (!is_valid(kernel)) return steps;
     const std::vector<LoopSite> sites = loop_sites(kernel);
     for (std::size_t position = 0; position < sites.size(); ++position) {
-      if (prefetched_loads(kernel, sites[position], device).empty()) continue;
+      if (prefetched_loads(kernel, sites[position], sites, device).empty()) continue;
       for (const std::int64_t distance : {1, 2})
         steps.push_back(make_step(name(), {{"loop", static_cast<std::int64_t>(position)}, {"distance", distance}}));
     }
@@ -140,7 +141,7 @@ class PrefetchRows final : public Optimization {
     KILN_TRY_ASSIGN(const auto site, step_loop(step, kernel, params[0]));
     const std::int64_t distance = params[1];
     if (distance < 1 || distance > 8) return step_error(step, "distance must be 1..8 rows");
-    const auto loads = prefetched_loads(kernel, site, device);
+    const auto loads = prefetched_loads(kernel, site, loop_sites(kernel), device);
     if (loads.empty())
       return step_error(step, "the loop has no vector load (>= " + std::to_string(kMinPrefetchedBytes) +
                                   " bytes) of a param indexed by one GROUP axis that the device prefetches");

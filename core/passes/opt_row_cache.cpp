@@ -239,10 +239,8 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     // Against the group's LOCAL memory: this array (every thread's share)
     // and the LOCAL storage the kernel has already (tree partials, an
     // earlier row_cache's array).
-    std::uint64_t bytes =
-        static_cast<std::uint64_t>(p.count * p.stride * p.threads) * ir::dtype_bytes(p.dtype);
-    for (const ir::Op& op : kernel.ops)
-      if (op.kind == OpKind::Storage && op.scope() == ir::Scope::Local) bytes += op.imm * ir::dtype_bytes(op.dtype);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride * p.threads) * ir::dtype_bytes(p.dtype) +
+                                storage_bytes(kernel, ir::Scope::Local);
     if (bytes > device.local_memory_bytes)
       return "the cache would make " + std::to_string(bytes) + " bytes of LOCAL storage per group, more than the " +
              std::to_string(device.local_memory_bytes) + " the device has";
@@ -250,9 +248,8 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
   }
   // Against the limit: this array and the REGISTER storage the kernel has
   // already (accumulators, an earlier row_cache's array).
-  std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride) * ir::dtype_bytes(p.dtype);
-  for (const ir::Op& op : kernel.ops)
-    if (op.kind == OpKind::Storage && op.scope() == ir::Scope::Register) bytes += op.imm * ir::dtype_bytes(op.dtype);
+  const std::uint64_t bytes =
+      static_cast<std::uint64_t>(p.count * p.stride) * ir::dtype_bytes(p.dtype) + storage_bytes(kernel, ir::Scope::Register);
   const std::uint64_t limit = device.max_local_threads > 1 ? device.register_bytes : kMaxCpuCacheBytes;
   if (bytes > limit)
     return "the cache would make " + std::to_string(bytes) + " bytes of REGISTER storage per thread, more than the " +

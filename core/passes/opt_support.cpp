@@ -1,5 +1,7 @@
 #include "opt_support.hpp"
 
+#include "kiln/ir/dtype.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -53,6 +55,17 @@ std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope,
 
 bool is_local_storage(const ir::Kernel& kernel, ir::ValueId memory) {
   return kernel[memory].kind == ir::OpKind::Storage && kernel[memory].scope() == ir::Scope::Local;
+}
+
+std::uint64_t storage_bytes(const ir::Kernel& kernel, ir::Scope scope) {
+  std::uint64_t bytes = 0;
+  for (const ir::Op& op : kernel.ops)
+    if (op.kind == ir::OpKind::Storage && op.scope() == scope) bytes += op.imm * ir::dtype_bytes(op.dtype);
+  return bytes;
+}
+
+std::uint64_t max_register_bytes(const DeviceInfo& device) {
+  return device.max_register_bytes > 0 ? device.max_register_bytes : kDefaultMaxRegisterBytes;
 }
 
 bool read_only_load(const ir::Kernel& kernel, const ir::Op& op) {

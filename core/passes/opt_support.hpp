@@ -43,6 +43,14 @@ bool is_local_storage(const ir::Kernel& kernel, ir::ValueId memory);
 // writes what it reads, so it may be repeated, moved or cached.
 bool read_only_load(const ir::Kernel& kernel, const ir::Op& op);
 
+// Bytes of the kernel's STORAGE of `scope`: what a thread keeps (REGISTER)
+// or a group shares (LOCAL).
+std::uint64_t storage_bytes(const ir::Kernel& kernel, ir::Scope scope);
+
+// The REGISTER bytes a thread may keep on `device` (kDefaultMaxRegisterBytes
+// where the device does not say).
+std::uint64_t max_register_bytes(const DeviceInfo& device);
+
 // Every LOOP op in program order: step parameters name loops by position here.
 std::vector<ir::ValueId> loops_in_order(const ir::Kernel& kernel);
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace kiln::tune {
 
@@ -316,12 +317,6 @@ SearchSpace make_default_space(Precision precision) {
            "coarsen(axis=0,factor=8,mode=0); reciprocal_divide(); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
            "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
-           // The same, four rows a work-item, for row counts that 4 divides and 8 does not
-           // (4096 x 16384, two rounds: f16 softmax 23.4-24.5 GB/s against 24.4-24.7 with
-           // eight, rmsnorm 29.2-31.0 against 31.1; f32 within 3%). So for each below.
-           "coarsen(axis=0,factor=4,mode=0); reciprocal_divide(); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
-           "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16); "
-           "prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
            "lane_reduce(loop=0,lanes=32); row_cache(loop=1); vectorize(lanes=16); prefetch_rows(loop=1,distance=1)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
@@ -342,8 +337,6 @@ SearchSpace make_default_space(Precision precision) {
            // -> 30.9-32.7; with the prefetch one row on (not the next work-item's),
            // rmsnorm f32 33.8-34.5 -> 39.9-40.0, f16 25.8-26.1 -> 32.7-33.4.
            "coarsen(axis=0,factor=8,mode=0); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); "
-           "lane_reduce(loop=1,lanes=16); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
-           "coarsen(axis=0,factor=4,mode=0); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); "
            "lane_reduce(loop=1,lanes=16); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            // The norms likewise, the prefetched twin first: 4096 x 16384 on c:0
            // (2026-12-06, each tuning's medians) it ran 2-17% faster in five of the six
@@ -385,10 +378,6 @@ SearchSpace make_default_space(Precision precision) {
            "split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); split_loop(loop=6,factor=16); "
            "unroll(loop=7,factor=0); lane_reduce(loop=4,lanes=16); lane_reduce(loop=2,lanes=16); row_cache(loop=4); "
            "vectorize(lanes=16); prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
-           "coarsen(axis=0,factor=4,mode=0); reciprocal_divide(); split_aligned(loop=3,factor=16,flat=1); "
-           "split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); split_loop(loop=6,factor=16); "
-           "unroll(loop=7,factor=0); lane_reduce(loop=4,lanes=16); lane_reduce(loop=2,lanes=16); row_cache(loop=4); "
-           "vectorize(lanes=16); prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
            "reciprocal_divide(); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_aligned(loop=0,factor=16,flat=1); split_loop(loop=5,factor=16); unroll(loop=6,factor=0); "
            "lane_reduce(loop=3,lanes=16); lane_reduce(loop=1,lanes=32); row_cache(loop=3); vectorize(lanes=16); "
@@ -409,9 +398,6 @@ SearchSpace make_default_space(Precision precision) {
            // 37.6-39.8 GB/s, f16 25.2-25.5 -> 33.6-34.4, bf16 25.2-26.0 -> 31.3-31.6
            // (prefetched from the writing blocks instead: level with the plain blocks).
            "coarsen(axis=0,factor=8,mode=0); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
-           "split_loop(loop=4,factor=16); unroll(loop=5,factor=0); lane_reduce(loop=2,lanes=16); vectorize(lanes=16); "
-           "prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
-           "coarsen(axis=0,factor=4,mode=0); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_loop(loop=4,factor=16); unroll(loop=5,factor=0); lane_reduce(loop=2,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
            "split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); split_loop(loop=3,factor=16); "
@@ -493,8 +479,17 @@ SearchSpace make_default_space(Precision precision) {
            "reciprocal_divide(); tiled_reduce(loop=0,local=1024,branch=4); tiled_reduce(loop=1,local=1024,branch=4); "
            "tiled_reduce(loop=2,local=1024,branch=4); row_cache(loop=1); unroll(loop=2,factor=0); "
            "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
-       })
+       }) {
     s.recipes.push_back(passes::parse_sequence(recipe).value());
+    // Each pipelined CPU row recipe (eight rows a work-item) is followed by its
+    // twin with four, for row counts that 4 divides and 8 does not (4096 x 16384,
+    // two rounds: f16 softmax 23.4-24.5 GB/s against 24.4-24.7 with eight,
+    // rmsnorm 29.2-31.0 against 31.1; f32 within 3%).
+    constexpr std::string_view kEightRows = "coarsen(axis=0,factor=8,mode=0); ";
+    if (const std::string_view text = recipe; text.starts_with(kEightRows) && text.find("pipeline_rows") != text.npos)
+      s.recipes.push_back(
+          passes::parse_sequence("coarsen(axis=0,factor=4,mode=0); " + std::string(text.substr(kEightRows.size()))).value());
+  }
   // GPU rows in blocks of consecutive elements, for 16-bit rows above all (a
   // warp's 2-byte accesses move 64 bytes, and the H200 issued more
   // instructions per element than it moved bytes): softmax (3 loops) and the
