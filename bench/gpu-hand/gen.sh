@@ -9,6 +9,11 @@
 #           registers at 512 threads)
 #   l1      base, with the preferred shared-memory carveout 0 (the largest L1)
 #   l1na    l1, and x's 16-byte f32 loads not allocated in L1 (l1.py)
+#   wstage  rmsnorm's weights copied into shared memory by cp.async at the
+#           group's start, the writing loop reading them there (wstage.py)
+#   wstage1 wstage, the weights read from shared memory one element at a time
+#   expfma  softmax's exponentials on the FMA pipe, not MUFU (exp_poly.py)
+#   exphalf every second exponential of the source so (exp_poly.py)
 #   hand    a hand-written kernel of this folder instead of kiln's: SEQUENCE is
 #           "FILE [NAME=VALUE ...]", the values #defined in front of it with
 #           the size (NN, MM) and its LAUNCH line (persistent_rows.cu: 1024
@@ -61,6 +66,10 @@ while IFS='|' read -r name kernel dtype sequence mode; do
     hoist2) python3 "$HERE/hoist.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" 2 && rm "$OUTDIR/$name.emitted" ;;
     l1) python3 "$HERE/l1.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" && rm "$OUTDIR/$name.emitted" ;;
     l1na) python3 "$HERE/l1.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" na && rm "$OUTDIR/$name.emitted" ;;
+    wstage) python3 "$HERE/wstage.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" "$N" && rm "$OUTDIR/$name.emitted" ;;
+    wstage1) python3 "$HERE/wstage.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" "$N" scalar && rm "$OUTDIR/$name.emitted" ;;
+    expfma) python3 "$HERE/exp_poly.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" all && rm "$OUTDIR/$name.emitted" ;;
+    exphalf) python3 "$HERE/exp_poly.py" "$OUTDIR/$name.emitted" "$OUTDIR/$name.cu" half && rm "$OUTDIR/$name.emitted" ;;
     *) echo "gen.sh: $name: unknown mode '$mode'" >&2; exit 2 ;;
   esac
   registers=""

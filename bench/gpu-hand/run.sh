@@ -24,10 +24,10 @@ for round in 1 2; do
 done
 if command -v ncu >/dev/null && [ -n "${PROF:-}" ]; then
   for n in $PROF; do
-    ncu --section SpeedOfLight --section WarpStateStats --section Occupancy \
-        --metrics smsp__pcsamp_warps_issue_stalled_barrier,smsp__pcsamp_warps_issue_stalled_long_scoreboard,smsp__pcsamp_warps_issue_stalled_short_scoreboard,smsp__pcsamp_warps_issue_stalled_mio_throttle,smsp__pcsamp_warps_issue_stalled_wait,smsp__pcsamp_warps_issue_stalled_not_selected,smsp__pcsamp_warps_issue_stalled_selected \
+    ncu --section SpeedOfLight --section WarpStateStats --section Occupancy --section ComputeWorkloadAnalysis \
+        --metrics smsp__pcsamp_warps_issue_stalled_barrier,smsp__pcsamp_warps_issue_stalled_long_scoreboard,smsp__pcsamp_warps_issue_stalled_short_scoreboard,smsp__pcsamp_warps_issue_stalled_mio_throttle,smsp__pcsamp_warps_issue_stalled_wait,smsp__pcsamp_warps_issue_stalled_not_selected,smsp__pcsamp_warps_issue_stalled_selected,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active \
         --launch-skip 4 --launch-count 1 -k k "bin/$n" "$M" "$N" "$(cut -d_ -f2 <<<"$n")" $(launch "$n") \
         >"${OUT:-.}/prof_$n.txt" 2>&1
-    grep -E "DRAM Throughput|Duration|Achieved Occupancy|pcsamp" "${OUT:-.}/prof_$n.txt"
+    grep -E "DRAM Throughput|L2 Cache Throughput|Duration|Achieved Occupancy|pcsamp|pipe_|issue_active|Issue Slots Busy" "${OUT:-.}/prof_$n.txt"
   done
 fi

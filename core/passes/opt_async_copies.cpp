@@ -45,10 +45,13 @@ using ir::Kernel;
 using ir::OpKind;
 using ir::ValueId;
 
-// A load and the store to LOCAL storage of its value.
+// A load and the store to LOCAL storage of its value: the load's, or
+// select(c, load, zeros) (cp.async's zero-filling form: nothing read where
+// c is false).
 struct Copy {
   ValueId load = ir::kNoValue;
   ValueId store = ir::kNoValue;
+  ValueId value = ir::kNoValue;  // what the store stores
 };
 
 // One straight run of code: its copies, the ops that go out with them (the
@@ -56,7 +59,11 @@ struct Copy {
 struct Run {
   ValueId start = ir::kNoValue;  // the run's first op
   ValueId early = ir::kNoValue;  // where the moved ops and the copies go
-  ValueId late = ir::kNoValue;   // where the wait goes: the first use of a copied value
+  ValueId late = ir::kNoValue;   // where the commit and wait go: the first use of a copied value
+  // Copies that no op of their thread reads (stage_input's: other threads
+  // read them after a barrier): the wait goes before this top-level
+  // BARRIER instead of after the commit.
+  ValueId wait_at = ir::kNoValue;
   std::vector<Copy> copies;
   std::set<ValueId> moved;
 };
@@ -72,6 +79,12 @@ bool ends_run(OpKind kind) {
 
 bool is_async(OpKind kind) {
   return kind == OpKind::CopyAsync || kind == OpKind::CopyCommit || kind == OpKind::CopyWait;
+}
+
+// A vector of zero bits (a BROADCAST of a CONST 0).
+bool zero_vector(const Kernel& k, ValueId id) {
+  const ir::Op& op = k[id];
+  return op.kind == OpKind::Broadcast && k[op.src[0]].kind == OpKind::Const && k[op.src[0]].imm == 0;
 }
 
 // Ops that may run earlier in their run: no memory written, none read but
@@ -105,6 +118,29 @@ bool take_with_operands(const Kernel& k, ValueId id, ValueId from, std::set<Valu
   return true;
 }
 
+// Where the wait of copies that their own thread never reads may go: the
+// first BARRIER at the kernel's top level after the run, when the run lies
+// in no LOOP (another iteration's copies would meet pending ones) and no op
+// between its last store and that barrier touches the storages copied into.
+// kNoValue otherwise (the wait then follows the commit). Before the barrier,
+// every thread has waited for its own copies, so after it every thread sees
+// them: what the stores gave.
+ValueId deferred_wait(const Kernel& k, const ir::Blocks& blocks, ValueId start, ValueId last_store,
+                      const std::set<ValueId>& storages) {
+  ValueId top = start;
+  while (blocks.parent[top] != ir::kNoValue) {
+    top = blocks.parent[top];
+    if (k[top].kind == OpKind::Loop) return ir::kNoValue;
+  }
+  for (ValueId id = last_store + 1; id < k.size(); ++id) {
+    const ir::Op& op = k[id];
+    if (op.kind == OpKind::Barrier && blocks.parent[id] == ir::kNoValue) return id;
+    for (ValueId operand : op.operands())
+      if (storages.count(operand) > 0) return ir::kNoValue;
+  }
+  return ir::kNoValue;
+}
+
 // The runs whose copies the step makes, for a device that copies `dtype`s.
 std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
   std::vector<Run> runs;
@@ -132,25 +168,30 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
   for (ValueId id = 0; id < k.size(); ++id) {
     const ir::Op& store = k[id];
     if (store.kind != OpKind::Store || !is_local_storage(k, store.src[0])) continue;
-    const ValueId load = store.src[2];
+    const ValueId value = store.src[2];
+    ValueId load = value;
+    if (value < id && k[value].kind == OpKind::Select && k[k[value].src[0]].lanes == 1 && zero_vector(k, k[value].src[2]))
+      load = k[value].src[1];
     if (load >= id || !read_only_load(k, k[load])) continue;
     const ir::Op& l = k[load];
     if (l.dtype != store.dtype || l.lanes != store.lanes || ir::dtype_bytes(l.dtype) * l.lanes != 16) continue;
     if (!device.supports_op_kind(KILN_OP_COPY_ASYNC, static_cast<unsigned>(l.dtype))) continue;
     if (run_of[load] == ir::kNoValue || run_of[load] != run_of[id]) continue;
-    if (!std::all_of(users[load].begin(), users[load].end(), [&](ValueId u) { return run_of[u] == run_of[id]; }))
-      continue;
+    const auto in_run = [&](ValueId v) {
+      return std::all_of(users[v].begin(), users[v].end(), [&](ValueId u) { return run_of[u] == run_of[id]; });
+    };
+    if (!in_run(load) || !in_run(value)) continue;
     Run& run = by_run[run_of[id]];
     run.start = run_start[run_of[id]];
-    run.copies.push_back({load, id});
+    run.copies.push_back({load, id, value});
   }
   for (auto& entry : by_run) {
     Run& run = entry.second;
-    std::sort(run.copies.begin(), run.copies.end(), [](const Copy& a, const Copy& b) { return a.load < b.load; });
+    std::sort(run.copies.begin(), run.copies.end(), [](const Copy& a, const Copy& b) { return a.value < b.value; });
     // A store's index that cannot move (it read memory): the run is left as it is.
     bool movable_indices = true;
     for (const Copy& c : run.copies) {
-      take_with_operands(k, c.load, run.start, run.moved);
+      take_with_operands(k, c.value, run.start, run.moved);
       if (!take_with_operands(k, k[c.store].src[1], run.start, run.moved)) movable_indices = false;
     }
     if (!movable_indices) continue;
@@ -166,7 +207,7 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
     for (const Copy& c : run.copies) last_store = std::max(last_store, c.store);
     run.late = last_store;
     for (const Copy& c : run.copies)
-      for (ValueId user : users[c.load])
+      for (ValueId user : users[c.value])
         if (user != c.store) run.late = std::min(run.late, user);
     // An op the moved ones need that comes after the first use: left as it is.
     if (run.early > run.late) continue;
@@ -183,7 +224,12 @@ std::vector<Run> find_runs(const Kernel& k, const DeviceInfo& device) {
       if (stores.count(id) > 0) continue;
       if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && storages.count(op.src[0]) > 0) clean = false;
     }
-    if (clean) runs.push_back(std::move(run));
+    if (!clean) continue;
+    const bool read_here = std::any_of(run.copies.begin(), run.copies.end(), [&](const Copy& c) {
+      return std::any_of(users[c.value].begin(), users[c.value].end(), [&](ValueId u) { return u != c.store; });
+    });
+    if (!read_here) run.wait_at = deferred_wait(k, blocks, run.start, last_store, storages);
+    runs.push_back(std::move(run));
   }
   return runs;
 }
@@ -213,11 +259,12 @@ class AsyncCopies final : public Optimization {
       return step_error(step, "no 16-byte load of a read-only param stored unchanged to LOCAL memory, or the device "
                               "has no asynchronous copies (copy_async) of its dtype");
     std::map<ValueId, const Run*> early, late;
-    std::set<ValueId> dropped;
+    std::set<ValueId> dropped, waits;
     for (const Run& run : runs) {
       early[run.early] = &run;
       late[run.late] = &run;
       for (const Copy& c : run.copies) dropped.insert(c.store);
+      if (run.wait_at != ir::kNoValue) waits.insert(run.wait_at);
     }
     // The wait may fall on a store that goes (a run whose loads have no
     // other use waits where its last store was): emit before dropping.
@@ -229,16 +276,19 @@ class AsyncCopies final : public Optimization {
           if (!rw.handled(moved)) rw.copy(moved);
         for (const Copy& c : run.copies) {
           const ir::Op& store = kernel[c.store];
-          b.copy_async(rw.map(store.src[0]), rw.map(store.src[1]), rw.map(c.load));
+          b.copy_async(rw.map(store.src[0]), rw.map(store.src[1]), rw.map(c.value));
         }
       }
+      if (waits.count(id) > 0) b.copy_wait(0);
       if (const auto found = late.find(id); found != late.end()) {
         const Run& run = *found->second;
         b.copy_commit();
-        b.copy_wait(0);
-        for (const Copy& c : run.copies) {
-          const ir::Op& store = kernel[c.store];
-          rw.replace(c.load, b.load(rw.map(store.src[0]), rw.map(store.src[1]), store.lanes));
+        if (run.wait_at == ir::kNoValue) {
+          b.copy_wait(0);
+          for (const Copy& c : run.copies) {
+            const ir::Op& store = kernel[c.store];
+            rw.replace(c.value, b.load(rw.map(store.src[0]), rw.map(store.src[1]), store.lanes));
+          }
         }
       }
       if (dropped.count(id) > 0)

@@ -75,20 +75,6 @@ struct Plan {
   std::int64_t threads = 1;
 };
 
-// The one LOCAL axis of a group (the threads tiled_reduce made) and its
-// constant length; nullopt when the kernel has none or several.
-std::optional<std::pair<ValueId, std::int64_t>> single_local_axis(const Kernel& kernel) {
-  std::optional<std::pair<ValueId, std::int64_t>> found;
-  for (ValueId id = 0; id < kernel.size(); ++id) {
-    const ir::Op& op = kernel[id];
-    if (op.kind != OpKind::Index || op.scope() != ir::Scope::Local) continue;
-    const auto length = ir::constant_int(kernel, op.src[0]);
-    if (found || !length || op.attr != 0) return std::nullopt;
-    found = std::make_pair(id, *length);
-  }
-  return found;
-}
-
 // The IFs between `id` and `loop`, innermost first; nullopt when an inner
 // LOOP lies between them (its iterations would need slots of their own).
 std::optional<std::vector<ValueId>> guards(const Kernel& kernel, const ir::Blocks& blocks, ValueId id, ValueId loop) {

@@ -1,5 +1,6 @@
 #include "opt_support.hpp"
 
+#include "kiln/ir/analysis.hpp"
 #include "kiln/ir/dtype.hpp"
 
 #include <algorithm>
@@ -51,6 +52,18 @@ std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope,
     if (op.kind == ir::OpKind::Index && op.scope() == scope && op.attr == axis) return id;
   }
   return std::nullopt;
+}
+
+std::optional<std::pair<ir::ValueId, std::int64_t>> single_local_axis(const ir::Kernel& kernel) {
+  std::optional<std::pair<ir::ValueId, std::int64_t>> found;
+  for (ir::ValueId id = 0; id < kernel.size(); ++id) {
+    const ir::Op& op = kernel[id];
+    if (op.kind != ir::OpKind::Index || op.scope() != ir::Scope::Local) continue;
+    const auto length = ir::constant_int(kernel, op.src[0]);
+    if (found || !length || op.attr != 0) return std::nullopt;
+    found = std::make_pair(id, *length);
+  }
+  return found;
 }
 
 bool is_local_storage(const ir::Kernel& kernel, ir::ValueId memory) {

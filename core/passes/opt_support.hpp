@@ -39,6 +39,11 @@ std::optional<ir::ValueId> find_index(const ir::Kernel& kernel, ir::Scope scope,
 // barrier orders).
 bool is_local_storage(const ir::Kernel& kernel, ir::ValueId memory);
 
+// The one LOCAL axis of a group (the threads tiled_reduce made): its INDEX
+// op and constant length; nullopt when the kernel has none, several, or one
+// of another axis or of a length that is not constant.
+std::optional<std::pair<ir::ValueId, std::int64_t>> single_local_axis(const ir::Kernel& kernel);
+
 // Whether `op` is a LOAD of a read-only (GLOBAL) param: no op of the launch
 // writes what it reads, so it may be repeated, moved or cached.
 bool read_only_load(const ir::Kernel& kernel, const ir::Op& op);

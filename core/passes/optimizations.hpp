@@ -23,7 +23,7 @@ const Optimization& pad();
 const Optimization& reassociate();
 // end of structural
 
-// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile, mma_staged, pack_tile, reciprocal_divide, wgmma_staged, simt_staged, prefetch_rows, async_copies, pipeline_rows)
+// performance (register_block, tiled_reduce, local_tile, vectorize, lane_reduce, row_cache, online_softmax, mma_tile, mma_staged, pack_tile, reciprocal_divide, wgmma_staged, simt_staged, prefetch_rows, async_copies, pipeline_rows, stage_input)
 const Optimization& register_block();
 const Optimization& tiled_reduce();
 const Optimization& local_tile();
@@ -40,6 +40,7 @@ const Optimization& wgmma_staged();
 const Optimization& simt_staged();
 const Optimization& async_copies();
 const Optimization& pipeline_rows();
+const Optimization& stage_input();
 // end of performance
 
 }  // namespace kiln::passes::opts

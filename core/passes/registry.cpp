@@ -42,6 +42,7 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::prefetch_rows());
     all.push_back(&opts::async_copies());
     all.push_back(&opts::pipeline_rows());
+    all.push_back(&opts::stage_input());
     // end of performance
 
     return all;
