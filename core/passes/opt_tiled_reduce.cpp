@@ -19,6 +19,14 @@
 //     be LOCAL axis 0 (subgroups follow the linear local id), local a
 //     power-of-two multiple of w and branch a power of two, so every tree
 //     step keeps a multiple of w partials.
+//   - With subgroup_first=1 as well, each subgroup first combines its
+//     threads' partials with one subgroup_reduce, lane 0 of each puts its
+//     subgroup's total in LOCAL storage, and after one barrier every thread
+//     reads the local / w totals (lane i the i-th, each run of local / w
+//     lanes the same) and combines them with a second subgroup_reduce of
+//     that width: every thread holds the total after one barrier, not a
+//     barrier a tree level (four at 512 threads and branch 4). local / w must
+//     be a subgroup width the device runs. The order differs from the tree's.
 // The threads are a new LOCAL axis, or an existing one of length `local`
 // when the loop is the same in all its threads (softmax: after its max loop
 // is tiled, its sum and write loops reuse that axis). Stores at top level to
@@ -112,9 +120,9 @@ std::variant<LocalAxis, std::string> choose_axis(const Kernel& kernel, const ir:
 class Splitter {
  public:
   Splitter(const Kernel& old, const ir::Blocks& blocks, const reduce::SplittableLoop& loop, LocalAxis axis,
-           std::int64_t local, std::int64_t branch, std::int64_t subgroup)
+           std::int64_t local, std::int64_t branch, std::int64_t subgroup, bool subgroup_first)
       : old_(old), blocks_(blocks), loop_(loop), axis_(axis), local_(local), branch_(branch), subgroup_(subgroup),
-        rw_(old) {
+        subgroup_first_(subgroup_first), rw_(old) {
     // Stores only thread 0 needs to do: top level, to buffers the kernel
     // never reads back, the same in every thread along the axis.
     std::vector<bool> loaded(old.size(), false);
@@ -231,13 +239,31 @@ class Splitter {
     return out().add(out().mul(other, out().constant_i64(local_)), t);
   }
 
-  // The reduction of each partial over the subgroup (every thread's).
-  std::vector<Value> subgroup_totals(const std::vector<Value>& partials) {
+  // The reduction of each partial over subgroups of `width` (every thread's).
+  std::vector<Value> subgroup_totals(const std::vector<Value>& partials, std::int64_t width) {
     std::vector<Value> totals;
     for (std::size_t a = 0; a < partials.size(); ++a)
       totals.push_back(
-          out().subgroup_reduce(loop_.accumulators[a].op, partials[a], static_cast<std::uint32_t>(subgroup_)));
+          out().subgroup_reduce(loop_.accumulators[a].op, partials[a], static_cast<std::uint32_t>(width)));
     return totals;
+  }
+
+  // subgroup_first: each subgroup's total to LOCAL storage (its lane 0),
+  // one barrier, then every thread combines the local / w totals itself.
+  void combine_subgroups_first(Value t, Value zero) {
+    std::vector<Value> partials;
+    for (const Value& p : partials_) partials.push_back(out().load(p, zero));
+    const std::vector<Value> mine = subgroup_totals(partials, subgroup_);
+    const Value w = out().constant_i64(subgroup_);
+    const ValueId lane0 = out().if_(out().eq(out().mod(t, w), zero));
+    for (std::size_t a = 0; a < mine.size(); ++a) out().store(shared_[a], slot(out().div(t, w)), mine[a]);
+    out().end_if(lane0);
+    out().barrier();
+    const std::int64_t count = local_ / subgroup_;
+    const Value theirs = slot(out().mod(t, out().constant_i64(count)));
+    std::vector<Value> totals;
+    for (const Value& s : shared_) totals.push_back(out().load(s, theirs));
+    add_totals(subgroup_totals(totals, count));
   }
 
   void add_totals(const std::vector<Value>& totals) {
@@ -255,8 +281,20 @@ class Splitter {
     if (subgroup_ == local_) {  // the threads are one subgroup: every one gets the total
       std::vector<Value> partials;
       for (const Value& p : partials_) partials.push_back(out().load(p, zero));
-      return add_totals(subgroup_totals(partials));
+      return add_totals(subgroup_totals(partials, subgroup_));
     }
+    if (subgroup_first_) combine_subgroups_first(t, zero);
+    else combine_tree(t, zero);
+    // In an enclosing loop the next round's partials must not overwrite
+    // the total while a thread still reads it.
+    bool nested_in_loop = false;
+    for (ValueId p = blocks_.parent[loop_.loop]; p != ir::kNoValue; p = blocks_.parent[p])
+      nested_in_loop = nested_in_loop || old_[p].kind == OpKind::Loop;
+    if (nested_in_loop) out().barrier();
+  }
+
+  // The tree: `branch` partials a step, a barrier after each.
+  void combine_tree(Value t, Value zero) {
     const Value mine = slot(t);
     for (std::size_t a = 0; a < partials_.size(); ++a) out().store(shared_[a], mine, out().load(partials_[a], zero));
     out().barrier();
@@ -293,7 +331,7 @@ class Splitter {
       // the total where everyone reads it.
       std::vector<Value> partials;
       for (const Value& s : shared_) partials.push_back(out().load(s, mine));
-      const std::vector<Value> totals = subgroup_totals(partials);
+      const std::vector<Value> totals = subgroup_totals(partials, subgroup_);
       const ValueId first = out().if_(out().eq(t, zero));
       for (std::size_t a = 0; a < totals.size(); ++a) out().store(shared_[a], mine, totals[a]);
       out().end_if(first);
@@ -302,12 +340,6 @@ class Splitter {
     std::vector<Value> totals;
     for (const Value& s : shared_) totals.push_back(out().load(s, slot(zero)));
     add_totals(totals);
-    // In an enclosing loop the next round's partials must not overwrite
-    // the total while a thread still reads it.
-    bool nested_in_loop = false;
-    for (ValueId p = blocks_.parent[loop_.loop]; p != ir::kNoValue; p = blocks_.parent[p])
-      nested_in_loop = nested_in_loop || old_[p].kind == OpKind::Loop;
-    if (nested_in_loop) out().barrier();
   }
 
   const Kernel& old_;
@@ -315,6 +347,7 @@ class Splitter {
   const reduce::SplittableLoop& loop_;
   LocalAxis axis_;
   std::int64_t local_, branch_, subgroup_;  // subgroup_: 0 (the tree to the end) or its width
+  bool subgroup_first_;
   ir::Rewriter rw_;
   std::vector<bool> guarded_;
   Value thread_, first_thread_;
@@ -327,7 +360,8 @@ class TiledReduce final : public Optimization {
   std::string_view description() const override {
     return "splits a reduction (or parallel) LOOP across `local` LOCAL threads: strided partials, then a tree "
            "through LOCAL storage with barriers, `branch` partials per step; subgroup=w ends the tree at w partials "
-           "and combines them with one subgroup_reduce where the device claims it";
+           "and combines them with one subgroup_reduce where the device claims it (subgroup_first=1: subgroups "
+           "first, one barrier)";
   }
 
   std::vector<OptStep> configs(const Kernel& kernel, const DeviceInfo& device) const override {
@@ -360,6 +394,9 @@ class TiledReduce final : public Optimization {
             steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", local},
                                               {"branch", branch}, {"subgroup", width}}));
         }
+        if (subgroups && !subgroup_first_refusal(local, width, device))
+          steps.push_back(make_step(kName, {{"loop", static_cast<std::int64_t>(number)}, {"local", local},
+                                            {"subgroup", width}, {"subgroup_first", 1}}));
       }
     }
     return steps;
@@ -368,7 +405,8 @@ class TiledReduce final : public Optimization {
   Result<Kernel> apply(const Kernel& kernel, const OptStep& step, const DeviceInfo& device) const override {
     if (Result<void> valid = ir::verify(kernel); !valid.ok())
       return step_error(step, "the kernel does not verify: " + valid.error().message);
-    KILN_TRY(known_params(step, {"loop", "local", "branch", "subgroup"}));
+    KILN_TRY(known_params(step, {"loop", "local", "branch", "subgroup", "subgroup_first"}));
+    KILN_TRY_ASSIGN(const bool subgroup_first, flag_param(step, "subgroup_first"));
     KILN_TRY_ASSIGN(const std::int64_t loop_number, require_param(step, "loop"));
     KILN_TRY_ASSIGN(const std::int64_t local, require_param(step, "local"));
     const std::int64_t branch = step.param("branch", 2);
@@ -400,7 +438,9 @@ class TiledReduce final : public Optimization {
       if (auto why = subgroup_refusal(splittable, std::get<LocalAxis>(axis), local, branch, subgroup, device))
         return step_error(step, "subgroup=" + std::to_string(subgroup) + ": " + *why);
     }
-    return Splitter(kernel, blocks, splittable, std::get<LocalAxis>(axis), local, branch, subgroup).run();
+    if (subgroup_first)
+      if (auto why = subgroup_first_refusal(local, subgroup, device)) return step_error(step, "subgroup_first=1: " + *why);
+    return Splitter(kernel, blocks, splittable, std::get<LocalAxis>(axis), local, branch, subgroup, subgroup_first).run();
   }
 
  private:
@@ -426,6 +466,18 @@ class TiledReduce final : public Optimization {
     if (local % width != 0 || !power_of_two(local / width))
       return "local=" + std::to_string(local) + " is not a power-of-two multiple of the width";
     if (!power_of_two(branch)) return "branch=" + std::to_string(branch) + " is not a power of two";
+    return std::nullopt;
+  }
+
+  // Why the subgroups-first form does not fit (nothing when it does): the
+  // subgroups' totals are reduced by a subgroup of local / width lanes.
+  static std::optional<std::string> subgroup_first_refusal(std::int64_t local, std::int64_t width,
+                                                           const DeviceInfo& device) {
+    if (width == 0) return std::string("needs subgroup=w");
+    if (local <= width) return "local=" + std::to_string(local) + " is one subgroup (no second level)";
+    const std::int64_t count = local / width;
+    if (count > static_cast<std::int64_t>(device.warp_size) || !sdk::subgroup_width_allowed(static_cast<std::uint32_t>(count)))
+      return "the " + std::to_string(count) + " subgroups' totals are not one subgroup the device runs";
     return std::nullopt;
   }
 

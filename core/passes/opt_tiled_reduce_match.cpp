@@ -200,6 +200,35 @@ std::vector<bool> varying_along(const Kernel& kernel, const ir::Blocks& blocks, 
     }
     return true;
   };
+  // Also the same along it: a SUBGROUP_REDUCE of width w over a LOAD of
+  // LOCAL storage (shared by the group) at (t mod w) + u, u the same for
+  // all threads, t LOCAL axis 0 of a length w divides: every segment holds
+  // the same elements in the same lanes (tiled_reduce's subgroup_first
+  // form, whose every thread combines the subgroups' totals itself).
+  const auto lane_of_segment = [&](ValueId v, std::uint64_t width) {
+    const ir::Op& op = kernel[v];
+    if (op.kind != OpKind::Binary || roots.size() != 1 || op.src[0] != roots.front()) return false;
+    const auto c = ir::constant_int(kernel, op.src[1]);
+    if (!c) return false;
+    return (op.binary() == BinaryOp::Mod && *c == static_cast<std::int64_t>(width)) ||
+           (op.binary() == BinaryOp::BitAnd && *c == static_cast<std::int64_t>(width) - 1);
+  };
+  const auto segments_alike = [&](const ir::Op& op) {
+    if (op.kind != OpKind::SubgroupReduce || roots.size() != 1) return false;
+    const ir::Op& index = kernel[roots.front()];
+    const auto length = ir::constant_int(kernel, index.src[0]);
+    if (index.kind != OpKind::Index || index.scope() != ir::Scope::Local || index.attr != 0 || !length ||
+        *length <= 0 || op.attr == 0 || static_cast<std::uint64_t>(*length) % op.attr != 0)
+      return false;
+    const ir::Op& load = kernel[op.src[0]];
+    if (load.kind != OpKind::Load || !is_storage(kernel, load.src[0], ir::Scope::Local)) return false;
+    const ValueId at = load.src[1];
+    if (lane_of_segment(at, op.attr)) return true;
+    const ir::Op& sum = kernel[at];
+    return sum.kind == OpKind::Binary && sum.binary() == BinaryOp::Add &&
+           ((lane_of_segment(sum.src[0], op.attr) && !varying[sum.src[1]]) ||
+            (lane_of_segment(sum.src[1], op.attr) && !varying[sum.src[0]]));
+  };
   const auto control_varies = [&](ValueId id) {
     for (ValueId p = blocks.parent[id]; p != ir::kNoValue; p = blocks.parent[p])
       if (varying[kernel[p].src[0]]) return true;
@@ -213,7 +242,7 @@ std::vector<bool> varying_along(const Kernel& kernel, const ir::Blocks& blocks, 
       for (ValueId v : op.operands()) any_operand = any_operand || (v < n && varying[v]);
       bool now = any_operand;
       if (op.kind == OpKind::Index) now = now || std::find(roots.begin(), roots.end(), id) != roots.end();
-      if (segment_uniform(op)) now = false;
+      if (segment_uniform(op) || segments_alike(op)) now = false;
       if (op.kind == OpKind::Load && !is_storage(kernel, op.src[0], ir::Scope::Local)) now = now || tainted[op.src[0]];
       if (op.kind == OpKind::Store && !tainted[op.src[0]] && (any_operand || control_varies(id))) {
         tainted[op.src[0]] = true;

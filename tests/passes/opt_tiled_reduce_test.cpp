@@ -452,7 +452,70 @@ TEST(TiledReduce, SubgroupFormRefusesWhatDoesNotFit) {
   EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,branch=3,subgroup=32)", gpu),
               HasSubstr("branch=3 is not a power of two"));
   EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroups=32)", gpu),
-              HasSubstr("unknown parameter 'subgroups' (expected: loop, local, branch, subgroup)"));
+              HasSubstr("unknown parameter 'subgroups' (expected: loop, local, branch, subgroup, subgroup_first)"));
+}
+
+// subgroup_first=1: each subgroup reduces its lanes first (shuffles), lane 0
+// of each puts its total in LOCAL memory, and after one barrier every thread
+// combines the subgroups' totals with a second subgroup_reduce: one barrier
+// where the tree takes one a level.
+TEST(TiledReduce, SubgroupsFirstNeedOneBarrier) {
+  const ir::Kernel before = parse_valid(kSumRows);
+  const DeviceInfo gpu = with_subgroups(gpu_preset());
+  const ir::Kernel tree = applied(before, "tiled_reduce(loop=0,local=128,branch=2,subgroup=32)", gpu);
+  const ir::Kernel first = applied(before, "tiled_reduce(loop=0,local=128,subgroup=32,subgroup_first=1)", gpu);
+  const std::string text = ir::print(first);
+  EXPECT_EQ(count_kind(first, ir::OpKind::Barrier), 1u) << text;
+  EXPECT_GT(count_kind(tree, ir::OpKind::Barrier), 1u);
+  EXPECT_NE(text.find("subgroup_reduce add 32 f32"), std::string::npos) << text;
+  EXPECT_NE(text.find("subgroup_reduce add 4 f32"), std::string::npos) << text;
+  EXPECT_EQ(compare_runs(before, first, {}, 1e-6), "");
+  // Every row kernel's reductions, every float dtype and int sums and
+  // maxima, on subgroups of 32 (1024 threads: 32 totals) and of 8 (a small
+  // device: 64 threads, 8 totals).
+  const DeviceInfo small = with_subgroups(small_preset());
+  struct Case {
+    std::string_view kernel;
+    std::vector<std::string_view> steps;
+    const DeviceInfo* device;
+  };
+  const Case cases[] = {
+      {"sum-rows", {"tiled_reduce(loop=0,local=1024,subgroup=32,subgroup_first=1)"}, &gpu},
+      {"max-rows", {"tiled_reduce(loop=0,local=64,subgroup=8,subgroup_first=1)"}, &small},
+      {"softmax-rows",
+       {"tiled_reduce(loop=0,local=256,subgroup=32,subgroup_first=1)",
+        "tiled_reduce(loop=1,local=256,subgroup=32,subgroup_first=1)", "tiled_reduce(loop=2,local=256,branch=2)"},
+       &gpu},
+      {"layernorm-rows", {"tiled_reduce(loop=0,local=512,subgroup=32,subgroup_first=1)", "tiled_reduce(loop=1,local=512,branch=2)"}, &gpu},
+      {"rmsnorm-rows", {"tiled_reduce(loop=0,local=64,subgroup=32,subgroup_first=1)", "tiled_reduce(loop=1,local=64,branch=2)"}, &gpu},
+  };
+  for (const Case& c : cases)
+    for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16, ir::DType::I32}) {
+      if (dtype == ir::DType::I32 && c.kernel != "sum-rows" && c.kernel != "max-rows") continue;
+      const kernels::StandardKernel k = standard(c.kernel, {.m = 3, .n = 3001}, dtype);
+      ir::Kernel current = k.kernel;
+      std::string trace = std::string(c.kernel) + " " + std::string(ir::dtype_name(dtype));
+      for (std::string_view step : c.steps) current = applied(current, step, *c.device);
+      EXPECT_EQ(compare_standard(k, current, 37, 4), "") << trace;
+    }
+}
+
+TEST(TiledReduce, SubgroupsFirstConfigsAndRefusals) {
+  const ir::Kernel k = parse_valid(kSumRows);
+  const DeviceInfo gpu = with_subgroups(gpu_preset());
+  const std::vector<std::string> texts = config_texts(tiled_reduce(), standard("sum-rows", {.m = 64, .n = 4096}).kernel, gpu);
+  EXPECT_THAT(texts, ::testing::Contains("tiled_reduce(loop=0,local=1024,subgroup=32,subgroup_first=1)"));
+  EXPECT_THAT(texts, ::testing::Contains("tiled_reduce(loop=0,local=64,subgroup=32,subgroup_first=1)"));
+  EXPECT_THAT(texts, ::testing::Not(::testing::Contains("tiled_reduce(loop=0,local=32,subgroup=32,subgroup_first=1)")));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroup_first=1)", gpu), HasSubstr("needs subgroup=w"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=32,subgroup=32,subgroup_first=1)", gpu),
+              HasSubstr("one subgroup"));
+  // Subgroups of 8 at 128 threads: 16 totals, more than a subgroup holds.
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=128,subgroup=8,subgroup_first=1)",
+                                 with_subgroups(small_preset())),
+              HasSubstr("not one subgroup"));
+  EXPECT_THAT(step_error_message(k, "tiled_reduce(loop=0,local=64,subgroup=32,subgroup_first=2)", gpu),
+              HasSubstr("subgroup_first must be 0 or 1"));
 }
 
 // A subgroup's total is the same in every lane of a LOCAL axis 0 whose length
