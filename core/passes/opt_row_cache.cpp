@@ -225,11 +225,8 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, const ir::Blocks& blo
     // Against the group's LOCAL memory: this array (every thread's share)
     // and the LOCAL storage the kernel has already (tree partials, an
     // earlier row_cache's array).
-    const std::uint64_t bytes = static_cast<std::uint64_t>(p.count * p.stride * p.threads) * ir::dtype_bytes(p.dtype) +
-                                storage_bytes(kernel, ir::Scope::Local);
-    if (bytes > device.local_memory_bytes)
-      return "the cache would make " + std::to_string(bytes) + " bytes of LOCAL storage per group, more than the " +
-             std::to_string(device.local_memory_bytes) + " the device has";
+    const std::uint64_t array = static_cast<std::uint64_t>(p.count * p.stride * p.threads) * ir::dtype_bytes(p.dtype);
+    if (auto why = local_memory_refusal(kernel, array, device, "the cache")) return *why;
     return p;
   }
   // Against the limit: this array and the REGISTER storage the kernel has

@@ -118,11 +118,8 @@ std::variant<Plan, std::string> plan(const Kernel& kernel, std::int64_t slot, co
   p.barrier_before = top;
   if (blocks.parent[p.thread] != ir::kNoValue || p.thread >= top)
     return std::string("the param is read before the LOCAL index is defined at the kernel's top level");
-  const std::uint64_t total = static_cast<std::uint64_t>(p.storage) * static_cast<std::uint64_t>(bytes) +
-                              storage_bytes(kernel, ir::Scope::Local);
-  if (total > device.local_memory_bytes)
-    return "the copy would make " + std::to_string(total) + " bytes of LOCAL storage per group, more than the " +
-           std::to_string(device.local_memory_bytes) + " the device has";
+  const std::uint64_t array = static_cast<std::uint64_t>(p.storage) * static_cast<std::uint64_t>(bytes);
+  if (auto why = local_memory_refusal(kernel, array, device, "the copy")) return *why;
   return p;
 }
 

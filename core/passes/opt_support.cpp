@@ -77,6 +77,14 @@ std::uint64_t storage_bytes(const ir::Kernel& kernel, ir::Scope scope) {
   return bytes;
 }
 
+std::optional<std::string> local_memory_refusal(const ir::Kernel& kernel, std::uint64_t added, const DeviceInfo& device,
+                                                std::string_view what) {
+  const std::uint64_t bytes = added + storage_bytes(kernel, ir::Scope::Local);
+  if (bytes <= device.local_memory_bytes) return std::nullopt;
+  return std::string(what) + " would make " + std::to_string(bytes) + " bytes of LOCAL storage per group, more than the " +
+         std::to_string(device.local_memory_bytes) + " the device has";
+}
+
 std::uint64_t max_register_bytes(const DeviceInfo& device) {
   return device.max_register_bytes > 0 ? device.max_register_bytes : kDefaultMaxRegisterBytes;
 }

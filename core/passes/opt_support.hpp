@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -51,6 +52,11 @@ bool read_only_load(const ir::Kernel& kernel, const ir::Op& op);
 // Bytes of the kernel's STORAGE of `scope`: what a thread keeps (REGISTER)
 // or a group shares (LOCAL).
 std::uint64_t storage_bytes(const ir::Kernel& kernel, ir::Scope scope);
+
+// Why `added` bytes of LOCAL storage (`what`: "the cache") do not fit beside
+// the LOCAL storage the kernel has on `device`, or nullopt when they do.
+std::optional<std::string> local_memory_refusal(const ir::Kernel& kernel, std::uint64_t added, const DeviceInfo& device,
+                                                std::string_view what);
 
 // The REGISTER bytes a thread may keep on `device` (kDefaultMaxRegisterBytes
 // where the device does not say).

@@ -497,9 +497,7 @@ class TiledReduce final : public Optimization {
 
   static bool fits_local_memory(const Kernel& kernel, const reduce::SplittableLoop& loop, std::int64_t local,
                                 const DeviceInfo& device) {
-    std::uint64_t bytes = 0;
-    for (const ir::Op& op : kernel.ops)
-      if (op.kind == OpKind::Storage && op.scope() == ir::Scope::Local) bytes += op.imm * ir::dtype_bytes(op.dtype);
+    std::uint64_t bytes = storage_bytes(kernel, ir::Scope::Local);
     for (const reduce::Accumulator& a : loop.accumulators)
       bytes += static_cast<std::uint64_t>(local) * ir::dtype_bytes(a.dtype);
     return bytes <= device.local_memory_bytes;
