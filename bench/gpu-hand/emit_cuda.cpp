@@ -1,7 +1,7 @@
 // kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir]: the CUDA source kiln
 // generates for a standard kernel after SEQUENCE on `preset:h200` (what the
 // CUDA plugin reports for an H200: kiln/passes/device_presets.hpp), after a first line
-// "// LAUNCH threads=T smem=BYTES params=P" that bench/gpu-hand/bench.cu
+// "// LAUNCH threads=T smem=BYTES params=P grid=G" that bench/gpu-hand/bench.cu
 // launches it with. --ir prints the optimized kernel's IR instead. No GPU
 // needed: the source is what the CUDA plugin hands NVRTC, so it can be read,
 // compiled with nvcc/ptxas for its registers, edited by hand and timed
@@ -14,6 +14,7 @@
 #include <kiln/passes/device_presets.hpp>
 #include <kiln/passes/optimization.hpp>
 #include <kiln/sdk/c_emitter.hpp>
+#include <kiln/sdk/grid.hpp>
 #include <kiln/tune/heuristic.hpp>
 
 #include <iostream>
@@ -63,10 +64,14 @@ int main(int argc, char** argv) {
   try {
     sdk::EmitOptions options;
     options.entry = "k";
-    const sdk::EmittedKernel emitted = sdk::emit_c_family(optimized->to_wire(), sdk::cuda_dialect(), options);
+    const std::vector<kiln_op> wire = optimized->to_wire();
+    const sdk::EmittedKernel emitted = sdk::emit_c_family(wire, sdk::cuda_dialect(), options);
     const auto& local = emitted.shape.local_sizes;
+    // The standard kernels' lengths are constants: no argument is read.
+    const sdk::LaunchGrid grid = sdk::compute_grid(wire, {});
     std::cout << "// LAUNCH threads=" << local[0] * local[1] * local[2] << " smem=" << emitted.dynamic_local_bytes
-              << " params=" << emitted.shape.params.size() << "\n";
+              << " params=" << emitted.shape.params.size() << " grid=" << grid.total_groups()
+              << "\n";
     if (heuristic) std::cout << "// SEQUENCE " << passes::to_string(*sequence) << "\n";
     std::cout << emitted.source << "\n";
   } catch (const std::exception& e) {

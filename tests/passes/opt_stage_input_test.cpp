@@ -180,3 +180,32 @@ store f32 %y[%t], %s
   EXPECT_EQ(count_kind(copied, ir::OpKind::CopyAsync), 2u) << ir::print(copied);
   EXPECT_EQ(compare_runs(before, copied), "");
 }
+
+TEST(StageInput, GroupsThatLoopOverRowsCopyTheWeightsOnce) {
+  // Rows padded to a multiple of 3 and coarsened (strided): each of 3 groups
+  // does rows g, g + 3, g + 6 (the last past m = 7 skipped by pad's guard).
+  // stage_input after them copies the weights once, in front of the rows'
+  // LOOP, so the weights cross memory once a group instead of once a row;
+  // the copy's barrier precedes the loop, whose iterations end in their own.
+  const DeviceInfo device = h200_preset();
+  for (ir::DType dtype : {ir::DType::F32, ir::DType::BF16}) {
+    SCOPED_TRACE(ir::dtype_name(dtype));
+    const int lanes = dtype == ir::DType::F32 ? 4 : 8;
+    const kernels::StandardKernel k = standard("rmsnorm-rows", {.m = 7, .n = 1027}, dtype);
+    const std::string rows = rmsnorm_blocks(lanes) + "; pad(axis=0,multiple=3); coarsen(axis=0,factor=3,mode=1)";
+    const ir::Kernel before = optimize(k.kernel, parse_sequence(rows).value(), device).value();
+    const ir::Kernel staged =
+        optimize(k.kernel, parse_sequence(rows + "; stage_input(param=1); async_copies()").value(), device).value();
+    const ir::Blocks blocks = ir::analyze_blocks(staged);
+    std::size_t copies = 0;
+    for (ir::ValueId id = 0; id < staged.size(); ++id) {
+      if (staged[id].kind != ir::OpKind::CopyAsync) continue;
+      ++copies;
+      EXPECT_EQ(blocks.parent[id], ir::kNoValue) << "copy %" << id << " inside a LOOP or IF\n" << ir::print(staged);
+    }
+    EXPECT_GT(copies, 0u);
+    EXPECT_EQ(param_loads_after(staged, 1, first_top_level_barrier(staged)), 0u) << ir::print(staged);
+    EXPECT_EQ(compare_outcomes(run_on_interpreter(before, k.args, 5), run_on_interpreter(staged, k.args, 5), 0), "");
+    EXPECT_EQ(compare_standard(k, staged, 5, 4), "");
+  }
+}
