@@ -8,7 +8,7 @@
 
 namespace kiln::passes::opts {
 
-// structural (split_local, coarsen, split_loop, split_aligned, peel_loop, unroll, merge_loops, reorder, pad, persistent_groups, reassociate),
+// structural (split_local, coarsen, split_loop, split_aligned, peel_loop, unroll, merge_loops, reorder, pad, reassociate),
 // e.g. `const Optimization& split_local();`
 const Optimization& split_local();
 const Optimization& coarsen();
@@ -20,7 +20,6 @@ const Optimization& merge_loops();
 const Optimization& swap_loops();
 const Optimization& swap_axes();
 const Optimization& pad();
-const Optimization& persistent_groups();
 const Optimization& reassociate();
 // end of structural
 

@@ -22,7 +22,6 @@ const std::vector<const Optimization*>& optimizations() {
     all.push_back(&opts::swap_loops());
     all.push_back(&opts::swap_axes());
     all.push_back(&opts::pad());
-    all.push_back(&opts::persistent_groups());
     all.push_back(&opts::reassociate());
     // end of structural
 
