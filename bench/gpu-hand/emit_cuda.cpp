@@ -1,4 +1,4 @@
-// kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir]: the CUDA source kiln
+// kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir|--cost]: the CUDA source kiln
 // generates for a standard kernel after SEQUENCE on `preset:h200` (what the
 // CUDA plugin reports for an H200: kiln/passes/device_presets.hpp), after a first line
 // "// LAUNCH threads=T smem=BYTES params=P grid=G" that bench/gpu-hand/bench.cu
@@ -7,10 +7,13 @@
 // compiled with nvcc/ptxas for its registers, edited by hand and timed
 // (bench/gpu-hand/README.md). SEQUENCE "heuristic" takes the untuned pick
 // (kiln's heuristic schedule on preset:h200) and prints it on a second
-// line, "// SEQUENCE ...", to be read or edited into a list.
+// line, "// SEQUENCE ...", to be read or edited into a list. --cost prints
+// the cost model's estimate on preset:h200 instead, its terms in ns (what the
+// heuristic schedule ranks recipes by: docs/cost-model.md).
 #include <kiln/ir/dtype.hpp>
 #include <kiln/ir/text.hpp>
 #include <kiln/kernels/library.hpp>
+#include <kiln/passes/cost.hpp>
 #include <kiln/passes/device_presets.hpp>
 #include <kiln/passes/optimization.hpp>
 #include <kiln/sdk/c_emitter.hpp>
@@ -24,8 +27,9 @@
 using namespace kiln;
 
 int main(int argc, char** argv) {
-  if (argc < 6 || (argc == 7 && std::string(argv[6]) != "--ir") || argc > 7) {
-    std::cerr << "usage: kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir]\n";
+  const std::string mode = argc == 7 ? argv[6] : "";
+  if (argc < 6 || argc > 7 || (argc == 7 && mode != "--ir" && mode != "--cost")) {
+    std::cerr << "usage: kiln_emit_cuda KERNEL M N DTYPE SEQUENCE [--ir|--cost]\n";
     return 2;
   }
   const std::optional<ir::DType> dtype = ir::dtype_from_name(argv[4]);
@@ -57,8 +61,15 @@ int main(int argc, char** argv) {
     std::cerr << "kiln_emit_cuda: " << optimized.error().message << "\n";
     return 1;
   }
-  if (argc == 7) {
+  if (mode == "--ir") {
     std::cout << ir::print(*optimized);
+    return 0;
+  }
+  if (mode == "--cost") {
+    const passes::CostEstimate c = passes::estimate_cost(*optimized, device);
+    std::cout << "total " << c.total_ns << " launch " << c.launch_ns << " compute " << c.compute_ns << " global "
+              << c.global_memory_ns << " local " << c.local_memory_ns << " barrier " << c.barrier_ns << " occupancy "
+              << c.occupancy << "\n";
     return 0;
   }
   try {

@@ -43,6 +43,25 @@ constexpr double kTierOverride = 8;
 // of five of the six (docs/autotune.md, "The heuristic schedule").
 constexpr double kAsyncCopyDiscount = 1.15;
 
+// A candidate whose reductions run their warps first (tiled_reduce
+// subgroup_first=1) is ranked at the price of the same sequence with the
+// tree (the flag dropped), when that lowers. The model counts the tree's
+// LOCAL traffic and barriers as what the flag saves, 13% of layernorm f16's
+// price at 5342 x 50257 on preset:h200; by hand on an H100 (2026-12-06 and
+// 2026-12-07, bench/gpu-hand) the flag ran level with the tree in the LOCAL
+// rows and 1-2 points faster in the f32 register rows. So it takes the tree's
+// place in the ranking where the tree would win (its recipe comes first, and
+// ties keep the earlier), and no other.
+std::optional<passes::OptSequence> with_trees(const passes::OptSequence& sequence) {
+  passes::OptSequence out = sequence;
+  bool changed = false;
+  for (passes::OptStep& step : out)
+    if (step.opt == "tiled_reduce")
+      changed |= std::erase_if(step.params, [](const auto& p) { return p.first == "subgroup_first" && p.second != 0; }) > 0;
+  if (!changed) return std::nullopt;
+  return out;
+}
+
 struct Candidate {
   passes::OptSequence sequence;
   Tier tier;
@@ -136,7 +155,7 @@ struct Ranked {
   Tier tier = Tier::Untuned;
   bool threads = false;
   bool barriers = false;
-  double rank_ns = 0;  // the price it is ranked by (see kAsyncCopyDiscount)
+  double rank_ns = 0;  // the price it is ranked by (see kAsyncCopyDiscount, with_trees)
 };
 
 // On a CPU with threads per group but no SIMD width across them (PoCL's
@@ -230,7 +249,10 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
         Result<ir::Kernel> lowered = space.lower(kernel, all[i].sequence, device);
         if (!lowered) continue;  // a recipe that does not fit this kernel or device
         const double cost_ns = space.cost(*lowered, device);
-        const double rank_ns = has_op(*lowered, ir::OpKind::CopyAsync) ? cost_ns / kAsyncCopyDiscount : cost_ns;
+        double price_ns = cost_ns;
+        if (const auto trees = with_trees(all[i].sequence))
+          if (Result<ir::Kernel> tree = space.lower(kernel, *trees, device)) price_ns = space.cost(*tree, device);
+        const double rank_ns = has_op(*lowered, ir::OpKind::CopyAsync) ? price_ns / kAsyncCopyDiscount : price_ns;
         priced[i] = Priced{all[i].tier, cost_ns, uses_local_threads(*lowered),
                            has_op(*lowered, ir::OpKind::Barrier), rank_ns};
       }
