@@ -8,6 +8,9 @@
 #
 #   scripts/gpu-check.sh                 configure + build in build-gpu/, then run
 #   scripts/gpu-check.sh --prebuilt DIR  run the binaries of an existing build tree
+#                                        (one built there by an earlier call, or
+#                                        the bundle of scripts/gpu-bundle.sh, built
+#                                        on a CPU machine and carried in .gpu/)
 #
 # Environment: OUT (logs go there when set, else to <build>/gpu-logs; with
 # OUT set they end packed in OUT/logs.tgz beside summary.txt unless
@@ -47,6 +50,8 @@ PREBUILT=0
 if [ "${1:-}" = "--prebuilt" ]; then
   PREBUILT=1
   BUILD=$(cd "${2:?--prebuilt needs a build directory}" && pwd)
+  # A tree built elsewhere names that machine's folders in its RUNPATH.
+  export LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 LOGS=${OUT:-$BUILD/gpu-logs}
 mkdir -p "$LOGS"
