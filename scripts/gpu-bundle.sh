@@ -18,9 +18,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 DEST=${2:-$ROOT/.gpu/prebuilt}
-for target in kiln_cli kiln_plugin_probe kiln-plugin-cuda kiln-plugin-opencl; do
-  cmake --build "$BUILD" --target "$target" >/dev/null
-done
+cmake --build "$BUILD" --target kiln_cli kiln_plugin_probe kiln-plugin-cuda kiln-plugin-opencl >/dev/null
 rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib/kiln/plugins"
 cp "$BUILD/bin/kiln" "$DEST/bin/"

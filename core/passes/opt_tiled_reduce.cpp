@@ -248,22 +248,26 @@ class Splitter {
     return totals;
   }
 
+  // One LOAD of each array (an accumulator's partials or LOCAL slots) at `at`.
+  std::vector<Value> load_each(const std::vector<Value>& arrays, Value at) {
+    std::vector<Value> values;
+    for (const Value& array : arrays) values.push_back(out().load(array, at));
+    return values;
+  }
+
   // subgroup_first: each subgroup's total to LOCAL storage (its lane 0),
   // one barrier, then every thread combines the local / w totals itself.
   void combine_subgroups_first(Value t, Value zero) {
-    std::vector<Value> partials;
-    for (const Value& p : partials_) partials.push_back(out().load(p, zero));
-    const std::vector<Value> mine = subgroup_totals(partials, subgroup_);
+    const std::vector<Value> mine = subgroup_totals(load_each(partials_, zero), subgroup_);
     const Value w = out().constant_i64(subgroup_);
     const ValueId lane0 = out().if_(out().eq(out().mod(t, w), zero));
-    for (std::size_t a = 0; a < mine.size(); ++a) out().store(shared_[a], slot(out().div(t, w)), mine[a]);
+    const Value subgroup_slot = slot(out().div(t, w));
+    for (std::size_t a = 0; a < mine.size(); ++a) out().store(shared_[a], subgroup_slot, mine[a]);
     out().end_if(lane0);
     out().barrier();
     const std::int64_t count = local_ / subgroup_;
     const Value theirs = slot(out().mod(t, out().constant_i64(count)));
-    std::vector<Value> totals;
-    for (const Value& s : shared_) totals.push_back(out().load(s, theirs));
-    add_totals(subgroup_totals(totals, count));
+    add_totals(subgroup_totals(load_each(shared_, theirs), count));
   }
 
   void add_totals(const std::vector<Value>& totals) {
@@ -278,11 +282,8 @@ class Splitter {
   // Partials to LOCAL storage, the tree, the total into each accumulator.
   void combine(Value zero) {
     const Value t = thread();
-    if (subgroup_ == local_) {  // the threads are one subgroup: every one gets the total
-      std::vector<Value> partials;
-      for (const Value& p : partials_) partials.push_back(out().load(p, zero));
-      return add_totals(subgroup_totals(partials, subgroup_));
-    }
+    if (subgroup_ == local_)  // the threads are one subgroup: every one gets the total
+      return add_totals(subgroup_totals(load_each(partials_, zero), subgroup_));
     if (subgroup_first_) combine_subgroups_first(t, zero);
     else combine_tree(t, zero);
     // In an enclosing loop the next round's partials must not overwrite
@@ -329,17 +330,13 @@ class Splitter {
       // The last `subgroup_` partials in one subgroup (the others reduce
       // theirs too, unused: the op is the whole group's); its thread 0 puts
       // the total where everyone reads it.
-      std::vector<Value> partials;
-      for (const Value& s : shared_) partials.push_back(out().load(s, mine));
-      const std::vector<Value> totals = subgroup_totals(partials, subgroup_);
+      const std::vector<Value> totals = subgroup_totals(load_each(shared_, mine), subgroup_);
       const ValueId first = out().if_(out().eq(t, zero));
       for (std::size_t a = 0; a < totals.size(); ++a) out().store(shared_[a], mine, totals[a]);
       out().end_if(first);
       out().barrier();
     }
-    std::vector<Value> totals;
-    for (const Value& s : shared_) totals.push_back(out().load(s, slot(zero)));
-    add_totals(totals);
+    add_totals(load_each(shared_, slot(zero)));
   }
 
   const Kernel& old_;
