@@ -47,15 +47,10 @@ extern "C" __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(TT) k(co
   const int part = (int)cluster.block_rank();
   const long r = blockIdx.x / CL;
   uint4* const b = (uint4*)dyn;
-  const long total = (long)MM * NN, s = r * NN, base = s & ~7L;
-  const int o = (int)(s - base), nch = (int)((s + NN - base + 7) >> 3);
+  const long s = r * NN, base = s & ~7L;
+  const int o = (int)(s - base), nch = row_chunks(s, base);
   const int c0 = part * PART, c1 = min(nch, c0 + PART);
-  for (int c = c0 + threadIdx.x; c < c1; c += TT) {
-    const long e = base + 8L * c, rem = total - e;
-    const int bytes = rem >= 8 ? 16 : (int)(rem * 2);
-    const unsigned sa = (unsigned)__cvta_generic_to_shared(b + (c - c0));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(x + e), "r"(bytes));
-  }
+  for (int c = c0 + threadIdx.x; c < c1; c += TT) copy_chunk(x, base, c, b + (c - c0));
   asm volatile("cp.async.commit_group;\n");
   asm volatile("cp.async.wait_group 0;\n");
   __syncthreads();

@@ -77,13 +77,11 @@ while IFS='|' read -r name kernel dtype sequence mode; do
                                   grep -oE "Used [0-9]+ registers|[0-9]+ bytes spill stores" | tr '\n' ' ')
   echo "$name: $(head -1 "$OUTDIR/$name.cu" | cut -c4-) $registers"
 done <"$1"
-# With nvcc here (HAND_PREBUILD=0 to skip), the timing binaries are built here
-# as run.sh would (static CUDA runtime, sm_90), so a device call spends no time
-# compiling: run.sh builds only the ones missing from .gpu/hand/bin.
+# With nvcc here (HAND_PREBUILD=0 to skip), run.sh builds the timing binaries
+# here (static CUDA runtime, sm_90), so a device call spends no time compiling:
+# there it builds only the ones missing from .gpu/hand/bin.
 rm -rf "$OUTDIR/bin"
 if [ -n "$PTXAS" ] && [ "${HAND_PREBUILD:-1}" != 0 ]; then
-  mkdir -p "$OUTDIR/bin"
-  (cd "$OUTDIR" && ls ./*.cu | grep -v bench.cu | xargs -P "$(nproc)" -I{} sh -c \
-    'n=$(basename {} .cu); '"$PTXAS"' -arch=sm_90 -std=c++17 -O2 -Xlinker -s -include {} bench.cu -o bin/$n 2>bin/$n.err || { echo "BUILD FAILED $n"; rm -f bin/$n; }')
+  NVCC=$PTXAS bash "$OUTDIR/run.sh" --build-only
   echo "gen.sh: $(ls "$OUTDIR/bin" | grep -vc '\.err$') binaries built here"
 fi

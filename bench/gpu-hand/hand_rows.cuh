@@ -1,9 +1,23 @@
 // hand_rows.cuh: what the hand-written row kernels of this folder share
-// (persistent_rows.cu, cluster_rows.cu): exp2, the warp and group
+// (persistent_rows.cu, cluster_rows.cu, split_rows.cu, refill_rows.cu): a
+// row's chunks and their copies into shared memory, exp2, the warp and group
 // reductions, and the writing of a row's 16-byte chunk. Included after the
-// defines gen.sh puts in front (NN, MODE, TT); gen.sh copies it beside them.
+// defines gen.sh puts in front (NN, MM, MODE, TT); gen.sh copies it beside them.
 #pragma once
 #include <cuda_fp16.h>
+// The 16-byte chunks of the row that starts at element s: from base, s rounded
+// down to 8 elements (rows of NN start anywhere), to past the row's end.
+static __device__ __forceinline__ int row_chunks(long s, long base) { return (int)((s + NN - base + 7) >> 3); }
+// Chunk c of the row whose chunks start at element base into dst by cp.async
+// (uncommitted), zero-filled past the matrix's end. The clobber keeps a read of
+// dst's old contents above the copy (refill_rows.cu reads a slot, then refills
+// it); the other kernels' PTX is the same with it as without.
+static __device__ __forceinline__ void copy_chunk(const unsigned short* x, long base, int c, uint4* dst) {
+  const long e = base + 8L * c, rem = (long)MM * NN - e;
+  const int bytes = rem >= 8 ? 16 : (int)(rem * 2);
+  const unsigned sa = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(x + e), "r"(bytes) : "memory");
+}
 static __device__ __forceinline__ float ex2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 static __device__ __forceinline__ float warp_max(float v) { for (int d = 16; d > 0; d >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d)); return v; }
 static __device__ __forceinline__ float warp_sum(float v) { for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d); return v; }

@@ -14,14 +14,9 @@
 #define CHUNKS ((NN + 7) / 8 + 1)
 #include "hand_rows.cuh"
 static __device__ __forceinline__ void issue(const unsigned short* x, int r, uint4* b) {
-  const long total = (long)MM * NN, s = (long)r * NN, base = s & ~7L;
-  const int nch = (int)((s + NN - base + 7) >> 3);
-  for (int c = threadIdx.x; c < nch; c += TT) {
-    const long e = base + 8L * c, rem = total - e;
-    const int bytes = rem >= 8 ? 16 : (int)(rem * 2);
-    const unsigned sa = (unsigned)__cvta_generic_to_shared(b + c);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(x + e), "r"(bytes));
-  }
+  const long s = (long)r * NN, base = s & ~7L;
+  const int nch = row_chunks(s, base);
+  for (int c = threadIdx.x; c < nch; c += TT) copy_chunk(x, base, c, b + c);
   asm volatile("cp.async.commit_group;\n");
 }
 extern "C" __global__ void __launch_bounds__(TT, 1) k(const unsigned short* __restrict__ x, unsigned short* y) {
@@ -38,7 +33,7 @@ extern "C" __global__ void __launch_bounds__(TT, 1) k(const unsigned short* __re
     __syncthreads();
     const uint4* b = cur ? buf1 : buf0;
     const long s = (long)r * NN, base = s & ~7L;
-    const int o = (int)(s - base), nch = (int)((s + NN - base + 7) >> 3);
+    const int o = (int)(s - base), nch = row_chunks(s, base);
     float a = MODE == 0 ? -INFINITY : 0.f, q = 0.f;
     for (int c = threadIdx.x; c < nch; c += TT) add_chunk_stats(b[c], c, o, a, q);
     float mean_or_max, scale;

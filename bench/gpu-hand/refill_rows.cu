@@ -21,33 +21,25 @@
 #ifndef GRID
 #define GRID 264
 #endif
-#define CHUNKS ((NN + 7) / 8 + 1)
 // HAND_LAUNCH threads=TT smem=((NN+7)/8+1)*16 params=2 grid=GRID
 #include "hand_rows.cuh"
-// Chunk c of row r (16 bytes at the row's start rounded down to 8 elements,
-// zero-filled past the matrix) into slot c.
-static __device__ __forceinline__ void fetch(const unsigned short* x, int r, int c, uint4* b) {
-  const long total = (long)MM * NN, base = ((long)r * NN) & ~7L, e = base + 8L * c, rem = total - e;
-  const int bytes = rem >= 8 ? 16 : (int)(rem * 2);
-  const unsigned sa = (unsigned)__cvta_generic_to_shared(b + c);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(x + e), "r"(bytes) : "memory");
-}
-static __device__ __forceinline__ int chunks_of(int r) {
-  const long s = (long)r * NN, base = s & ~7L;
-  return (int)((s + NN - base + 7) >> 3);
-}
 extern "C" __global__ void __launch_bounds__(TT, 2) k(const unsigned short* __restrict__ x, unsigned short* y) {
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ float red_a[33], red_b[33];
   uint4* const b = (uint4*)dyn;
-  if (blockIdx.x < MM)
-    for (int c = threadIdx.x; c < chunks_of(blockIdx.x); c += TT) fetch(x, blockIdx.x, c, b);
+  if (blockIdx.x < MM) {
+    const long first = (long)blockIdx.x * NN, first_base = first & ~7L;
+    const int nfirst = row_chunks(first, first_base);
+    for (int c = threadIdx.x; c < nfirst; c += TT) copy_chunk(x, first_base, c, b + c);
+  }
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   for (int r = blockIdx.x; r < MM; r += gridDim.x) {
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
     const long s = (long)r * NN, base = s & ~7L;
-    const int o = (int)(s - base), nch = chunks_of(r);
-    const int next = r + gridDim.x, nnext = next < MM ? chunks_of(next) : 0;
+    const int o = (int)(s - base), nch = row_chunks(s, base);
+    const int next = r + gridDim.x;
+    const long next_base = ((long)next * NN) & ~7L;
+    const int nnext = next < MM ? row_chunks((long)next * NN, next_base) : 0;
     float a = MODE == 0 ? -INFINITY : 0.f, q = 0.f;
     for (int c = threadIdx.x; c < nch; c += TT) add_chunk_stats(b[c], c, o, a, q);
     float shift, scale;
@@ -63,14 +55,14 @@ extern "C" __global__ void __launch_bounds__(TT, 2) k(const unsigned short* __re
       shift = sum * (1.f / NN);
       scale = rsqrtf(fmaxf(sq * (1.f / NN) - shift * shift, 0.f) + 1e-5f);
     }
-    // The store of chunk c uses the value read from slot c, so the read is
-    // done before the copy into the slot is issued.
+    // The store of chunk c uses the value read from slot c, and the fence keeps
+    // the compiler from moving that read below the copy that refills the slot.
     int c = threadIdx.x;
     for (; c < nch; c += TT) {
       write_chunk(b[c], y, base, s, c, o, shift, scale);
-      if (c < nnext) fetch(x, next, c, b);
+      if (c < nnext) copy_chunk(x, next_base, c, b + c);
     }
-    for (; c < nnext; c += TT) fetch(x, next, c, b);
+    for (; c < nnext; c += TT) copy_chunk(x, next_base, c, b + c);
     asm volatile("cp.async.commit_group;\n" ::: "memory");
   }
 }

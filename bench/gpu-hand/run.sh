@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # run.sh (on the GPU machine, from .gpu/hand/): builds bench.cu around each
-# variant's source with nvcc (unless gen.sh built it already) and times it (median of 22 launches, the L2
-# flushed before each) in two rounds, each after a float4 add over 2^28 f32
-# (the bandwidth yardstick of the same run). PROF="NAME ...": also Nsight
-# Compute's speed-of-light, warp-state and stall counts of those variants,
-# into $OUT/prof_NAME.txt.
+# variant's source with nvcc (those not built yet) and times it (median of 22
+# launches, the L2 flushed before each) in two rounds, each after a float4 add
+# over 2^28 f32 (the bandwidth yardstick of the same run). PROF="NAME ...":
+# also Nsight Compute's speed-of-light, warp-state and stall counts of those
+# variants, into $OUT/prof_NAME.txt. `run.sh --build-only` builds and stops
+# (gen.sh runs it on the CPU machine where nvcc is, so the device compiles
+# nothing).
 cd "$(dirname "$0")" || exit 1
 mkdir -p bin
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+ls ./*.cu | grep -v bench.cu | xargs -P "$(nproc)" -I{} sh -c 'n=$(basename {} .cu); [ -x bin/$n ] || '"$NVCC"' -arch=sm_90 -std=c++17 -O2 -Xlinker -s -include {} bench.cu -o bin/$n 2>bin/$n.err || echo "BUILD FAILED $n"'
+[ "${1:-}" = --build-only ] && exit 0
 read -r M N <size
 nvidia-smi --query-gpu=name --format=csv,noheader
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-# Binaries gen.sh built on the CPU machine are kept; the rest are built here.
-ls ./*.cu | grep -v bench.cu | xargs -P 12 -I{} sh -c 'n=$(basename {} .cu); [ -x bin/$n ] || '"$NVCC"' -arch=sm_90 -std=c++17 -O2 -include {} bench.cu -o bin/$n 2>bin/$n.err || echo "BUILD FAILED $n"'
 launch() {  # NAME: THREADS SMEM PARAMS [GRID] from the source's first line (grid=G: a hand-written persistent kernel)
   head -1 "$1.cu" | sed -E 's/.*threads=([0-9]+) smem=([0-9]+) params=([0-9]+)( grid=([0-9]+))?.*/\1 \2 \3 \5/'
 }

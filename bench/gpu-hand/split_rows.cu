@@ -37,19 +37,14 @@ static __device__ __forceinline__ float exps(const uint4 v, int c, int o, float 
 extern "C" __global__ void __launch_bounds__(TT, SLOTS) k(const unsigned short* __restrict__ x, unsigned short* y) {
   extern __shared__ __align__(16) uint4 sm[];
   __shared__ float red[33];
-  const long s = (long)blockIdx.x * NN, base = s & ~7L, total = (long)MM * NN;
-  const int o = (int)(s - base), nch = (int)((s + NN - base + 7) >> 3), t = threadIdx.x;
+  const long s = (long)blockIdx.x * NN, base = s & ~7L;
+  const int o = (int)(s - base), nch = row_chunks(s, base), t = threadIdx.x;
   // Registers: chunks t + j TT, j < RC (all in the row: RC * TT < nch).
   uint4 r[RC > 0 ? RC : 1];
 #pragma unroll
   for (int j = 0; j < RC; ++j) r[j] = __ldg((const uint4*)(x + base) + t + j * TT);
   // Shared memory: chunks RC TT + t + j TT, the tail chunk clipped to the tensor.
-  for (int c = RC * TT + t; c < nch; c += TT) {
-    const long e = base + 8L * c, rem = total - e;
-    const int bytes = rem >= 8 ? 16 : (int)(rem * 2);
-    const unsigned sa = (unsigned)__cvta_generic_to_shared(sm + (c - RC * TT));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(x + e), "r"(bytes));
-  }
+  for (int c = RC * TT + t; c < nch; c += TT) copy_chunk(x, base, c, sm + (c - RC * TT));
   asm volatile("cp.async.commit_group;\n");
   float a = MODE == 0 ? -INFINITY : 0.f, q = 0.f;
 #pragma unroll
