@@ -487,9 +487,18 @@ SearchSpace make_default_space(Precision precision) {
     // two rounds: f16 softmax 23.4-24.5 GB/s against 24.4-24.7 with eight,
     // rmsnorm 29.2-31.0 against 31.1; f32 within 3%).
     constexpr std::string_view kEightRows = "coarsen(axis=0,factor=8,mode=0); ";
-    if (const std::string_view text = recipe; text.starts_with(kEightRows) && text.find("pipeline_rows") != text.npos)
+    // Then, for row counts that 4 does not divide either, the eight-row recipe
+    // after pad (pipeline_rows clamps the padded rows to m - 1: the last
+    // work-item runs row m - 1 again in their place). 4095 x 16384 on a 2-core
+    // Xeon (2026-12-07, the untuned pick against the unpipelined one it was
+    // before, two alternated rounds): softmax f16 26.2-26.7 GB/s against
+    // 23.5-23.9, f32 33.9-34.2 against 30.1-31.2, the norms 13-59% faster
+    // (docs/passes.md, "pipeline_rows").
+    if (const std::string_view text = recipe; text.starts_with(kEightRows) && text.find("pipeline_rows") != text.npos) {
       s.recipes.push_back(
           passes::parse_sequence("coarsen(axis=0,factor=4,mode=0); " + std::string(text.substr(kEightRows.size()))).value());
+      s.recipes.push_back(passes::parse_sequence("pad(axis=0,multiple=8); " + std::string(text)).value());
+    }
   }
   // GPU rows in blocks of consecutive elements, for 16-bit rows above all (a
   // warp's 2-byte accesses move 64 bytes, and the H200 issued more

@@ -43,6 +43,25 @@ constexpr double kTierOverride = 8;
 // of five of the six (docs/autotune.md, "The heuristic schedule").
 constexpr double kAsyncCopyDiscount = 1.15;
 
+// How much cheaper a candidate whose rows are software-pipelined
+// (pipeline_rows) is ranked than the model prices it. The model sums each
+// loop's cost and sees no overlap between one row's stores and another's
+// arithmetic, which is all the step buys, so it prices the pipelined kernel
+// as its unpipelined twin (ties keep the pipelined recipe, listed first).
+// Where the rows are padded (pad before coarsen: any row count) the rows
+// run again past m make it dearer by their share (6 of 256 at m = 250, 1 of
+// 4096 at m = 4095), and the unpipelined recipe would win by that. On a
+// 2-core Xeon (2026-12-06/07, docs/passes.md "pipeline_rows") pipelining
+// ran 5-62% faster than the unpipelined picks where it paid (f32 softmax at
+// m = 4096 5%, 16-bit softmax 7-22%, the norms 11-62%), level once in f32
+// at n = 50257: ranked 5% cheaper, it keeps its place where padding costs
+// less than that.
+constexpr double kPipelineDiscount = 1.05;
+
+bool pipelines_rows(const passes::OptSequence& sequence) {
+  return std::any_of(sequence.begin(), sequence.end(), [](const passes::OptStep& step) { return step.opt == "pipeline_rows"; });
+}
+
 // A candidate whose reductions run their warps first (tiled_reduce
 // subgroup_first=1) is ranked at the price of the same sequence with the
 // tree (the flag dropped), when that lowers. The model counts the tree's
@@ -252,7 +271,8 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
         double price_ns = cost_ns;
         if (const auto trees = with_trees(all[i].sequence))
           if (Result<ir::Kernel> tree = space.lower(kernel, *trees, device)) price_ns = space.cost(*tree, device);
-        const double rank_ns = has_op(*lowered, ir::OpKind::CopyAsync) ? price_ns / kAsyncCopyDiscount : price_ns;
+        double rank_ns = has_op(*lowered, ir::OpKind::CopyAsync) ? price_ns / kAsyncCopyDiscount : price_ns;
+        if (pipelines_rows(all[i].sequence)) rank_ns /= kPipelineDiscount;
         priced[i] = Priced{all[i].tier, cost_ns, uses_local_threads(*lowered),
                            has_op(*lowered, ir::OpKind::Barrier), rank_ns};
       }

@@ -360,7 +360,9 @@ TEST_P(RowsOnDevices, OddRowsRunOnAlignedBlocks) {
 TEST_P(RowsOnDevices, PipelinedRecipesMatchTheInterpreter) {
   // The CPU recipes that pipeline eight rows a work-item (pipeline_rows: a
   // row's stages fused with the rows before's), on 24 rows (three work-items)
-  // of 160 and of 101 (split_aligned's blocks), every dtype, on the C plugin (the recipes prefetch the next row:
+  // and on 21 (the recipes after pad: the third work-item's three rows past m
+  // run row 20 again) of 160 and of 101 (split_aligned's blocks), every dtype,
+  // on the C plugin (the recipes prefetch the next row:
   // the devices that claim PREFETCH), against the unoptimized kernel on the
   // interpreter.
   const std::string plugin = GetParam();
@@ -377,22 +379,23 @@ TEST_P(RowsOnDevices, PipelinedRecipesMatchTheInterpreter) {
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16}) {
       if (!info.supports_op_kind(KILN_OP_LOAD, static_cast<unsigned>(dtype))) continue;
-      for (const std::int64_t n : {160, 101}) {
-        const kernels::StandardKernel k = standard(name, {.m = 24, .n = n}, dtype);
+      for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{24, 160}, {24, 101}, {21, 160}, {21, 101}}) {
+        const kernels::StandardKernel k = standard(name, {.m = m, .n = n}, dtype);
         const RunOutcome expected = run_on_interpreter(k.kernel, k.args, 61);
         for (const passes::OptSequence& recipe : tune::default_search_space().recipes) {
           const std::string text = passes::to_string(recipe);
           if (text.find("pipeline_rows") == std::string::npos) continue;
           Result<ir::Kernel> optimized = passes::optimize(k.kernel, recipe, info);
           if (!optimized.ok()) continue;  // the other kernel's recipe, or the other length's
-          SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)) + " n=" + std::to_string(n) + ": " + text);
+          SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)) + " m=" + std::to_string(m) + " n=" +
+                       std::to_string(n) + ": " + text);
           const RunOutcome actual = run_on_device(device, *optimized, k.args, 61);
           EXPECT_EQ(compare_outcomes(expected, actual, tolerance(k)), "");
           ++runs;
         }
       }
     }
-  EXPECT_GE(runs, 2 * 3 * 3);  // at each length, softmax's recipe and the norms' for it; three dtypes
+  EXPECT_GE(runs, 2 * 2 * 3 * 3);  // at each shape, softmax's recipe and the norms' for it; three dtypes
 }
 
 TEST_P(RowsOnDevices, FlatAlignedBlocksOfFourOnTheDummy) {
