@@ -283,10 +283,12 @@ TEST(PipelineRows, RowsPastAPaddedCountRepeatTheLastRow) {
     }
 }
 
-TEST(PipelineRows, ClampsAGuardOnlyWhereTheBodyDependsOnTheRowAlone) {
-  // Four rows of 8 under IF (row < 3): the row's offset computed inside the
-  // guard, so the body is a function of the row; row 3 runs row 2 again.
-  constexpr std::string_view kGuarded = R"(
+namespace {
+
+// Four rows of 8 under IF (row < 3), two stages; the row's offset computed
+// inside the guard (%11) or in front of it (%9).
+std::string guarded_rows(bool offset_in_front) {
+  std::string text = R"(
 %0 = param 0 global f32[32]
 %1 = param 1 global_mut f32[32]
 %2 = const i64 4
@@ -296,12 +298,10 @@ TEST(PipelineRows, ClampsAGuardOnlyWhereTheBodyDependsOnTheRowAlone) {
 %6 = storage register f32[1]
 %7 = const f32 0
 %8 = loop %2
-  %9 = cmplt bool %8, %5
-  if %9
-    %11 = mul i64 %8, %3
+GUARD
     store f32 %6[%4], %7
     %13 = loop %3
-      %14 = add i64 %11, %13
+      %14 = add i64 OFFSET, %13
       %15 = load f32 %0[%14]
       %16 = load f32 %6[%4]
       %17 = add f32 %16, %15
@@ -309,7 +309,7 @@ TEST(PipelineRows, ClampsAGuardOnlyWhereTheBodyDependsOnTheRowAlone) {
     endloop %13
     %20 = load f32 %6[%4]
     %21 = loop %3
-      %22 = add i64 %11, %21
+      %22 = add i64 OFFSET, %21
       %23 = load f32 %0[%22]
       %24 = sub f32 %23, %20
       store f32 %1[%22], %24
@@ -317,44 +317,25 @@ TEST(PipelineRows, ClampsAGuardOnlyWhereTheBodyDependsOnTheRowAlone) {
   endif
 endloop %8
 )";
-  const ir::Kernel guarded = parse_valid(kGuarded);
+  text.replace(text.find("GUARD"), 5,
+               offset_in_front ? "  %9 = mul i64 %8, %3\n  %10 = cmplt bool %8, %5\n  if %10"
+                               : "  %9 = cmplt bool %8, %5\n  if %9\n    %11 = mul i64 %8, %3");
+  for (std::size_t at; (at = text.find("OFFSET")) != std::string::npos;) text.replace(at, 6, offset_in_front ? "%9" : "%11");
+  return text;
+}
+
+}  // namespace
+
+TEST(PipelineRows, ClampsAGuardOnlyWhereTheBodyDependsOnTheRowAlone) {
+  // The offset inside the guard: the body is a function of the row; row 3
+  // runs row 2 again.
+  const ir::Kernel guarded = parse_valid(guarded_rows(false));
   const ir::Kernel pipelined = applied(guarded, "pipeline_rows(loop=0)", cpu_preset());
   EXPECT_EQ(shape_of(pipelined).loop_counts, (std::vector<std::int64_t>{8, 3, 8, 8})) << ir::print(pipelined);
   EXPECT_EQ(compare_runs(guarded, pipelined, {}, 0), "");
-  // The offset computed in front of the guard: the body uses a value of the
-  // counter other than the row, which clamping the row would not cover. The
-  // guard stays, and no stage LOOPs are left at the body's top level.
-  constexpr std::string_view kOffsetOutside = R"(
-%0 = param 0 global f32[32]
-%1 = param 1 global_mut f32[32]
-%2 = const i64 4
-%3 = const i64 8
-%4 = const i64 0
-%5 = const i64 3
-%6 = storage register f32[1]
-%7 = const f32 0
-%8 = loop %2
-  %9 = mul i64 %8, %3
-  %10 = cmplt bool %8, %5
-  if %10
-    store f32 %6[%4], %7
-    %13 = loop %3
-      %14 = add i64 %9, %13
-      %15 = load f32 %0[%14]
-      %16 = load f32 %6[%4]
-      %17 = add f32 %16, %15
-      store f32 %6[%4], %17
-    endloop %13
-    %20 = load f32 %6[%4]
-    %21 = loop %3
-      %22 = add i64 %9, %21
-      %23 = load f32 %0[%22]
-      %24 = sub f32 %23, %20
-      store f32 %1[%22], %24
-    endloop %21
-  endif
-endloop %8
-)";
-  EXPECT_THAT(step_error_message(parse_valid(kOffsetOutside), "pipeline_rows(loop=0)", cpu_preset()),
+  // In front of it: the body uses a value of the counter other than the row,
+  // which clamping the row would not cover. The guard stays, and no stage
+  // LOOPs are left at the body's top level.
+  EXPECT_THAT(step_error_message(parse_valid(guarded_rows(true)), "pipeline_rows(loop=0)", cpu_preset()),
               HasSubstr("no two LOOPs of one constant count"));
 }
