@@ -29,14 +29,6 @@
 // row counter, and otherwise reads it back from a slot per row in flight
 // that the computing stage wrote (softmax's row maximum, which the writing
 // stage's loose ends use).
-//
-// Row counts the factor does not divide: pad(axis=0) before coarsen leaves
-// the loop's body under IF (row < m). The guard goes, and the row becomes
-// min(row, m - 1): the work-item holding rows past m runs row m - 1 again in
-// their place, which reads what it read and writes what it wrote (no buffer
-// is both read and written, as above), so results are exact, every
-// work-item is pipelined, and the kernel stays one loop for the cost model
-// (a copy of the body for the last work-item would be priced as run by all).
 #include "kiln/ir/rewriter.hpp"
 #include "opt_support.hpp"
 #include "optimizations.hpp"
@@ -235,76 +227,6 @@ Plan plan_at(const Kernel& kernel, const std::vector<LoopSite>& sites, std::int6
   return plan;
 }
 
-// pad's guard around a loop's body: pure ops (the row's index `row`, the
-// comparison), then IF (row < length) closing right before the END_LOOP,
-// length the same in every work-item, and no op of the body using a value
-// that differs between rows or work-items (an index, a loop counter, what
-// is computed from them) other than through `row`: then the body is a
-// function of `row` alone, and running it for min(row, length - 1) where
-// the guard failed repeats a row this work-item runs anyway.
-struct RowGuard {
-  ValueId guard = ir::kNoValue;  // the IF
-  ValueId end = ir::kNoValue;    // its END_IF
-  ValueId row = ir::kNoValue;
-  ValueId length = ir::kNoValue;
-};
-
-std::optional<RowGuard> row_guard(const Kernel& kernel, const LoopSite& outer) {
-  // Values in front of the IF that differ between rows or work-items.
-  std::vector<bool> varying(kernel.size(), false);
-  for (ValueId id = 0; id < outer.end; ++id) {
-    const Op& op = kernel[id];
-    varying[id] = op.kind == OpKind::Index || op.kind == OpKind::Loop;
-    for (ValueId v : op.operands()) varying[id] = varying[id] || (v < id && varying[v]);
-    if (id <= outer.loop) continue;
-    if (op.kind != OpKind::If) {
-      if (!is_pure_value(op)) return std::nullopt;
-      continue;
-    }
-    const Op& condition = kernel[op.src[0]];
-    if (condition.kind != OpKind::Binary || condition.binary() != ir::BinaryOp::CmpLt || condition.lanes != 1)
-      return std::nullopt;
-    RowGuard g{id, ir::kNoValue, condition.src[0], condition.src[1]};
-    if (kernel[g.row].dtype != ir::DType::I64 || varying[g.length]) return std::nullopt;
-    int depth = 1;
-    for (ValueId at = id + 1; at < outer.end && depth > 0; ++at) {
-      const OpKind kind = kernel[at].kind;
-      depth += kind == OpKind::If || kind == OpKind::Loop ? 1 : kind == OpKind::EndIf || kind == OpKind::EndLoop ? -1 : 0;
-      if (depth == 0) g.end = at;
-    }
-    if (g.end + 1 != outer.end) return std::nullopt;
-    for (ValueId at = id + 1; at < g.end; ++at)
-      for (ValueId v : kernel[at].operands())
-        if (v < id && varying[v] && v != g.row) return std::nullopt;
-    return g;
-  }
-  return std::nullopt;
-}
-
-// The kernel with the guard gone and its row clamped to length - 1.
-Kernel clamped_rows(const Kernel& kernel, const RowGuard& g) {
-  return ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
-    if (id == g.end) {
-      rw.drop(id);
-      return true;
-    }
-    if (id != g.guard) return false;
-    ir::Builder& b = rw.out();
-    rw.replace(g.row, b.min(rw.map(g.row), b.sub(rw.map(g.length), b.constant_i64(1))));
-    rw.drop(id);
-    return true;
-  });
-}
-
-// The kernel pipeline_rows plans on: the input, or the input with the
-// chosen loop's row guard clamped away.
-Kernel unguarded(const Kernel& kernel, std::int64_t position) {
-  const std::vector<LoopSite> sites = loop_sites(kernel);
-  if (position < 0 || position >= static_cast<std::int64_t>(sites.size())) return kernel;
-  const auto g = row_guard(kernel, sites[static_cast<std::size_t>(position)]);
-  return g ? clamped_rows(kernel, *g) : kernel;
-}
-
 // REGISTER bytes a thread holds once the plan's copies are made, and the
 // device's limit for them.
 std::string over_register_budget(const Kernel& kernel, const Plan& plan, const DeviceInfo& device) {
@@ -423,13 +345,11 @@ class PipelineRows final : public Optimization {
     std::vector<OptStep> steps;
     // A CPU schedule: on a device with LOCAL threads a row is the group's.
     if (!is_valid(kernel) || device.max_local_threads > 1 || has_local_index(kernel)) return steps;
-    const std::size_t loops = loop_sites(kernel).size();
-    for (std::size_t position = 0; position < loops; ++position) {
-      const Kernel source = unguarded(kernel, static_cast<std::int64_t>(position));
-      if (const Plan plan = plan_at(source, loop_sites(source), static_cast<std::int64_t>(position));
-          plan.why_not.empty() && over_register_budget(source, plan, device).empty())
+    const std::vector<LoopSite> sites = loop_sites(kernel);
+    for (std::size_t position = 0; position < sites.size(); ++position)
+      if (const Plan plan = plan_at(kernel, sites, static_cast<std::int64_t>(position));
+          plan.why_not.empty() && over_register_budget(kernel, plan, device).empty())
         steps.push_back(make_step(name(), {{"loop", static_cast<std::int64_t>(position)}}));
-    }
     return steps;
   }
 
@@ -437,14 +357,13 @@ class PipelineRows final : public Optimization {
     KILN_TRY(check_input(step, kernel));
     KILN_TRY_ASSIGN(const auto params, step_params(step, {"loop"}));
     if (has_local_index(kernel)) return step_error(step, "the kernel has LOCAL threads (a row is the group's, not a thread's)");
-    const Kernel source = unguarded(kernel, params[0]);
-    const Plan plan = plan_at(source, loop_sites(source), params[0]);
+    const Plan plan = plan_at(kernel, loop_sites(kernel), params[0]);
     if (!plan.why_not.empty()) return step_error(step, plan.why_not);
-    if (const std::string why = over_register_budget(source, plan, device); !why.empty()) return step_error(step, why);
+    if (const std::string why = over_register_budget(kernel, plan, device); !why.empty()) return step_error(step, why);
 
-    Kernel out = ir::rewrite(source, [&](ir::Rewriter& rw, ValueId id) {
+    Kernel out = ir::rewrite(kernel, [&](ir::Rewriter& rw, ValueId id) {
       if (const auto copy = plan.replicated.find(id); copy != plan.replicated.end()) {
-        const Op& op = source[id];
+        const Op& op = kernel[id];
         rw.replace(id, rw.out().storage(op.scope(), op.dtype, copy->second.elements * static_cast<std::uint64_t>(copy->second.copies)));
         return true;
       }

@@ -48,17 +48,24 @@ constexpr std::uint64_t kMinPrefetchedBytes = 32;
 // (split_aligned's first aligned element of a row, f * ((base + f - 1) / f)),
 // counts as that atom with coefficient s: the element it names lies within
 // f - 1 of base's, and the prefetch, a hint, needs only the row's
-// neighbourhood. `nested`: within such an x (no second level).
+// neighbourhood. `nested`: within such an x (no second level). A term
+// `c * min(x, last)` (coarsen mode 2's row, clamped to the axis's last)
+// counts as `c * x`: it differs only in the last work-item, whose prefetch
+// then points past the rows, as every work-item's last rows' do. `scale`:
+// the coefficient of the term being expanded.
 struct RowTerms {
   std::optional<std::int64_t> group;         // the GROUP INDEX's coefficient
   bool ambiguous = false;                    // two GROUP terms
   std::vector<std::pair<ValueId, std::int64_t>> loops;  // LOOP counter -> coefficient
 };
 
-void add_row_terms(const Kernel& kernel, ir::AffineForms& forms, ValueId index, bool nested, RowTerms& terms) {
+void add_row_terms(const Kernel& kernel, ir::AffineForms& forms, ValueId index, bool nested, std::int64_t scale,
+                   RowTerms& terms) {
   const std::optional<ir::AffineForm> form = forms.of(index);
   if (!form) return;
-  for (const auto& [atom, coefficient] : form->terms) {
+  for (const auto& [atom, unscaled] : form->terms) {
+    std::int64_t coefficient = 0;
+    if (__builtin_mul_overflow(unscaled, scale, &coefficient)) continue;
     const ir::Op& a = kernel[atom];
     if (a.kind == OpKind::Index && a.scope() == ir::Scope::Group) {
       terms.ambiguous = terms.ambiguous || terms.group.has_value();
@@ -70,8 +77,11 @@ void add_row_terms(const Kernel& kernel, ir::AffineForms& forms, ValueId index, 
       // x / f, or x >> log2(f) as simplify_algebra writes a power of two.
       const auto operand = ir::constant_int(kernel, a.src[1]);
       const bool shift = a.binary() == ir::BinaryOp::Shr;
-      if (operand && *operand >= 0 && *operand < 62 && (shift ? std::int64_t{1} << *operand : *operand) == coefficient)
-        add_row_terms(kernel, forms, a.src[0], true, terms);
+      if (operand && *operand >= 0 && *operand < 62 && (shift ? std::int64_t{1} << *operand : *operand) == unscaled)
+        add_row_terms(kernel, forms, a.src[0], true, scale, terms);
+    } else if (a.kind == OpKind::Binary && a.lanes == 1 && a.binary() == ir::BinaryOp::Min &&
+               ir::constant_int(kernel, a.src[1])) {
+      add_row_terms(kernel, forms, a.src[0], nested, coefficient, terms);
     }
   }
 }
@@ -84,7 +94,7 @@ void add_row_terms(const Kernel& kernel, ir::AffineForms& forms, ValueId index, 
 std::optional<std::int64_t> row_stride(const Kernel& kernel, ir::AffineForms& forms, ValueId id, const LoopSite& site,
                                        const std::vector<LoopSite>& sites) {
   RowTerms terms;
-  add_row_terms(kernel, forms, kernel[id].src[1], false, terms);
+  add_row_terms(kernel, forms, kernel[id].src[1], false, 1, terms);
   if (!terms.group || terms.ambiguous || *terms.group <= 0) return std::nullopt;
   for (const auto& term : terms.loops) {
     const ValueId counter = term.first;

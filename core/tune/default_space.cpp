@@ -72,7 +72,7 @@ passes::OptSequence gpu_row_blocks_recipe(int loops, int lanes, int threads, boo
   }
   add("vectorize(lanes=" + std::to_string(lanes) + ")");
   if (rows > 1) {
-    add("coarsen(axis=0,factor=" + std::to_string(rows) + ",mode=0)");
+    add("coarsen(axis=0,factor=" + std::to_string(rows) + ",mode=2)");  // any row count (mode 2)
     add("unroll(loop=0,factor=0)");
   }
   return passes::parse_sequence(text).value();
@@ -313,9 +313,9 @@ SearchSpace make_default_space(Precision precision) {
            // both (the max in one accumulator: the stages share one count). The model prices
            // it as the unpipelined twin; on a 2-core Xeon, 4096 x 16384 (2026-12-06, two
            // alternated rounds), against the two-accumulator recipe below: f32 30.1-30.8 ->
-           // 32.0-32.4 GB/s, f16 22.3-22.5 -> 25.2 (bf16 likewise). Row counts that 8 does
-           // not divide take the recipes after it.
-           "coarsen(axis=0,factor=8,mode=0); reciprocal_divide(); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
+           // 32.0-32.4 GB/s, f16 22.3-22.5 -> 25.2 (bf16 likewise). Any row count: where 8
+           // does not divide it, the last work-item repeats the last row (coarsen mode 2).
+           "coarsen(axis=0,factor=8,mode=2); reciprocal_divide(); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
            "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16); "
            "prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            "reciprocal_divide(); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); lane_reduce(loop=1,lanes=16); "
@@ -337,7 +337,7 @@ SearchSpace make_default_space(Precision precision) {
            // 27.2-27.8 -> 31.8-32.2, rmsnorm f16 25.8-26.1 -> 31.5-32.3, bf16 25.5-25.8
            // -> 30.9-32.7; with the prefetch one row on (not the next work-item's),
            // rmsnorm f32 33.8-34.5 -> 39.9-40.0, f16 25.8-26.1 -> 32.7-33.4.
-           "coarsen(axis=0,factor=8,mode=0); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); "
+           "coarsen(axis=0,factor=8,mode=2); split_loop(loop=2,factor=16); unroll(loop=3,factor=0); "
            "lane_reduce(loop=1,lanes=16); vectorize(lanes=16); prefetch_rows(loop=1,distance=1); pipeline_rows(loop=0)",
            // The norms likewise, the prefetched twin first: 4096 x 16384 on c:0
            // (2026-12-06, each tuning's medians) it ran 2-17% faster in five of the six
@@ -375,7 +375,7 @@ SearchSpace make_default_space(Precision precision) {
            // prefetched from the max's blocks: 1336 x 50257 on the Xeon (2026-12-06,
            // alternated rounds) f16 22.9-23.0 -> 24.4-26.6 GB/s, bf16 22.2-22.5 -> 22.3-24.5,
            // f32 level (25.1-28.2 against 26.4-27.9).
-           "coarsen(axis=0,factor=8,mode=0); reciprocal_divide(); split_aligned(loop=3,factor=16,flat=1); "
+           "coarsen(axis=0,factor=8,mode=2); reciprocal_divide(); split_aligned(loop=3,factor=16,flat=1); "
            "split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); split_loop(loop=6,factor=16); "
            "unroll(loop=7,factor=0); lane_reduce(loop=4,lanes=16); lane_reduce(loop=2,lanes=16); row_cache(loop=4); "
            "vectorize(lanes=16); prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
@@ -398,7 +398,7 @@ SearchSpace make_default_space(Precision precision) {
            // 1336 x 50257 on the Xeon (2026-12-06, two rounds) layernorm f32 31.8-33.9 ->
            // 37.6-39.8 GB/s, f16 25.2-25.5 -> 33.6-34.4, bf16 25.2-26.0 -> 31.3-31.6
            // (prefetched from the writing blocks instead: level with the plain blocks).
-           "coarsen(axis=0,factor=8,mode=0); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
+           "coarsen(axis=0,factor=8,mode=2); split_aligned(loop=2,factor=16,flat=1); split_aligned(loop=1,factor=16,flat=1); "
            "split_loop(loop=4,factor=16); unroll(loop=5,factor=0); lane_reduce(loop=2,lanes=16); vectorize(lanes=16); "
            "prefetch_rows(loop=2,distance=1); pipeline_rows(loop=0)",
            "split_aligned(loop=1,factor=16,flat=1); split_aligned(loop=0,factor=16,flat=1); split_loop(loop=3,factor=16); "
@@ -482,23 +482,21 @@ SearchSpace make_default_space(Precision precision) {
            "unroll(loop=1,factor=0); unroll(loop=0,factor=0)",
        }) {
     s.recipes.push_back(passes::parse_sequence(recipe).value());
-    // Each pipelined CPU row recipe (eight rows a work-item) is followed by its
-    // twin with four, for row counts that 4 divides and 8 does not (4096 x 16384,
-    // two rounds: f16 softmax 23.4-24.5 GB/s against 24.4-24.7 with eight,
-    // rmsnorm 29.2-31.0 against 31.1; f32 within 3%).
-    constexpr std::string_view kEightRows = "coarsen(axis=0,factor=8,mode=0); ";
-    // Then, for row counts that 4 does not divide either, the eight-row recipe
-    // after pad (pipeline_rows clamps the padded rows to m - 1: the last
-    // work-item runs row m - 1 again in their place). 4095 x 16384 on a 2-core
-    // Xeon (2026-12-07, the untuned pick against the unpipelined one it was
-    // before, two alternated rounds): softmax f16 26.2-26.7 GB/s against
-    // 23.5-23.9, f32 33.9-34.2 against 30.1-31.2, the norms 13-59% faster
-    // (docs/passes.md, "pipeline_rows").
-    if (const std::string_view text = recipe; text.starts_with(kEightRows) && text.find("pipeline_rows") != text.npos) {
+    // Each pipelined CPU row recipe (eight rows a work-item, any row count:
+    // coarsen mode 2 repeats the last row in place of the rows past m) is
+    // followed by its twin with four, which repeats none where 4 divides the
+    // rows and 8 does not (4096 x 16384, two rounds: f16 softmax 23.4-24.5
+    // GB/s against 24.4-24.7 with eight, rmsnorm 29.2-31.0 against 31.1; f32
+    // within 3%). Before search space 30 the eight-row recipes took multiples
+    // of 8 only and other row counts the unpipelined recipes: 4095 x 16384 on
+    // a 2-core Xeon (2026-12-07, the untuned pick against the unpipelined one
+    // it was before, two alternated rounds) softmax f16 26.2-26.7 GB/s
+    // against 23.5-23.9, f32 33.9-34.2 against 30.1-31.2, the norms 13-59%
+    // faster (docs/passes.md, "pipeline_rows").
+    constexpr std::string_view kEightRows = "coarsen(axis=0,factor=8,mode=2); ";
+    if (const std::string_view text = recipe; text.starts_with(kEightRows) && text.find("pipeline_rows") != text.npos)
       s.recipes.push_back(
           passes::parse_sequence("coarsen(axis=0,factor=4,mode=0); " + std::string(text.substr(kEightRows.size()))).value());
-      s.recipes.push_back(passes::parse_sequence("pad(axis=0,multiple=8); " + std::string(text)).value());
-    }
   }
   // GPU rows in blocks of consecutive elements, for 16-bit rows above all (a
   // warp's 2-byte accesses move 64 bytes, and the H200 issued more

@@ -43,19 +43,28 @@ constexpr double kTierOverride = 8;
 // of five of the six (docs/autotune.md, "The heuristic schedule").
 constexpr double kAsyncCopyDiscount = 1.15;
 
+// Prices within this share of each other tie, and a tie keeps the earlier
+// candidate (the default space lists the twin a device measured faster
+// first). The model is nowhere near this precise, and a recipe that
+// coarsens rows whatever their count (coarsen mode 2) prices the last
+// work-item's repeated rows: 1 of 87381 for softmax at n = 768, whose rows
+// two a warp ran 0.89x of kiln's add on the H200 against 0.73x one a warp.
+constexpr double kTiePrecision = 1e-3;
+
 // How much cheaper a candidate whose rows are software-pipelined
 // (pipeline_rows) is ranked than the model prices it. The model sums each
 // loop's cost and sees no overlap between one row's stores and another's
 // arithmetic, which is all the step buys, so it prices the pipelined kernel
 // as its unpipelined twin (ties keep the pipelined recipe, listed first).
-// Where the rows are padded (pad before coarsen: any row count) the rows
-// run again past m make it dearer by their share (6 of 256 at m = 250, 1 of
-// 4096 at m = 4095), and the unpipelined recipe would win by that. On a
-// 2-core Xeon (2026-12-06/07, docs/passes.md "pipeline_rows") pipelining
-// ran 5-62% faster than the unpipelined picks where it paid (f32 softmax at
-// m = 4096 5%, 16-bit softmax 7-22%, the norms 11-62%), level once in f32
-// at n = 50257: ranked 5% cheaper, it keeps its place where padding costs
-// less than that.
+// Where 8 does not divide the rows, coarsen mode 2 repeats the last row in
+// place of those past m, which makes it dearer by their share (6 of 256 at
+// m = 250, 1 of 4096 at m = 4095), and the unpipelined recipe would win by
+// that. On a 2-core Xeon (2026-12-06/07, docs/passes.md "pipeline_rows")
+// pipelining ran 5-62% faster than the unpipelined picks where it paid (f32
+// softmax at m = 4096 5%, 16-bit softmax 7-22%, the norms 11-62%), level
+// once in f32 at n = 50257: ranked 5% cheaper, it keeps its place where the
+// repeated rows cost less than that (42 rows, 6 of 48 repeated, stay
+// unpipelined).
 constexpr double kPipelineDiscount = 1.05;
 
 bool pipelines_rows(const passes::OptSequence& sequence) {
@@ -211,7 +220,7 @@ bool better(const Ranked& a, const Ranked& b, bool prefer_threads, bool avoid_ba
     if (lower.rank_ns <= kTierOverride * higher.rank_ns) return a.tier < b.tier;
     return &higher == &a;
   }
-  return a.rank_ns < b.rank_ns;
+  return a.rank_ns < b.rank_ns * (1 - kTiePrecision);
 }
 
 // See the end of heuristic_schedule.

@@ -91,6 +91,45 @@ endloop %6
 )");
 }
 
+TEST(Coarsen, AnyLengthRepeatsTheLastGroupInPlaceOfThoseAfterIt) {
+  // 12 elements, 5 a work-item: three work-items, the third runs elements
+  // 10, 11, 11, 11, 11 (each a repeat of the same element's work).
+  EXPECT_EQ(after_step("coarsen(axis=0,factor=5,mode=2)", kScale, cpu_preset()), R"(%0 = param 0 global f32[12]
+%1 = param 1 global_mut f32[12]
+%2 = const i64 12
+%3 = const i64 3
+%4 = const i64 11
+%5 = index group 0 %3
+%6 = const i64 5
+%7 = loop %6
+  %8 = const i64 5
+  %9 = mul i64 %5, %8
+  %10 = add i64 %9, %7
+  %11 = min i64 %10, %4
+  %12 = load f32 %0[%11]
+  %13 = const f32 3
+  %14 = mul f32 %12, %13
+  store f32 %1[%11], %14
+endloop %7
+)");
+  // Where the factor divides the length, mode 2 is mode 0.
+  EXPECT_EQ(after_step("coarsen(axis=0,factor=4,mode=2)", kScale, cpu_preset()),
+            after_step("coarsen(axis=0,factor=4,mode=0)", kScale, cpu_preset()));
+  // A dynamic length: ceil(rows / 4) work-items, rows clamped to rows - 1.
+  expect_applies(parse_valid(kDynamicRowSum), "coarsen(axis=0,factor=4,mode=2)", cpu_preset(), std::vector<double>{11, 8});
+  // A group that reads what it writes would read its own output when run again.
+  constexpr std::string_view kInPlace = R"(
+%0 = param 0 global_mut f32[12]
+%1 = const i64 12
+%2 = index group 0 %1
+%3 = load f32 %0[%2]
+%4 = mul f32 %3, %3
+store f32 %0[%2], %4
+)";
+  EXPECT_NE(refusal(parse_valid(kInPlace), "coarsen(axis=0,factor=5,mode=2)").find("both read and written"), std::string::npos);
+  expect_applies(parse_valid(kInPlace), "coarsen(axis=0,factor=4,mode=2)", cpu_preset());
+}
+
 TEST(Coarsen, LocalStorageGetsABarrierBetweenIterations) {
   const std::string out = after_step("coarsen(axis=0,factor=2,mode=0)", kLocalSums);
   // The last two lines of the loop: the added barrier, then its end.
@@ -103,9 +142,15 @@ TEST(Coarsen, ConfigsListFactorsDividingTheLengthInTheDevicesPreferredMode) {
             (std::vector<std::string>{"coarsen(axis=0,factor=4,mode=0)", "coarsen(axis=0,factor=2,mode=0)",
                                       "coarsen(axis=0,factor=4,mode=1)", "coarsen(axis=0,factor=2,mode=1)"}));
   EXPECT_EQ(config_texts("coarsen", scale, gpu_preset()).front(), "coarsen(axis=0,factor=4,mode=1)");
-  // 1 x 7 matmul: axis 0 has one group, axis 1 a prime length.
-  EXPECT_TRUE(config_texts("coarsen", standard("matmul", {1, 7, 3}), cpu_preset()).empty());
+  // 1 x 7 matmul: one grid axis, of a prime length, which only mode 2
+  // coarsens (by 2: 7 is less than twice 4).
+  EXPECT_EQ(config_texts("coarsen", standard("matmul", {1, 7, 3}), cpu_preset()),
+            (std::vector<std::string>{"coarsen(axis=0,factor=2,mode=2)"}));
   EXPECT_EQ(config_texts("coarsen", standard("add", {1, 4096, 1}), cpu_preset()).size(), 8u);
+  // 13 rows: mode 2 where the factor does not divide them and they are at
+  // least twice the factor.
+  EXPECT_EQ(config_texts("coarsen", standard("softmax-rows", {.m = 13, .n = 8}), cpu_preset()),
+            (std::vector<std::string>{"coarsen(axis=0,factor=4,mode=2)", "coarsen(axis=0,factor=2,mode=2)"}));
 }
 
 TEST(Coarsen, DynamicLengthsAreSkippedUnlessPadded) {
@@ -124,7 +169,7 @@ TEST(Coarsen, RefusesStepsThatDoNotFit) {
   EXPECT_NE(refusal(scale, "coarsen(axis=0,factor=5,mode=0)").find("not a multiple of 5"), std::string::npos);
   EXPECT_NE(refusal(scale, "coarsen(axis=0,factor=24,mode=0)").find("not a multiple of 24"), std::string::npos);
   EXPECT_NE(refusal(scale, "coarsen(axis=2,factor=2,mode=0)").find("no GROUP index on axis 2"), std::string::npos);
-  EXPECT_NE(refusal(scale, "coarsen(axis=0,factor=2,mode=2)").find("mode must be"), std::string::npos);
+  EXPECT_NE(refusal(scale, "coarsen(axis=0,factor=2,mode=3)").find("mode must be"), std::string::npos);
   EXPECT_NE(refusal(scale, "coarsen(axis=0,factor=0,mode=0)").find("at least 2"), std::string::npos);
   EXPECT_NE(refusal(scale, "coarsen(axis=0,factor=2)").find("missing parameter 'mode'"), std::string::npos);
 }

@@ -258,84 +258,26 @@ endloop %7
   EXPECT_EQ(compare_runs(from_memory, carried, {}, 0), "");
 }
 
-TEST(PipelineRows, RowsPastAPaddedCountRepeatTheLastRow) {
-  // Rows no factor divides (10, four a work-item): pad before coarsen leaves
-  // each row under IF (row < 10). The guard goes and the row becomes
-  // min(row, 9): the last work-item runs row 9 again in place of rows 10 and
-  // 11, so every work-item is pipelined and the results are exactly the
-  // padded kernel's.
+TEST(PipelineRows, RowsNoFactorDividesArePipelinedThroughCoarsensRepeatedRow) {
+  // 10 rows, four a work-item: coarsen mode 2 makes three work-items and rows
+  // min(4 g + j, 9), so the third runs row 9 again in place of rows 10 and 11.
+  // No guard is left around the rows: every work-item is pipelined, and the
+  // results are exactly the coarsened kernel's.
   for (const ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16})
     for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"}) {
       const bool softmax = std::string(name) == "softmax-rows";
       SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)));
       const kernels::StandardKernel k = standard(name, {.m = 10, .n = 64}, dtype);
-      const ir::Kernel before = optimized(k.kernel, "pad(axis=0,multiple=4); " + (softmax ? softmax_recipe(4) : norm_recipe(4)));
+      std::string recipe = softmax ? softmax_recipe(4) : norm_recipe(4);
+      recipe.replace(recipe.find("mode=0"), 6, "mode=2");
+      const ir::Kernel before = optimized(k.kernel, recipe);
       EXPECT_THAT(config_texts(pipeline_rows(), before, cpu_preset()), Contains("pipeline_rows(loop=0)"));
       const ir::Kernel after = applied(before, "pipeline_rows(loop=0)", cpu_preset());
       const std::int64_t d = softmax ? 3 : 2;
       std::vector<std::int64_t> counts(static_cast<std::size_t>(2 * d), 4);
       counts[static_cast<std::size_t>(d - 1)] = 4 - d + 1;
       EXPECT_EQ(shape_of(after).loop_counts, counts) << ir::print(after);
-      EXPECT_FALSE(std::any_of(after.ops.begin(), after.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::If; }))
-          << ir::print(after);
       EXPECT_EQ(compare_runs(before, after, {}, 0), "");
       EXPECT_EQ(compare_standard(k, after, 17), "");
     }
-}
-
-namespace {
-
-// Four rows of 8 under IF (row < 3), two stages; the row's offset computed
-// inside the guard (%11) or in front of it (%9).
-std::string guarded_rows(bool offset_in_front) {
-  std::string text = R"(
-%0 = param 0 global f32[32]
-%1 = param 1 global_mut f32[32]
-%2 = const i64 4
-%3 = const i64 8
-%4 = const i64 0
-%5 = const i64 3
-%6 = storage register f32[1]
-%7 = const f32 0
-%8 = loop %2
-GUARD
-    store f32 %6[%4], %7
-    %13 = loop %3
-      %14 = add i64 OFFSET, %13
-      %15 = load f32 %0[%14]
-      %16 = load f32 %6[%4]
-      %17 = add f32 %16, %15
-      store f32 %6[%4], %17
-    endloop %13
-    %20 = load f32 %6[%4]
-    %21 = loop %3
-      %22 = add i64 OFFSET, %21
-      %23 = load f32 %0[%22]
-      %24 = sub f32 %23, %20
-      store f32 %1[%22], %24
-    endloop %21
-  endif
-endloop %8
-)";
-  text.replace(text.find("GUARD"), 5,
-               offset_in_front ? "  %9 = mul i64 %8, %3\n  %10 = cmplt bool %8, %5\n  if %10"
-                               : "  %9 = cmplt bool %8, %5\n  if %9\n    %11 = mul i64 %8, %3");
-  for (std::size_t at; (at = text.find("OFFSET")) != std::string::npos;) text.replace(at, 6, offset_in_front ? "%9" : "%11");
-  return text;
-}
-
-}  // namespace
-
-TEST(PipelineRows, ClampsAGuardOnlyWhereTheBodyDependsOnTheRowAlone) {
-  // The offset inside the guard: the body is a function of the row; row 3
-  // runs row 2 again.
-  const ir::Kernel guarded = parse_valid(guarded_rows(false));
-  const ir::Kernel pipelined = applied(guarded, "pipeline_rows(loop=0)", cpu_preset());
-  EXPECT_EQ(shape_of(pipelined).loop_counts, (std::vector<std::int64_t>{8, 3, 8, 8})) << ir::print(pipelined);
-  EXPECT_EQ(compare_runs(guarded, pipelined, {}, 0), "");
-  // In front of it: the body uses a value of the counter other than the row,
-  // which clamping the row would not cover. The guard stays, and no stage
-  // LOOPs are left at the body's top level.
-  EXPECT_THAT(step_error_message(parse_valid(guarded_rows(true)), "pipeline_rows(loop=0)", cpu_preset()),
-              HasSubstr("no two LOOPs of one constant count"));
 }

@@ -360,8 +360,8 @@ TEST_P(RowsOnDevices, OddRowsRunOnAlignedBlocks) {
 TEST_P(RowsOnDevices, PipelinedRecipesMatchTheInterpreter) {
   // The CPU recipes that pipeline eight rows a work-item (pipeline_rows: a
   // row's stages fused with the rows before's), on 24 rows (three work-items)
-  // and on 21 (the recipes after pad: the third work-item's three rows past m
-  // run row 20 again) of 160 and of 101 (split_aligned's blocks), every dtype,
+  // and on 21 (coarsen mode 2: the third work-item runs row 20 again in
+  // place of the three rows past m) of 160 and of 101 (split_aligned's blocks), every dtype,
   // on the C plugin (the recipes prefetch the next row:
   // the devices that claim PREFETCH), against the unoptimized kernel on the
   // interpreter.

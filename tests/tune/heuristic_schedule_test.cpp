@@ -255,10 +255,11 @@ TEST(HeuristicSchedule, CpuNormsPrefetchTheNextRowAtAlignedLengths) {
 }
 
 // Rows pipelined on a CPU (pipeline_rows, eight rows a work-item, or four
-// where 8 does not divide the rows, or eight after pad where 4 does not
-// either and the padded rows, run again, cost under 5%: kPipelineDiscount):
-// softmax and the norms in every dtype, at an aligned n and on rows of odd
-// length (split_aligned's blocks); 42 rows (6 of 48 padded) stay unpipelined.
+// where 4 divides the rows and 8 does not, or eight with the last row
+// repeated in place of those past m, coarsen mode 2, where 4 does not either
+// and the repeats cost under 5%: kPipelineDiscount): softmax and the norms in
+// every dtype, at an aligned n and on rows of odd length (split_aligned's
+// blocks); 42 rows (6 of 48 repeated) stay unpipelined.
 TEST(HeuristicSchedule, CpuRowsArePipelinedWhereThatPays) {
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
     for (const ir::DType dtype : {ir::DType::F32, ir::DType::F16, ir::DType::BF16})
@@ -274,7 +275,7 @@ TEST(HeuristicSchedule, CpuRowsArePipelinedWhereThatPays) {
         if (pipelined) {
           EXPECT_TRUE(has_step(h->sequence, m % 8 != 0 && m % 4 == 0 ? "coarsen(axis=0,factor=4" : "coarsen(axis=0,factor=8"))
               << passes::to_string(h->sequence);
-          EXPECT_EQ(has_step(h->sequence, "pad(axis=0,multiple=8)"), m % 4 != 0) << passes::to_string(h->sequence);
+          EXPECT_FALSE(has_step(h->sequence, "pad(")) << passes::to_string(h->sequence);
           expect_same_results(k, *h, passes::cpu_preset(), std::max(1e-4, 16 * k.tolerance));
         }
       }
@@ -325,27 +326,26 @@ TEST(HeuristicSchedule, KeepsRowKernelsRightOnEveryPreset) {
 
 // Short rows on an H200-shaped device (warp shuffles, 8-lane vectors): one
 // warp per row, each warp doing two rows (coarsen; on the H200 0.89x of add
-// against 0.73x for softmax at n = 768 in f16), where the rows are even.
+// against 0.73x for softmax at n = 768 in f16), whatever the row count: an
+// odd one repeats the last row in the last warp (coarsen mode 2), priced a
+// row dearer, which the heuristic's tie precision absorbs.
 TEST(HeuristicSchedule, ShortRowsOnAGpuTakeTwoRowsAWarp) {
   DeviceInfo h200 = passes::gpu_preset();
   h200.register_bytes = 256;
   for (unsigned lanes : {3u, 8u, 16u}) h200.vector_width_mask |= 1u << lanes;
   for (unsigned dt = 1; dt < KILN_DTYPE_COUNT; ++dt)
     if (dt != KILN_DTYPE_BOOL) h200.op_kind_dtypes[KILN_OP_SUBGROUP_REDUCE] |= KILN_DTYPE_BIT(dt);
-  for (const char* name : {"softmax-rows", "rmsnorm-rows"}) {
-    SCOPED_TRACE(name);
-    const auto k = standard(name, {.m = 2048, .n = 768}, ir::DType::F16);
-    Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, h200);
-    ASSERT_TRUE(h.ok()) << h.error().to_string();
-    const std::string text = passes::to_string(h->sequence);
-    EXPECT_NE(text.find("local=32"), std::string::npos) << text;
-    EXPECT_NE(text.find("coarsen(axis=0,factor=2,mode=0)"), std::string::npos) << text;
-    // Odd rows: the same one warp per row without coarsening.
-    const auto odd = standard(name, {.m = 2047, .n = 768}, ir::DType::F16);
-    Result<tune::HeuristicSchedule> h_odd = tune::heuristic_schedule(odd.kernel, h200);
-    ASSERT_TRUE(h_odd.ok()) << h_odd.error().to_string();
-    EXPECT_EQ(passes::to_string(h_odd->sequence).find("coarsen"), std::string::npos) << passes::to_string(h_odd->sequence);
-  }
+  for (const char* name : {"softmax-rows", "rmsnorm-rows"})
+    for (const std::int64_t m : {2048, 2047}) {
+      SCOPED_TRACE(std::string(name) + " m=" + std::to_string(m));
+      const auto k = standard(name, {.m = m, .n = 768}, ir::DType::F16);
+      Result<tune::HeuristicSchedule> h = tune::heuristic_schedule(k.kernel, h200);
+      ASSERT_TRUE(h.ok()) << h.error().to_string();
+      const std::string text = passes::to_string(h->sequence);
+      EXPECT_NE(text.find("local=32"), std::string::npos) << text;
+      EXPECT_NE(text.find("coarsen(axis=0,factor=2,mode=2)"), std::string::npos) << text;
+      expect_same_results(k, *h, h200, 1e-3);
+    }
 }
 
 

@@ -69,8 +69,8 @@ inline constexpr int kSearchSpaceVersion = 30;  // 2: recipes; 3: the CPU elemen
                                               // over eight rows a work-item; 28: stage_input,
                                               // async_copies' zero-filled and deferred-wait copies,
                                               // tiled_reduce subgroup_first; 29: the norms' register
-                                              // rows of 12 blocks with subgroup_first; 30: the
-                                              // pipelined CPU rows after pad (any row count)
+                                              // rows of 12 blocks with subgroup_first; 30: coarsen
+                                              // mode 2 (any length), the row recipes' coarsening
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
