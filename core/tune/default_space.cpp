@@ -490,9 +490,9 @@ SearchSpace make_default_space(Precision precision) {
     // within 3%). Before search space 30 the eight-row recipes took multiples
     // of 8 only and other row counts the unpipelined recipes: 4095 x 16384 on
     // a 2-core Xeon (2026-12-07, the untuned pick against the unpipelined one
-    // it was before, two alternated rounds) softmax f16 26.2-26.7 GB/s
-    // against 23.5-23.9, f32 33.9-34.2 against 30.1-31.2, the norms 13-59%
-    // faster (docs/passes.md, "pipeline_rows").
+    // it was before, two alternated rounds) softmax f16 31.1-31.2 GB/s
+    // against 26.6-27.4, f32 33.6-34.2 against 30.7-30.8, the norms 12-29%
+    // faster, and 1335 x 50257 rows 3-62% (docs/passes.md, "pipeline_rows").
     constexpr std::string_view kEightRows = "coarsen(axis=0,factor=8,mode=2); ";
     if (const std::string_view text = recipe; text.starts_with(kEightRows) && text.find("pipeline_rows") != text.npos)
       s.recipes.push_back(

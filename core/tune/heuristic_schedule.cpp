@@ -60,11 +60,11 @@ constexpr double kTiePrecision = 1e-3;
 // place of those past m, which makes it dearer by their share (6 of 256 at
 // m = 250, 1 of 4096 at m = 4095), and the unpipelined recipe would win by
 // that. On a 2-core Xeon (2026-12-06/07, docs/passes.md "pipeline_rows")
-// pipelining ran 5-62% faster than the unpipelined picks where it paid (f32
-// softmax at m = 4096 5%, 16-bit softmax 7-22%, the norms 11-62%), level
-// once in f32 at n = 50257: ranked 5% cheaper, it keeps its place where the
-// repeated rows cost less than that (42 rows, 6 of 48 repeated, stay
-// unpipelined).
+// pipelining ran 3-62% faster than the unpipelined picks wherever it was
+// timed but once (f32 softmax at m = 4096 5%, 16-bit softmax 3-20%, the
+// norms 12-62%; level once in f32 at n = 50257): ranked 5% cheaper, it keeps
+// its place where the repeated rows cost less than that (42 rows, 6 of 48
+// repeated, stay unpipelined).
 constexpr double kPipelineDiscount = 1.05;
 
 bool pipelines_rows(const passes::OptSequence& sequence) {
