@@ -168,25 +168,28 @@ TEST(PrefetchRows, CoarsenedRowsPrefetchTheWorkItemsNextRow) {
   // Four rows a work-item (coarsen): the row index is 4 g + j, the GROUP
   // INDEX's coefficient four rows; the prefetch goes one row on (the
   // work-item's next row, or the next work-item's first), at an aligned n
-  // and through split_aligned's aligned start at an odd one.
-  for (const std::int64_t n : {96, 101}) {
-    SCOPED_TRACE("n = " + std::to_string(n));
-    const kernels::StandardKernel k = standard("softmax-rows", {.m = 8, .n = n});
-    const std::string recipe =
-        n == 96 ? "coarsen(axis=0,factor=4,mode=0); split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
-                  "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16)"
-                : "coarsen(axis=0,factor=4,mode=0); split_aligned(loop=3,factor=16,flat=1); split_aligned(loop=2,factor=16,flat=1); "
-                  "split_aligned(loop=1,factor=16,flat=1); split_loop(loop=6,factor=16); unroll(loop=7,factor=0); "
-                  "lane_reduce(loop=4,lanes=16); lane_reduce(loop=2,lanes=16); row_cache(loop=4); vectorize(lanes=16)";
-    const ir::Kernel before = optimized(k, recipe, cpu_preset());
-    const std::string step = n == 96 ? "prefetch_rows(loop=1,distance=1)" : "prefetch_rows(loop=2,distance=1)";
-    const ir::Kernel after = applied(before, step, cpu_preset());
-    const auto ids = prefetches(after);
-    ASSERT_EQ(ids.size(), 1u) << ir::print(after);
-    const auto at = ir::affine_form(after, after[ids[0]].src[1]), from = ir::affine_form(after, after[ids[0] + 1].src[1]);
-    ASSERT_TRUE(at && from);
-    EXPECT_EQ(at->terms, from->terms);
-    EXPECT_EQ(at->constant - from->constant, n);
-    EXPECT_EQ(compare_runs(before, after, {}, 0), "");
-  }
+  // and through split_aligned's aligned start at an odd one. Ten rows in
+  // coarsen's mode 2 (the row min(4 g + j, 9)) take it the same way.
+  for (const std::int64_t mode : {0, 2})
+    for (const std::int64_t n : {96, 101}) {
+      SCOPED_TRACE("mode " + std::to_string(mode) + ", n = " + std::to_string(n));
+      const kernels::StandardKernel k = standard("softmax-rows", {.m = mode == 0 ? 8 : 10, .n = n});
+      const std::string coarsen = "coarsen(axis=0,factor=4,mode=" + std::to_string(mode) + "); ";
+      const std::string recipe =
+          coarsen + (n == 96 ? "split_loop(loop=3,factor=16); unroll(loop=4,factor=0); "
+                               "lane_reduce(loop=2,lanes=16); lane_reduce(loop=1,lanes=16); row_cache(loop=2); vectorize(lanes=16)"
+                             : "split_aligned(loop=3,factor=16,flat=1); split_aligned(loop=2,factor=16,flat=1); "
+                               "split_aligned(loop=1,factor=16,flat=1); split_loop(loop=6,factor=16); unroll(loop=7,factor=0); "
+                               "lane_reduce(loop=4,lanes=16); lane_reduce(loop=2,lanes=16); row_cache(loop=4); vectorize(lanes=16)");
+      const ir::Kernel before = optimized(k, recipe, cpu_preset());
+      const std::string step = n == 96 ? "prefetch_rows(loop=1,distance=1)" : "prefetch_rows(loop=2,distance=1)";
+      const ir::Kernel after = applied(before, step, cpu_preset());
+      const auto ids = prefetches(after);
+      ASSERT_EQ(ids.size(), 1u) << ir::print(after);
+      const auto at = ir::affine_form(after, after[ids[0]].src[1]), from = ir::affine_form(after, after[ids[0] + 1].src[1]);
+      ASSERT_TRUE(at && from);
+      EXPECT_EQ(at->terms, from->terms);
+      EXPECT_EQ(at->constant - from->constant, n);
+      EXPECT_EQ(compare_runs(before, after, {}, 0), "");
+    }
 }
