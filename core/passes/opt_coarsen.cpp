@@ -84,7 +84,7 @@ class Coarsen final : public Optimization {
           if (divides(length, factor))
             steps.push_back(make_step(name(), {{"axis", axis}, {"factor", factor}, {"mode", mode}}));
       // Lengths a factor does not divide (constant ones, at least twice the
-      // factor: at most a third of the last work-items' groups repeated).
+      // factor: the repeats, fewer than the factor, are under half of L).
       if (length.value && why_not_repeatable(kernel).empty())
         for (std::int64_t factor : kFactors)
           if (!divides(length, factor) && *length.value >= 2 * factor)
