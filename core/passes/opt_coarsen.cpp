@@ -75,6 +75,7 @@ class Coarsen final : public Optimization {
     // keeps a warp's accesses together.
     const bool gpu_like = device.max_local_threads > 1;
     const std::int64_t modes[] = {gpu_like ? kStrided : kContiguous, gpu_like ? kContiguous : kStrided};
+    const bool repeatable = why_not_repeatable(kernel).empty();  // mode 2 fits lengths a factor does not divide
     for (std::uint32_t axis = 0; axis < KILN_MAX_AXES; ++axis) {
       const auto group = find_index(kernel, Scope::Group, axis);
       if (!group) continue;
@@ -85,7 +86,7 @@ class Coarsen final : public Optimization {
             steps.push_back(make_step(name(), {{"axis", axis}, {"factor", factor}, {"mode", mode}}));
       // Lengths a factor does not divide (constant ones, at least twice the
       // factor: the repeats, fewer than the factor, are under half of L).
-      if (length.value && why_not_repeatable(kernel).empty())
+      if (length.value && repeatable)
         for (std::int64_t factor : kFactors)
           if (!divides(length, factor) && *length.value >= 2 * factor)
             steps.push_back(make_step(name(), {{"axis", axis}, {"factor", factor}, {"mode", kContiguousAnyLength}}));
