@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,12 +37,23 @@ inline kiln_error* test_error_create(kiln_status status, const char* message, st
   return reinterpret_cast<kiln_error*>(new HostError{status, std::string(message, len)});
 }
 
+// The plugins' log lines, in order. Read them while no plugin call runs:
+// test_log appends under test_log_mutex(), the readers take no lock.
 inline std::vector<std::string>& test_log_lines() {
   static std::vector<std::string> lines;
   return lines;
 }
 
+inline std::mutex& test_log_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// The host's log (plugin.h: [any thread]): plugins log from their own threads
+// and from the callers' (the C plugin's concurrent compiles each log a line),
+// so the append is serialized.
 inline void test_log(void*, kiln_log_level, const char* message, std::size_t len) {
+  const std::lock_guard<std::mutex> lock(test_log_mutex());
   test_log_lines().emplace_back(message, len);
 }
 
