@@ -615,9 +615,17 @@ SearchSpace make_default_space(Precision precision) {
   // (2026-12-06 22:50 and 2026-12-07 00:35, by hand, bench/gpu-hand) rmsnorm
   // f32 at n = 50257 0.93 -> 0.94-0.95x of an add (no spill: the tree's
   // slots no longer hold registers), layernorm f32 0.95 -> 0.95-0.96x.
+  // Then the 16-bit norms' rows whole in registers in blocks of 8 (6 a thread
+  // at 1024 threads, 16-bit as loaded), warps first: on the H200 (2026-12-06
+  // 05:05) layernorm bf16 tuned to a register row at 0.91x of an add where f16
+  // kept the async LOCAL row at 0.89x; this form on an H100 (2026-12-07 08:26,
+  // gpu-check with bench/gpu-hand/rows-persist.opts) layernorm f16 0.95x, bf16
+  // 0.96x, rmsnorm f16 0.94x. The cost model prices it above the async LOCAL
+  // rows, so it is a candidate for the tuner, not the untuned pick.
   s.recipes.push_back(gpu_row_aligned_recipe(3, 4, 1024, false, 1, 12));
   s.recipes.push_back(gpu_row_aligned_recipe(2, 4, 1024, false, 1, 12, false, /*subgroup_first=*/true));
   s.recipes.push_back(gpu_row_aligned_recipe(2, 4, 1024, false, 1, 12));
+  s.recipes.push_back(gpu_row_aligned_recipe(2, 8, 1024, false, 1, 6, false, /*subgroup_first=*/true));
   for (int lanes : {8, 4})
     for (int loops : {3, 2})
       for (int threads : {1024, 512})

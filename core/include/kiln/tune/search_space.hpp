@@ -24,7 +24,7 @@ namespace kiln::tune {
 // Bump when an optimization's meaning changes without its name changing
 // (a step text then lowers to another kernel): every stored entry of the
 // old space is left behind and kernels are tuned again.
-inline constexpr int kSearchSpaceVersion = 30;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
+inline constexpr int kSearchSpaceVersion = 31;  // 2: recipes; 3: the CPU elementwise recipe; 4: tiled_reduce subgroup=
                                               // and its row recipes (devices that claim SUBGROUP_REDUCE); 5: pack_tile's
                                               // bf16 form (dot=1) and its recipes (devices that claim DOT_BF16); 6: GPU row
                                               // recipes in vectorized blocks (tiled_reduce splits block-storing loops),
@@ -70,7 +70,9 @@ inline constexpr int kSearchSpaceVersion = 30;  // 2: recipes; 3: the CPU elemen
                                               // async_copies' zero-filled and deferred-wait copies,
                                               // tiled_reduce subgroup_first; 29: the norms' register
                                               // rows of 12 blocks with subgroup_first; 30: coarsen
-                                              // mode 2 (any length), the row recipes' coarsening
+                                              // mode 2 (any length), the row recipes' coarsening;
+                                              // 31: 16-bit norms' rows whole in registers in blocks
+                                              // of 8 with subgroup_first
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
