@@ -604,11 +604,20 @@ SearchSpace make_default_space(Precision precision) {
   // at n = 50257 (2026-12-05, the emitted kernels timed by hand) softmax
   // f16 0.78x -> 0.87x of an add, bf16 0.78x -> 0.85x, layernorm f16 0.75x
   // -> 0.90x (docs/passes.md, async_copies). Where the device has no
-  // asynchronous copies they fail to apply.
+  // asynchronous copies they fail to apply. Each in blocks of 8 is followed by
+  // its twin with the reductions' warps first (subgroup_first: softmax's two
+  // reductions a barrier each instead of four): level on an H100 (2026-12-06
+  // 22:50, bench/gpu-hand); on the H200, whose rows seem to lose a fixed time
+  // a row with the reductions in it (bench/gpu-hand/README.md, refill), for
+  // the tuner to measure. The heuristic prices the twins alike and keeps the
+  // first, the tree.
   for (int threads : {512, 1024})
     for (int loops : {3, 2})
-      for (int lanes : {8, 4})
+      for (int lanes : {8, 4}) {
         s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads, true));
+        if (lanes == 8)
+          s.recipes.push_back(gpu_row_aligned_recipe(loops, 8, threads, true, 1, 6 * 1024 / threads, true, true));
+      }
   for (int loops : {2, 3}) s.recipes.push_back(gpu_row_aligned_recipe(loops, 8, 1024, false, 1, -1));
   // The norms' twin with the statistics' tree as warps first (tiled_reduce
   // subgroup_first: one barrier instead of five), ahead of it: on an H100

@@ -11,6 +11,7 @@
 #include "kiln/kernels/library.hpp"
 #include "kiln/passes/pipeline.hpp"
 #include "kiln/passes/device_presets.hpp"
+#include "kiln/tune/heuristic.hpp"
 #include "kiln/tune/tournament_search.hpp"
 
 #include <algorithm>
@@ -285,4 +286,31 @@ TEST(DefaultSpace, SixteenBitNormRowsInRegistersWithWarpsFirstAreMeasuredEarly) 
     EXPECT_LT(at - order.begin(), 16) << passes::to_string(at->sequence);
     EXPECT_TRUE(space.lower(k.kernel, at->sequence, device).ok()) << passes::to_string(at->sequence);
   }
+}
+
+// The copied LOCAL rows at n = 50257 with the reductions' warps first
+// (subgroup_first: softmax's two reductions one barrier each instead of four)
+// are measured early beside the tree's form, which stays the untuned pick.
+TEST(DefaultSpace, LocalRowsWithWarpsFirstAreMeasuredEarly) {
+  const SearchSpace& space = default_search_space();
+  AutotuneSettings settings;
+  settings.n_total_opts = 8;
+  settings.n_removed_per_step = 4;
+  const DeviceInfo device = passes::h200_preset();
+  const kernels::StandardKernel k =
+      kernels::make_standard_kernel("softmax-rows", {.m = 5342, .n = 50257}, ir::DType::F16).value();
+  const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
+  const std::vector<SearchCandidate> order = measurement_order(search, 64);
+  const auto at = std::find_if(order.begin(), order.end(), [](const SearchCandidate& c) {
+    const std::string text = passes::to_string(c.sequence);
+    return c.recipe && text.find("subgroup_first=1") != text.npos && text.find("row_cache(loop=0,local=1)") != text.npos &&
+           text.find("async_copies()") != text.npos;
+  });
+  ASSERT_NE(at, order.end());
+  EXPECT_LT(at - order.begin(), 16) << passes::to_string(at->sequence);
+  EXPECT_TRUE(space.lower(k.kernel, at->sequence, device).ok()) << passes::to_string(at->sequence);
+  const Result<HeuristicSchedule> untuned = heuristic_schedule(k.kernel, device);
+  ASSERT_TRUE(untuned.ok()) << untuned.error().to_string();
+  EXPECT_NE(passes::to_string(untuned->sequence).find("async_copies()"), std::string::npos);
+  EXPECT_EQ(passes::to_string(untuned->sequence).find("subgroup_first"), std::string::npos);
 }

@@ -72,7 +72,8 @@ inline constexpr int kSearchSpaceVersion = 31;  // 2: recipes; 3: the CPU elemen
                                               // rows of 12 blocks with subgroup_first; 30: coarsen
                                               // mode 2 (any length), the row recipes' coarsening;
                                               // 31: 16-bit norms' rows whole in registers in blocks
-                                              // of 8 with subgroup_first
+                                              // of 8 with subgroup_first, the copied LOCAL rows'
+                                              // subgroup_first twins
 
 using KernelPass = std::function<ir::Kernel(const ir::Kernel&, const DeviceInfo&)>;
 using CostModel = std::function<double(const ir::Kernel&, const DeviceInfo&)>;
