@@ -259,32 +259,46 @@ TEST(DefaultSpace, PackTileRecipesLowerOnCpusOnly) {
   EXPECT_GE(found, 3);
 }
 
+// Where a short search on the H200 preset (8 steps) puts the first recipe
+// whose sequence holds every one of `steps`: its index in the measurement
+// order, or -1. The sequence goes into `found` (checked to lower).
+namespace {
+long first_recipe_holding(const kernels::StandardKernel& k, std::initializer_list<std::string_view> steps,
+                          passes::OptSequence& found) {
+  AutotuneSettings settings;
+  settings.n_total_opts = 8;
+  settings.n_removed_per_step = 4;
+  const DeviceInfo device = passes::h200_preset();
+  const SearchSpace& space = default_search_space();
+  const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
+  const std::vector<SearchCandidate> order = measurement_order(search, 64);
+  const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
+    const std::string text = passes::to_string(c.sequence);
+    const auto holds = [&](std::string_view step) { return text.find(step) != text.npos; };
+    return c.recipe && std::all_of(steps.begin(), steps.end(), holds);
+  });
+  if (at == order.end()) return -1;
+  found = at->sequence;
+  EXPECT_TRUE(space.lower(k.kernel, found, device).ok()) << passes::to_string(found);
+  return at - order.begin();
+}
+}  // namespace
+
 // 16-bit norms at n = 50257 on an H200-shaped GPU: the row whole in registers
 // in blocks of 8 with the statistics' warps first (search space 31) is among
 // the first candidates a tuning measures, and lowers. The H200 took a register
 // row for layernorm bf16 (0.91x of an add) where f16 kept the LOCAL row (0.89x);
 // this form ran 0.94-0.96x of the add on an H100 (docs/passes.md, subgroup_first).
 TEST(DefaultSpace, SixteenBitNormRowsInRegistersWithWarpsFirstAreMeasuredEarly) {
-  const SearchSpace& space = default_search_space();
-  AutotuneSettings settings;
-  settings.n_total_opts = 8;
-  settings.n_removed_per_step = 4;
-  const DeviceInfo device = passes::h200_preset();
   // One kernel in each 16-bit type (each search takes about 3 s here).
   for (const auto& [name, dtype] :
        {std::pair{"layernorm-rows", ir::DType::F16}, std::pair{"rmsnorm-rows", ir::DType::BF16}}) {
     SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)));
     const kernels::StandardKernel k = kernels::make_standard_kernel(name, {.m = 5342, .n = 50257}, dtype).value();
-    const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
-    const std::vector<SearchCandidate> order = measurement_order(search, 64);
-    const auto at = std::find_if(order.begin(), order.end(), [](const SearchCandidate& c) {
-      const std::string text = passes::to_string(c.sequence);
-      return c.recipe && text.find("subgroup_first=1") != text.npos && text.find("row_cache(loop=0)") != text.npos &&
-             text.find("vectorize(lanes=8)") != text.npos;
-    });
-    ASSERT_NE(at, order.end());
-    EXPECT_LT(at - order.begin(), 16) << passes::to_string(at->sequence);
-    EXPECT_TRUE(space.lower(k.kernel, at->sequence, device).ok()) << passes::to_string(at->sequence);
+    passes::OptSequence found;
+    const long at = first_recipe_holding(k, {"subgroup_first=1", "row_cache(loop=0)", "vectorize(lanes=8)"}, found);
+    ASSERT_GE(at, 0);
+    EXPECT_LT(at, 16) << passes::to_string(found);
   }
 }
 
@@ -292,24 +306,13 @@ TEST(DefaultSpace, SixteenBitNormRowsInRegistersWithWarpsFirstAreMeasuredEarly) 
 // (subgroup_first: softmax's two reductions one barrier each instead of four)
 // are measured early beside the tree's form, which stays the untuned pick.
 TEST(DefaultSpace, LocalRowsWithWarpsFirstAreMeasuredEarly) {
-  const SearchSpace& space = default_search_space();
-  AutotuneSettings settings;
-  settings.n_total_opts = 8;
-  settings.n_removed_per_step = 4;
-  const DeviceInfo device = passes::h200_preset();
   const kernels::StandardKernel k =
       kernels::make_standard_kernel("softmax-rows", {.m = 5342, .n = 50257}, ir::DType::F16).value();
-  const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
-  const std::vector<SearchCandidate> order = measurement_order(search, 64);
-  const auto at = std::find_if(order.begin(), order.end(), [](const SearchCandidate& c) {
-    const std::string text = passes::to_string(c.sequence);
-    return c.recipe && text.find("subgroup_first=1") != text.npos && text.find("row_cache(loop=0,local=1)") != text.npos &&
-           text.find("async_copies()") != text.npos;
-  });
-  ASSERT_NE(at, order.end());
-  EXPECT_LT(at - order.begin(), 16) << passes::to_string(at->sequence);
-  EXPECT_TRUE(space.lower(k.kernel, at->sequence, device).ok()) << passes::to_string(at->sequence);
-  const Result<HeuristicSchedule> untuned = heuristic_schedule(k.kernel, device);
+  passes::OptSequence found;
+  const long at = first_recipe_holding(k, {"subgroup_first=1", "row_cache(loop=0,local=1)", "async_copies()"}, found);
+  ASSERT_GE(at, 0);
+  EXPECT_LT(at, 16) << passes::to_string(found);
+  const Result<HeuristicSchedule> untuned = heuristic_schedule(k.kernel, passes::h200_preset());
   ASSERT_TRUE(untuned.ok()) << untuned.error().to_string();
   EXPECT_NE(passes::to_string(untuned->sequence).find("async_copies()"), std::string::npos);
   EXPECT_EQ(passes::to_string(untuned->sequence).find("subgroup_first"), std::string::npos);
