@@ -17,9 +17,9 @@ case "$GPU" in *"$CARD"*) ;; *) echo "not an $CARD: nothing run"; exit 0 ;; esac
 LIMIT=${LIMIT:-540}
 T0=$(date +%s)
 left() { echo $((LIMIT - ($(date +%s) - T0))); }
-OUT=${OUT:-/tmp/go-out}
+OUT=${OUT:-/tmp/rows-call}
 mkdir -p "$OUT"
-rows() {  # NS [extra env...]: one gpu-check rows step, its table into $OUT/a-rows-NS.txt
+rows() {  # N CAP [VAR=VALUE...]: one gpu-check rows step of at most CAP s, its table into $OUT/a-rows-N.txt
   local ns=$1 cap=$2; shift 2
   env OUT="$OUT/rows-${ns// /-}" KILN_GPU_STEPS=rows KILN_GPU_ROWS_NS="$ns" KILN_GPU_PACK_LOGS=0 "$@" \
     timeout "$cap" scripts/gpu-check.sh --prebuilt .gpu/prebuilt >"$OUT/a-rows-${ns// /-}.txt" 2>&1
@@ -29,16 +29,16 @@ rows() {  # NS [extra env...]: one gpu-check rows step, its table into $OUT/a-ro
 # Order: n = 50257 (the rows under 0.90x) with the opts, n = 768 (its recipes changed
 # with coarsen mode 2), the hand probes (at most 120 s), then 4096 and 16384.
 rows 50257 $(( $(left) - 20 )) KILN_GPU_ROWS_OPTS=bench/gpu-hand/rows-persist.opts
-for n in ${ROWS_FIRST:-768}; do
-  [ "$(left)" -lt 170 ] && { echo "== no time left for n=$n"; continue; }
-  rows "$n" $(( $(left) - 10 ))
-done
+rows_while_time() {  # N...: a rows step each while 170 s are left
+  for n in "$@"; do
+    [ "$(left)" -lt 170 ] && { echo "== no time left for n=$n"; continue; }
+    rows "$n" $(( $(left) - 10 ))
+  done
+}
+rows_while_time ${ROWS_FIRST:-768}
 cap=$(( $(left) - 10 )); [ "$cap" -gt 120 ] && cap=120
 if [ "${HAND:-1}" = 1 ] && [ -f .gpu/hand/run.sh ] && [ "$cap" -gt 40 ]; then
   (cd .gpu/hand && OUT="$OUT" timeout "$cap" bash run.sh) >"$OUT/a-hand.txt" 2>&1
   echo "== hand probes ($(( $(date +%s) - T0 )) s in)"; cat "$OUT/a-hand.txt"
 fi
-for n in ${ROWS_REST:-4096 16384}; do
-  [ "$(left)" -lt 170 ] && { echo "== no time left for n=$n"; continue; }
-  rows "$n" $(( $(left) - 10 ))
-done
+rows_while_time ${ROWS_REST:-4096 16384}

@@ -616,7 +616,7 @@ SearchSpace make_default_space(Precision precision) {
       for (int lanes : {8, 4}) {
         s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads, true));
         if (lanes == 8)
-          s.recipes.push_back(gpu_row_aligned_recipe(loops, 8, threads, true, 1, 6 * 1024 / threads, true, true));
+          s.recipes.push_back(gpu_row_aligned_recipe(loops, lanes, threads, true, 1, 6 * 1024 / threads, true, true));
       }
   for (int loops : {2, 3}) s.recipes.push_back(gpu_row_aligned_recipe(loops, 8, 1024, false, 1, -1));
   // The norms' twin with the statistics' tree as warps first (tiled_reduce

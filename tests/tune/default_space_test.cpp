@@ -45,6 +45,31 @@ TuneOptions quick_options(const kernels::StandardKernel& k, fs::path db) {
   return options;
 }
 
+// A short search (8 steps: the recipes are proposed before any step, and the
+// steps only add rivals; a longer one costs the suite tens of seconds) on
+// `device`: the index, in the order of the first `launches` measurements, of
+// the first recipe whose sequence holds every one of `steps`, or -1. Its
+// sequence goes into `found` and is checked to lower.
+long first_recipe_holding(const kernels::StandardKernel& k, const DeviceInfo& device,
+                          std::initializer_list<std::string_view> steps, passes::OptSequence& found,
+                          std::size_t launches = 64) {
+  AutotuneSettings settings;
+  settings.n_total_opts = 8;
+  settings.n_removed_per_step = 4;
+  const SearchSpace& space = default_search_space();
+  const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
+  const std::vector<SearchCandidate> order = measurement_order(search, launches);
+  const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
+    const std::string text = passes::to_string(c.sequence);
+    const auto holds = [&](std::string_view step) { return text.find(step) != text.npos; };
+    return c.recipe && std::all_of(steps.begin(), steps.end(), holds);
+  });
+  if (at == order.end()) return -1;
+  found = at->sequence;
+  EXPECT_TRUE(space.lower(k.kernel, found, device).ok()) << passes::to_string(found);
+  return at - order.begin();
+}
+
 }  // namespace
 
 TEST(DefaultSpace, StepsAndLoweringAreThePassesLibrarys) {
@@ -144,27 +169,15 @@ TEST(DefaultSpace, ARecipeThatAppliesIsMeasuredEarly) {
 // GPU-shaped one the row split across the group with each thread's share
 // cached (row_cache); either is among the first candidates measured.
 TEST(DefaultSpace, RowKernelRecipesAreMeasuredEarly) {
-  const SearchSpace& space = default_search_space();
-  // A short search (8 steps): the recipes are proposed before any step, and
-  // the steps only add rivals; a longer one costs the suite tens of seconds.
-  AutotuneSettings settings;
-  settings.n_total_opts = 8;
-  settings.n_removed_per_step = 4;
   const std::pair<const char*, const char*> wanted[] = {{"preset:cpu", "lane_reduce"}, {"preset:gpu", "row_cache"}};
   for (const char* name : {"softmax-rows", "layernorm-rows", "rmsnorm-rows"})
-    for (const auto& [preset, wanted_step] : wanted) {
-      const std::string step = wanted_step;  // a lambda may not capture a structured binding before clang 16
+    for (const auto& [preset, step] : wanted) {
       SCOPED_TRACE(std::string(name) + " on " + preset);
       const kernels::StandardKernel k = kernels::make_standard_kernel(name, {4, 4096, 1}).value();
-      const DeviceInfo device = *passes::device_preset(preset);
-      const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
-      const std::vector<SearchCandidate> order = measurement_order(search, 24);
-      const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
-        return c.recipe && passes::to_string(c.sequence).find(step) != std::string::npos;
-      });
-      ASSERT_NE(at, order.end());
-      EXPECT_LT(at - order.begin(), 8) << passes::to_string(at->sequence);
-      EXPECT_TRUE(space.lower(k.kernel, at->sequence, device).ok()) << passes::to_string(at->sequence);
+      passes::OptSequence found;
+      const long at = first_recipe_holding(k, *passes::device_preset(preset), {step}, found, 24);
+      ASSERT_GE(at, 0);
+      EXPECT_LT(at, 8) << passes::to_string(found);
     }
 }
 
@@ -259,31 +272,6 @@ TEST(DefaultSpace, PackTileRecipesLowerOnCpusOnly) {
   EXPECT_GE(found, 3);
 }
 
-// Where a short search on the H200 preset (8 steps) puts the first recipe
-// whose sequence holds every one of `steps`: its index in the measurement
-// order, or -1. The sequence goes into `found` (checked to lower).
-namespace {
-long first_recipe_holding(const kernels::StandardKernel& k, std::initializer_list<std::string_view> steps,
-                          passes::OptSequence& found) {
-  AutotuneSettings settings;
-  settings.n_total_opts = 8;
-  settings.n_removed_per_step = 4;
-  const DeviceInfo device = passes::h200_preset();
-  const SearchSpace& space = default_search_space();
-  const SearchResult search = tournament_search(k.kernel, device, space, settings, [] { return false; });
-  const std::vector<SearchCandidate> order = measurement_order(search, 64);
-  const auto at = std::find_if(order.begin(), order.end(), [&](const SearchCandidate& c) {
-    const std::string text = passes::to_string(c.sequence);
-    const auto holds = [&](std::string_view step) { return text.find(step) != text.npos; };
-    return c.recipe && std::all_of(steps.begin(), steps.end(), holds);
-  });
-  if (at == order.end()) return -1;
-  found = at->sequence;
-  EXPECT_TRUE(space.lower(k.kernel, found, device).ok()) << passes::to_string(found);
-  return at - order.begin();
-}
-}  // namespace
-
 // 16-bit norms at n = 50257 on an H200-shaped GPU: the row whole in registers
 // in blocks of 8 with the statistics' warps first (search space 31) is among
 // the first candidates a tuning measures, and lowers. The H200 took a register
@@ -296,7 +284,8 @@ TEST(DefaultSpace, SixteenBitNormRowsInRegistersWithWarpsFirstAreMeasuredEarly) 
     SCOPED_TRACE(std::string(name) + " " + std::string(ir::dtype_name(dtype)));
     const kernels::StandardKernel k = kernels::make_standard_kernel(name, {.m = 5342, .n = 50257}, dtype).value();
     passes::OptSequence found;
-    const long at = first_recipe_holding(k, {"subgroup_first=1", "row_cache(loop=0)", "vectorize(lanes=8)"}, found);
+    const long at = first_recipe_holding(k, passes::h200_preset(),
+                                         {"subgroup_first=1", "row_cache(loop=0)", "vectorize(lanes=8)"}, found);
     ASSERT_GE(at, 0);
     EXPECT_LT(at, 16) << passes::to_string(found);
   }
@@ -309,7 +298,8 @@ TEST(DefaultSpace, LocalRowsWithWarpsFirstAreMeasuredEarly) {
   const kernels::StandardKernel k =
       kernels::make_standard_kernel("softmax-rows", {.m = 5342, .n = 50257}, ir::DType::F16).value();
   passes::OptSequence found;
-  const long at = first_recipe_holding(k, {"subgroup_first=1", "row_cache(loop=0,local=1)", "async_copies()"}, found);
+  const long at = first_recipe_holding(k, passes::h200_preset(),
+                                       {"subgroup_first=1", "row_cache(loop=0,local=1)", "async_copies()"}, found);
   ASSERT_GE(at, 0);
   EXPECT_LT(at, 16) << passes::to_string(found);
   const Result<HeuristicSchedule> untuned = heuristic_schedule(k.kernel, passes::h200_preset());
