@@ -81,13 +81,14 @@ std::shared_ptr<Allocation> StagingCache::take(std::uint64_t bytes, MemoryUse us
 
 void StagingCache::give_back(std::shared_ptr<Allocation> staging, MemoryUse use) noexcept {
   const int slot = use == MemoryUse::Upload ? 0 : 1;
+  const std::uint64_t bytes = staging->bytes();  // read before the move below
   std::lock_guard lock(mutex_);
-  if (cached_bytes_[slot] + staging->bytes() > kMaxCachedBytes) return;  // freed here
-  cached_bytes_[slot] += staging->bytes();
+  if (cached_bytes_[slot] + bytes > kMaxCachedBytes) return;  // freed here
+  cached_bytes_[slot] += bytes;
   try {
     free_[slot].push_back(std::move(staging));
   } catch (...) {
-    cached_bytes_[slot] -= staging->bytes();
+    cached_bytes_[slot] -= bytes;  // not cached: freed here
   }
 }
 
