@@ -29,6 +29,9 @@ namespace {
 // Above every fd a child is handed at (0..4).
 constexpr int kHighFd = 16;
 
+// Tries after a spawn that failed with EFAULT (run_process says why).
+constexpr int kSpawnRetries = 3;
+
 std::string read_all(int fd) {
   std::string out;
   if (::lseek(fd, 0, SEEK_SET) < 0) return out;
@@ -140,7 +143,17 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   posix_spawnattr_setpgroup(attributes.get(), 0);
 
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), actions.get(), attributes.get(), args.data(), environ);
+  int rc = ::posix_spawn(&pid, argv[0].c_str(), actions.get(), attributes.get(), args.data(), environ);
+  // Every pointer handed to posix_spawn above is valid until it returns, so
+  // EFAULT ("Bad address") is the kernel failing to read them, not a fault
+  // of ours: seen once in CI, spawning the compiler while other threads of
+  // the process ran launches and a tuning (a 2-core VM under load). The
+  // same call succeeds when made again; a few tries are made, each logged.
+  for (int retry = 1; rc == EFAULT && retry <= kSpawnRetries; ++retry) {
+    sdk::Host::log(KILN_LOG_WARNING, "c: starting " + argv[0] + " failed (Bad address); trying again (" +
+                                         std::to_string(retry) + " of " + std::to_string(kSpawnRetries) + ")");
+    rc = ::posix_spawn(&pid, argv[0].c_str(), actions.get(), attributes.get(), args.data(), environ);
+  }
   if (rc != 0) sdk::fail(KILN_STATUS_INTERNAL, "cannot run " + argv[0] + ": " + std::strerror(rc));
 
   int status = 0;
