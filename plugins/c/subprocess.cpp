@@ -142,17 +142,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(attributes.get(), 0);
 
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, argv[0].c_str(), actions.get(), attributes.get(), args.data(), environ);
-  // Every pointer handed to posix_spawn above is valid until it returns, so
+  // Every pointer handed to posix_spawn below is valid until it returns, so
   // EFAULT ("Bad address") is the kernel failing to read them, not a fault
   // of ours: seen once in CI, spawning the compiler while other threads of
   // the process ran launches and a tuning (a 2-core VM under load). The
   // same call succeeds when made again; a few tries are made, each logged.
-  for (int retry = 1; rc == EFAULT && retry <= kSpawnRetries; ++retry) {
-    sdk::Host::log(KILN_LOG_WARNING, "c: starting " + argv[0] + " failed (Bad address); trying again (" +
-                                         std::to_string(retry) + " of " + std::to_string(kSpawnRetries) + ")");
+  pid_t pid = 0;
+  int rc = 0;
+  for (int retry = 0;; ++retry) {
     rc = ::posix_spawn(&pid, argv[0].c_str(), actions.get(), attributes.get(), args.data(), environ);
+    if (rc != EFAULT || retry == kSpawnRetries) break;
+    sdk::Host::log(KILN_LOG_WARNING, "c: starting " + argv[0] + " failed (Bad address); trying again (" +
+                                         std::to_string(retry + 1) + " of " + std::to_string(kSpawnRetries) + ")");
   }
   if (rc != 0) sdk::fail(KILN_STATUS_INTERNAL, "cannot run " + argv[0] + ": " + std::strerror(rc));
 
