@@ -42,10 +42,7 @@ class CPlugin : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator(cache_)) count += entry.path().extension() == ext ? 1 : 0;
     return count;
   }
-  static bool logged(const std::string& what) {
-    const auto& lines = test_log_lines();
-    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
-  }
+  static bool logged(const std::string& what) { return test_log_count(what) > 0; }
 
   fs::path cache_;
 };

@@ -13,7 +13,6 @@
 #include <spawn.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
@@ -50,11 +49,6 @@ class CPluginSpawnFaults : public ::testing::Test {
     fs::remove_all(cache_);
   }
   std::string options() const { return "{\"cache_dir\": \"" + cache_.string() + "\"}"; }
-  static std::size_t logged(const std::string& what) {
-    const auto& lines = test_log_lines();
-    return static_cast<std::size_t>(
-        std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; }));
-  }
 
   fs::path cache_;
 };
@@ -66,7 +60,7 @@ TEST_F(CPluginSpawnFaults, TheCompilerIsStartedAgainAfterABadAddress) {
   kiln_program* program = plugin.compile(device, wire_add_f32(8));
   EXPECT_NE(program, nullptr);
   EXPECT_EQ(g_spawn_faults.load(), 0);  // both faults were met, so the stand-in was called
-  EXPECT_EQ(logged("failed (Bad address); trying again"), 2u);
+  EXPECT_EQ(test_log_count("failed (Bad address); trying again"), 2u);
   plugin.api().program_release(program);
 }
 

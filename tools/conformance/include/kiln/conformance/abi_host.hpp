@@ -18,6 +18,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::conformance {
@@ -42,6 +43,13 @@ inline kiln_error* test_error_create(kiln_status status, const char* message, st
 inline std::vector<std::string>& test_log_lines() {
   static std::vector<std::string> lines;
   return lines;
+}
+
+// How many of the plugins' log lines hold `fragment` (same rule as test_log_lines).
+inline std::size_t test_log_count(std::string_view fragment) {
+  std::size_t count = 0;
+  for (const std::string& line : test_log_lines()) count += line.find(fragment) != std::string::npos ? 1 : 0;
+  return count;
 }
 
 inline std::mutex& test_log_mutex() {
