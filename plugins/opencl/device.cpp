@@ -257,6 +257,7 @@ void discover_devices(PluginState& st) {
       device->platform = platform;
       device->id = id;
       device->platform_name = name;
+      device->pocl = name == "Portable Computing Language";
       describe(*device);
       if (!st.settings.devices.keeps(ordinal++, device->info.name)) {
         skipped.push_back("device '" + std::string(device->info.name) + "' (not in option 'devices')");

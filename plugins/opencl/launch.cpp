@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <span>
 #include <string>
 
@@ -114,10 +115,41 @@ class ScopedEvent {
   cl_event event_;
 };
 
+// How long a timed kernel on PoCL may take to start, at least (see
+// wait_for_start): builds of large kernels take tens of seconds on a loaded
+// machine, but one that blows up LLVM's loop analyses ran for over 400 s
+// (96 unrolled loops between barriers), and a tuning should not wait that out.
+constexpr std::uint64_t kStartLimitNs = 60'000'000'000;
+
+// PoCL builds a kernel's work-group function for its launch's sizes at the
+// kernel's first launch, before it marks the command CL_RUNNING (PoCL 3.1's
+// pthread device, pocl_pthread_prepare_kernel); for a large
+// kernel that takes seconds (a chain of 1000 sines: 20 s on a loaded 2-core
+// machine, where the kernel then ran in 0.2 ms). A timed run's limit is the
+// kernel's, so on PoCL it counts from CL_RUNNING: waits for the start, at most
+// max(timeout_ns, kStartLimitNs); past that the device is lost, as for a run
+// past its limit (the kernel runs once PoCL has built it).
+void wait_for_start(Device& d, cl_event event, std::uint64_t timeout_ns) {
+  const std::uint64_t limit_ns = std::max(timeout_ns, kStartLimitNs);
+  const auto begin = std::chrono::steady_clock::now();
+  if (!sdk::poll_until_done(limit_ns, [&] { return command_status(event) <= CL_RUNNING; })) {
+    d.lost = true;
+    sdk::fail(KILN_STATUS_TIMEOUT, "opencl: a timed kernel did not start within " + sdk::timeout_text(limit_ns) +
+                                       " (PoCL builds a kernel at its first launch); OpenCL cannot cancel an enqueued "
+                                       "kernel, so the device is now lost for this process");
+  }
+  const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin);
+  if (waited >= std::chrono::seconds(1))
+    sdk::Host::log(KILN_LOG_INFO, "opencl: a timed kernel started " + sdk::timeout_text(waited.count()) +
+                                      " after its launch (PoCL builds a kernel at its first launch); its time limit "
+                                      "counts from its start");
+}
+
 // Waits for a timed run until `timeout_ns`; past it the device is lost
 // (OpenCL has no way to stop a running kernel).
 void wait_with_deadline(Device& d, cl_event event, std::uint64_t timeout_ns) {
   check_cl(cl().clFlush(d.queue), "clFlush", KILN_STATUS_LAUNCH_FAILED);  // a query alone need not start it
+  if (d.pocl) wait_for_start(d, event, timeout_ns);
   if (sdk::poll_until_done(timeout_ns, [&] { return command_status(event) <= CL_COMPLETE; })) return;
   d.lost = true;
   sdk::fail_timeout("opencl: a timed kernel", timeout_ns,

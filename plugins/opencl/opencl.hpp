@@ -42,6 +42,7 @@ struct Device {
   std::string platform_name;
   kiln_device_info info{};
   bool nvidia = false;
+  bool pocl = false;      // PoCL builds a kernel at its first launch (launch.cpp, wait_for_start)
   bool has_fp16 = false;  // cl_khr_fp16: half arithmetic (storage works without it)
   bool has_fp64 = false;
   std::uint64_t last_level_cache_bytes = 0;  // for KILN_TIMED_FLUSH_CACHE

@@ -18,7 +18,8 @@ namespace kiln::test {
 struct TimeoutOutcome {
   kiln_status status = KILN_STATUS_OK;
   std::string message;
-  double seconds = 0;  // how long launch_timed took to give up
+  double seconds = 0;         // how long compile and launch_timed took (to give up)
+  double launch_seconds = 0;  // how long launch_timed alone took
 };
 
 // The arguments of kiln::conformance::wire_long_loop: out, one float.
@@ -43,7 +44,10 @@ inline TimeoutOutcome timed_launch_with_timeout(const AbiPlugin& plugin, kiln_de
     t.repeats = 1;
     t.flags = flags;
     t.timeout_ns = timeout_ns;
-    check(plugin.api().launch_timed(&t));
+    const auto launched = std::chrono::steady_clock::now();
+    kiln_error* error = plugin.api().launch_timed(&t);
+    outcome.launch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count();
+    check(error);
   } catch (const AbiError& e) {  // from compile (a lost device) or the launch
     outcome.status = e.status;
     outcome.message = e.what();

@@ -465,7 +465,10 @@ typedef struct kiln_timed_launch_args {
   const kiln_launch_args* launch_args;
   /* If nonzero: the longest one run (warm-up or timed) may take. The plugin
    * waits for each run with this deadline (polling its event or fence) and
-   * past it returns KILN_STATUS_TIMEOUT naming the limit. What happens to
+   * past it returns KILN_STATUS_TIMEOUT naming the limit. The limit is the
+   * kernel's: a driver that builds a kernel at its first launch (PoCL) may
+   * count it from the run's start, bounding the wait for the start apart
+   * (the OpenCL plugin: max(timeout_ns, 60 s)). What happens to
    * the run that passed it depends on what the API can cancel:
    *   - the C plugin's isolated launch (KILN_TIMED_ISOLATE) kills its worker
    *     process: the device stays usable, the buffers are left as they were;
