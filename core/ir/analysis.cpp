@@ -4,8 +4,8 @@
 
 #include <kiln/sdk/wire.hpp>
 
+#include <array>
 #include <functional>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -61,6 +61,9 @@ std::optional<std::int64_t> integer_binary(BinaryOp op, DType dtype, std::int64_
   }
 }
 
+// The ops evaluate_expression walks through to their operands.
+bool is_expression(OpKind kind) { return kind == OpKind::Cast || kind == OpKind::Unary || kind == OpKind::Binary; }
+
 // Evaluates `compute` on `root` and on every op it reaches through the
 // operands of CAST, UNARY and BINARY ops (the expression ops), each op once
 // and without recursion: shared subexpressions (x1 = x0 + x0, x2 = x1 + x1,
@@ -68,15 +71,12 @@ std::optional<std::int64_t> integer_binary(BinaryOp op, DType dtype, std::int64_
 // `compute(id, operand)` gets a function giving each operand's result
 // (nullptr when the operand does not name an earlier op).
 // `done` holds results already computed for this kernel (shared by calls
-// that evaluate many roots, e.g. AffineForms).
-template <class T, class Compute>
-std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute&& compute,
-                                     std::unordered_map<ValueId, std::optional<T>>& done) {
+// that evaluate many roots, e.g. AffineForms): an unordered_map from op to
+// result, or anything with its count, at and emplace.
+template <class T, class Compute, class Memo>
+std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute&& compute, Memo& done) {
   if (root >= kernel.size()) return std::nullopt;
-  auto expands = [&](ValueId id) {
-    const OpKind kind = kernel[id].kind;
-    return kind == OpKind::Cast || kind == OpKind::Unary || kind == OpKind::Binary;
-  };
+  auto expands = [&](ValueId id) { return is_expression(kernel[id].kind); };
   std::vector<std::pair<ValueId, bool>> stack = {{root, false}};
   while (!stack.empty()) {
     const ValueId id = stack.back().first;  // not a structured binding: lambdas below capture it
@@ -104,6 +104,11 @@ std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute
 
 template <class T, class Compute>
 std::optional<T> evaluate_expression(const Kernel& kernel, ValueId root, Compute&& compute) {
+  // A leaf (a CONST, a loop's counter, a PARAM) has no operands to walk: no
+  // table. Most questions are about leaves (a loop's constant trip count,
+  // asked by the verifier for every access inside the loop).
+  if (root < kernel.size() && !is_expression(kernel[root].kind))
+    return compute(root, [](std::size_t) -> const std::optional<T>* { return nullptr; });
   std::unordered_map<ValueId, std::optional<T>> done;
   return evaluate_expression<T>(kernel, root, std::forward<Compute>(compute), done);
 }
@@ -145,21 +150,27 @@ std::optional<std::int64_t> fold_one(const Kernel& kernel, ValueId id,
   }
 }
 
-using Terms = std::map<ValueId, std::int64_t>;
-
+// into += scale * from; both forms' terms are ascending by atom, and so is
+// the sum (merged in one pass: the verifier forms every access's index).
 bool add_scaled(AffineForm& into, const AffineForm& from, std::int64_t scale) {
   std::int64_t c = 0;
   if (__builtin_mul_overflow(from.constant, scale, &c) || __builtin_add_overflow(into.constant, c, &into.constant))
     return false;
-  Terms merged(into.terms.begin(), into.terms.end());
+  std::vector<std::pair<ValueId, std::int64_t>> merged;
+  merged.reserve(into.terms.size() + from.terms.size());
+  auto mine = into.terms.begin();
   for (const auto& [atom, coefficient] : from.terms) {
-    std::int64_t scaled = 0;
-    if (__builtin_mul_overflow(coefficient, scale, &scaled) || __builtin_add_overflow(merged[atom], scaled, &merged[atom]))
-      return false;
+    for (; mine != into.terms.end() && mine->first < atom; ++mine) merged.push_back(*mine);
+    std::int64_t sum = 0;
+    if (__builtin_mul_overflow(coefficient, scale, &sum)) return false;
+    if (mine != into.terms.end() && mine->first == atom) {
+      if (__builtin_add_overflow(mine->second, sum, &sum)) return false;
+      ++mine;
+    }
+    if (sum != 0) merged.emplace_back(atom, sum);
   }
-  into.terms.clear();
-  for (const auto& [atom, coefficient] : merged)
-    if (coefficient != 0) into.terms.emplace_back(atom, coefficient);
+  merged.insert(merged.end(), mine, into.terms.end());
+  into.terms = std::move(merged);
   return true;
 }
 
@@ -202,10 +213,11 @@ std::optional<AffineForm> affine_one(const Kernel& kernel, ValueId id,
 }  // namespace
 
 bool Blocks::encloses(ValueId block, ValueId id) const {
-  if (id >= parent.size()) return false;
-  for (ValueId p = parent[id]; p != kNoValue; p = parent[p])
-    if (p == block) return true;
-  return false;
+  // Blocks nest as a stack (analyze_blocks), so a block encloses exactly the
+  // ops after it up to its END (to the kernel's end when never closed). A
+  // LOOP/IF is the parent of the op after it; no other op is.
+  if (id >= parent.size() || block >= id || parent[block + 1] != block) return false;
+  return end[block] == kNoValue || id <= end[block];
 }
 
 ValueId Blocks::value_block(const Kernel& kernel, ValueId id) const {
@@ -290,7 +302,39 @@ bool is_loop_invariant(const Kernel& kernel, ValueId value, ValueId loop) {
   return loop_invariant_values(kernel, analyze_blocks(kernel), loop)[value];
 }
 
+namespace {
+
+// False when op `root` cannot fold to a constant, found within a few ops:
+// fold_one needs every operand of the ops it folds, so one op on the way
+// that cannot fold (not an integer scalar, or a LOAD, an INDEX, a loop's
+// counter) decides it. The passes ask constant_int of nearly every operand,
+// and most are not constants. True means "maybe": the full walk decides.
+bool may_fold(const Kernel& kernel, ValueId root) {
+  constexpr std::size_t kMostOps = 32;
+  std::array<ValueId, kMostOps> stack;
+  std::size_t size = 0, visited = 0;
+  stack[size++] = root;
+  while (size > 0) {
+    const ValueId id = stack[--size];
+    if (id >= kernel.size()) return false;
+    const Op& op = kernel[id];
+    if (op.lanes != 1 || !(is_int(op.dtype) || op.dtype == DType::Bool)) return false;
+    if (op.kind == OpKind::Const) continue;
+    if (!is_expression(op.kind)) return false;
+    if (++visited > kMostOps) return true;
+    for (const ValueId v : op.operands()) {
+      if (!valid_operand(kernel, id, v)) return false;
+      if (size == kMostOps) return true;
+      stack[size++] = v;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::int64_t> constant_int(const Kernel& kernel, ValueId id) {
+  if (!may_fold(kernel, id)) return std::nullopt;
   return evaluate_expression<std::int64_t>(kernel, id, [&](ValueId at, const auto& operand) {
     return fold_one(kernel, at, operand);
   });
@@ -312,9 +356,31 @@ std::optional<AffineForm> affine_form(const Kernel& kernel, ValueId id) {
   });
 }
 
+namespace {
+
+// AffineForms' table: a slot per op of the kernel, as unordered_map's
+// count, at and emplace (no hashing or node per entry).
+struct DenseForms {
+  std::vector<bool>& known;
+  std::vector<std::optional<AffineForm>>& forms;
+  std::size_t count(ValueId id) const { return known[id] ? 1 : 0; }
+  const std::optional<AffineForm>& at(ValueId id) const { return forms[id]; }
+  void emplace(ValueId id, std::optional<AffineForm> form) {
+    forms[id] = std::move(form);
+    known[id] = true;
+  }
+};
+
+}  // namespace
+
 std::optional<AffineForm> AffineForms::of(ValueId id) {
+  if (known_.size() != kernel_.size()) {
+    known_.assign(kernel_.size(), false);
+    forms_.assign(kernel_.size(), std::nullopt);
+  }
+  DenseForms done{known_, forms_};
   return evaluate_expression<AffineForm>(
-      kernel_, id, [&](ValueId at, const auto& operand) { return affine_one(kernel_, at, operand); }, done_);
+      kernel_, id, [&](ValueId at, const auto& operand) { return affine_one(kernel_, at, operand); }, done);
 }
 
 std::optional<std::string> not_host_evaluable(const Kernel& kernel, ValueId id) {

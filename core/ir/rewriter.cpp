@@ -3,7 +3,9 @@
 namespace kiln::ir {
 
 Rewriter::Rewriter(const Kernel& old)
-    : old_(old), map_(old.size(), kNoValue), handled_(old.size(), false) {}
+    : old_(old), map_(old.size(), kNoValue), handled_(old.size(), false) {
+  out_.reserve(old.size());  // most rewrites keep about as many ops as they read
+}
 
 Value Rewriter::map(ValueId old_id) const { return Value{old_id < map_.size() ? map_[old_id] : kNoValue}; }
 

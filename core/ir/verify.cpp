@@ -103,14 +103,14 @@ bool Verifier::check_operands(ValueId id) {
   const auto operands = op.operands();
   for (std::size_t i = 0; i < operands.size(); ++i) {
     const ValueId v = operands[i];
-    const std::string which = "operand " + std::to_string(i);
-    if (v == kNoValue) return fail(id, "operand-missing", which + " of " + std::string(kind_name(op.kind)) + " is missing");
+    const auto which = [i] { return "operand " + std::to_string(i); };  // for messages only
+    if (v == kNoValue) return fail(id, "operand-missing", which() + " of " + std::string(kind_name(op.kind)) + " is missing");
     if (v >= id)
-      return fail(id, "operand-order", which + " names op " + std::to_string(v) + ", which does not come before it");
+      return fail(id, "operand-order", which() + " names op " + std::to_string(v) + ", which does not come before it");
     if (op.kind == OpKind::EndIf) continue;  // names its IF marker; nesting rule checks it
     const Op& def = kernel_[v];
     if (!def.has_result())
-      return fail(id, "operand-value", which + " names op " + std::to_string(v) + " (" +
+      return fail(id, "operand-value", which() + " names op " + std::to_string(v) + " (" +
                                            std::string(kind_name(def.kind)) + "), which has no value");
     const bool wants_memory =
         (i == 0 && (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::CopyAsync ||
@@ -119,7 +119,7 @@ bool Verifier::check_operands(ValueId id) {
     if (wants_memory && !def.is_memory())
       return fail(id, "operand-memory", "the memory operand %" + std::to_string(v) + " is not a buffer param or storage");
     if (!wants_memory && def.is_memory())
-      return fail(id, "operand-memory", which + " %" + std::to_string(v) + " is memory, not a value (load from it)");
+      return fail(id, "operand-memory", which() + " %" + std::to_string(v) + " is memory, not a value (load from it)");
     if (op.kind == OpKind::EndLoop) continue;
     const ValueId home = blocks_.value_block(kernel_, v);
     if (home != kNoValue && !blocks_.encloses(home, id))

@@ -16,7 +16,7 @@
 #include "kiln/ir/rewriter.hpp"
 
 #include <array>
-#include <map>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -28,6 +28,14 @@ using ir::ValueId;
 namespace {
 
 using Key = std::array<std::uint64_t, 6>;
+
+struct KeyHash {
+  std::size_t operator()(const Key& key) const {
+    std::uint64_t h = 0x9e3779b97f4a7c15u;
+    for (const std::uint64_t word : key) h = (h ^ word) * 0xff51afd7ed558ccdu + (h >> 29);
+    return static_cast<std::size_t>(h);
+  }
+};
 
 bool eligible(OpKind kind) {
   switch (kind) {
@@ -56,7 +64,7 @@ class Table {
   }
 
  private:
-  std::map<Key, ValueId> entries_;
+  std::unordered_map<Key, ValueId, KeyHash> entries_;
   std::vector<std::vector<Key>> scopes_;
 };
 

@@ -14,7 +14,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <unordered_map>
 #include <vector>
 
 namespace kiln::ir {
@@ -85,7 +84,8 @@ class AffineForms {
 
  private:
   const Kernel& kernel_;
-  std::unordered_map<ValueId, std::optional<AffineForm>> done_;
+  std::vector<bool> known_;  // by op: whether forms_ holds its answer
+  std::vector<std::optional<AffineForm>> forms_;
 };
 
 // The values an atom takes in every launch, when that is known: an INDEX

@@ -46,6 +46,8 @@ class Builder {
   Builder() = default;
   // Continues `start` (open LOOPs/IFs stay open).
   explicit Builder(Kernel start);
+  // Room for `ops` ops in all, so that appending them allocates once.
+  void reserve(std::size_t ops) { kernel_.ops.reserve(ops); }
 
   // --- launch arguments and memory ---------------------------------------
   // Slots are assigned in call order (the lowest slot not yet taken) unless
