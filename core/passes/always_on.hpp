@@ -6,8 +6,11 @@
 #pragma once
 
 #include "kiln/ir/kernel.hpp"
+#include "kiln/passes/pipeline.hpp"
 #include "kiln/result.hpp"
 #include "kiln/runtime/device_info.hpp"
+
+#include <vector>
 
 namespace kiln::passes::detail {
 
@@ -35,10 +38,15 @@ bool has_unclaimed_prefetch(const Kernel& kernel, const DeviceInfo& device);    
 Kernel convert_exp_base(const Kernel& kernel, const DeviceInfo& device);         // exp_base.cpp
 Kernel fuse_multiply_add(const Kernel& kernel, const DeviceInfo& device);        // fuse_multiply_add.cpp
 
-// normalize / finalize that verify the kernel after every pass and name the
-// pass that broke it (ErrorCode::Internal): what optimize() and
-// apply_sequence() use, so a pass bug is an error, never a wrong kernel.
+// normalize / finalize that verify the kernel they give and, when it fails,
+// name the pass that broke it (ErrorCode::Internal, with the kernel before
+// that pass): what optimize() and apply_sequence() use, so a pass bug is an
+// error, never a wrong kernel. An input that fails ir::verify is
+// ErrorCode::Verify, its first violation (apply_sequence: the step's bug).
 Result<Kernel> normalize_checked(const Kernel& kernel, const DeviceInfo& device);
 Result<Kernel> finalize_checked(const Kernel& kernel, const DeviceInfo& device);
+// The same checks over any list of passes, run once in order (tests hand it
+// broken passes).
+Result<Kernel> run_passes_checked(const Kernel& kernel, const std::vector<Pass>& passes, const DeviceInfo& device);
 
 }  // namespace kiln::passes::detail

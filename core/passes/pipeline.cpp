@@ -7,6 +7,10 @@
 #include "kiln/ir/text.hpp"
 #include "kiln/ir/verify.hpp"
 
+#include <functional>
+#include <initializer_list>
+#include <optional>
+
 namespace kiln::passes {
 
 const std::vector<Pass>& always_on_passes() {
@@ -47,67 +51,103 @@ const Pass* find_pass(std::string_view name) {
 
 namespace {
 
-// Runs `passes` once in order; with `check`, verifies after each pass.
-Result<ir::Kernel> run_passes(const ir::Kernel& kernel, const std::vector<Pass>& passes, const DeviceInfo& device,
-                              bool check) {
+// A list of passes run once, or in rounds until the kernel stops changing.
+struct Stage {
+  const std::vector<Pass>& passes;
+  bool to_fixed_point;
+};
+
+// What a checked lowering asks after each pass that changed the kernel: an
+// error stops it.
+using PassCheck = std::function<std::optional<Error>(const Pass& pass, const ir::Kernel& before, const ir::Kernel& after)>;
+
+Result<ir::Kernel> run_stages(const ir::Kernel& kernel, std::initializer_list<Stage> stages, const DeviceInfo& device,
+                              const PassCheck& check) {
   ir::Kernel current = kernel;
-  for (const Pass& pass : passes) {
-    ir::Kernel next = pass.run(current, device);
-    // A pass that changed nothing needs no check (its input passed one, or
-    // is the caller's); most passes of a round change nothing, and the
-    // round that confirms the fixed point changes nothing at all.
-    if (check && !(next == current)) {
-      if (Result<void> valid = ir::verify(next); !valid.ok()) {
-        Error error = make_error(ErrorCode::Internal, "pass '" + std::string(pass.name) +
-                                                          "' produced an invalid kernel (a bug in the pass): " +
-                                                          valid.error().to_string() + "\nkernel before the pass:\n" +
-                                                          ir::print(current));
-        error.function = "normalize";
-        return error;
+  for (const Stage& stage : stages) {
+    std::uint64_t before = ir::hash(current);
+    for (int round = 0; round < (stage.to_fixed_point ? kMaxNormalizeRounds : 1); ++round) {
+      for (const Pass& pass : stage.passes) {
+        ir::Kernel next = pass.run(current, device);
+        if (next == current) continue;
+        if (check)
+          if (std::optional<Error> error = check(pass, current, next)) return std::move(*error);
+        current = std::move(next);
       }
+      if (!stage.to_fixed_point) break;
+      const std::uint64_t after = ir::hash(current);
+      if (after == before) break;
+      before = after;
     }
-    current = std::move(next);
   }
   return current;
 }
 
-Result<ir::Kernel> normalize_impl(const ir::Kernel& kernel, const DeviceInfo& device, bool check) {
-  ir::Kernel current = kernel;
-  std::uint64_t before = ir::hash(current);
-  for (int round = 0; round < kMaxNormalizeRounds; ++round) {
-    KILN_TRY_ASSIGN(current, run_passes(current, always_on_passes(), device, check));
-    const std::uint64_t after = ir::hash(current);
-    if (after == before) break;
-    before = after;
-  }
-  return current;
+// Whether every op's operands name earlier ops: what the passes index by
+// without checking (kernel[op.src[i]]), so the next pass can read it.
+bool operands_precede(const ir::Kernel& kernel) {
+  for (ir::ValueId id = 0; id < kernel.size(); ++id)
+    for (const ir::ValueId v : kernel[id].operands())
+      if (v >= id) return false;
+  return true;
 }
 
-Result<ir::Kernel> finalize_impl(const ir::Kernel& kernel, const DeviceInfo& device, bool check) {
-  KILN_TRY_ASSIGN(ir::Kernel lowered, run_passes(kernel, finalize_passes(), device, check));
-  return normalize_impl(lowered, device, check);
+// The stages, verified: the result once (ir::verify walks the whole kernel,
+// and a tuning lowers hundreds of candidates of thousands of ops, each pass
+// of each round after each step), and between passes only that operands
+// precede their ops. When the result fails, the input is verified (an
+// invalid input is the caller's: ErrorCode::Verify, e.g. an optimization's
+// output), and otherwise the stages run again from it, each pass's output
+// verified, so the error names the first pass that broke the kernel.
+Result<ir::Kernel> run_stages_checked(const ir::Kernel& kernel, std::initializer_list<Stage> stages,
+                                      const DeviceInfo& device) {
+  if (!operands_precede(kernel)) return ir::verify(kernel).error();
+  bool intact = true;
+  Result<ir::Kernel> lowered = run_stages(kernel, stages, device, [&](const Pass&, const ir::Kernel&, const ir::Kernel& after) {
+    intact = operands_precede(after);
+    return intact ? std::nullopt : std::optional(make_error(ErrorCode::Internal, "operands out of order"));
+  });
+  if (intact && ir::verify(*lowered).ok()) return lowered;
+  if (Result<void> valid = ir::verify(kernel); !valid.ok()) return std::move(valid).error();
+  lowered = run_stages(kernel, stages, device, [](const Pass& pass, const ir::Kernel& before, const ir::Kernel& after) {
+    std::optional<Error> error;
+    if (Result<void> valid = ir::verify(after); !valid.ok()) {
+      error = make_error(ErrorCode::Internal, "pass '" + std::string(pass.name) +
+                                                  "' produced an invalid kernel (a bug in the pass): " +
+                                                  valid.error().to_string() + "\nkernel before the pass:\n" + ir::print(before));
+      error->function = "normalize";
+    }
+    return error;
+  });
+  if (!lowered.ok()) return lowered;
+  return make_error(ErrorCode::Internal, "the passes gave an invalid kernel once and a valid one when run again "
+                                         "(a pass that is not deterministic)");
 }
 
 }  // namespace
 
 ir::Kernel normalize(const ir::Kernel& kernel, const DeviceInfo& device) {
   if (!ir::verify(kernel).ok()) return kernel;  // the passes rely on the IR rules
-  return normalize_impl(kernel, device, false).value();  // cannot fail unchecked
+  return run_stages(kernel, {{always_on_passes(), true}}, device, nullptr).value();  // cannot fail unchecked
 }
 
 ir::Kernel finalize(const ir::Kernel& kernel, const DeviceInfo& device) {
   if (!ir::verify(kernel).ok()) return kernel;
-  return finalize_impl(kernel, device, false).value();
+  return run_stages(kernel, {{finalize_passes(), false}, {always_on_passes(), true}}, device, nullptr).value();
 }
 
 namespace detail {
 
 Result<ir::Kernel> normalize_checked(const ir::Kernel& kernel, const DeviceInfo& device) {
-  return normalize_impl(kernel, device, true);
+  return run_stages_checked(kernel, {{always_on_passes(), true}}, device);
 }
 
 Result<ir::Kernel> finalize_checked(const ir::Kernel& kernel, const DeviceInfo& device) {
-  return finalize_impl(kernel, device, true);
+  return run_stages_checked(kernel, {{finalize_passes(), false}, {always_on_passes(), true}}, device);
+}
+
+Result<ir::Kernel> run_passes_checked(const ir::Kernel& kernel, const std::vector<Pass>& passes, const DeviceInfo& device) {
+  return run_stages_checked(kernel, {{passes, false}}, device);
 }
 
 }  // namespace detail

@@ -1,6 +1,7 @@
 // The pipeline and the optimization infrastructure: pass lists, normalize
 // reaching a fixed point without changing results, the registry, and the
 // errors of apply_sequence / optimize.
+#include "passes/always_on.hpp"
 #include "passes/pass_test_support.hpp"
 
 #include "kiln/ir/hash.hpp"
@@ -87,6 +88,92 @@ TEST(Pipeline, UnknownOptimizationIsAnErrorNamingTheStep) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ErrorCode::NotFound);
   EXPECT_THAT(result.error().message, HasSubstr("step 1 `no_such_opt(x=1)`: unknown optimization 'no_such_opt'"));
+}
+
+namespace {
+
+// A copy of 16 elements, and passes with deliberate bugs for the checked
+// pipeline (detail::run_passes_checked, what normalize_checked and
+// finalize_checked run).
+constexpr std::string_view kCopy16 = R"(%0 = param 0 global f32[16]
+%1 = param 1 global_mut f32[16]
+%2 = const i64 16
+%3 = index group 0 %2
+%4 = load f32 %0[%3]
+store f32 %1[%3], %4
+)";
+
+ir::Kernel with_grid(const ir::Kernel& kernel, std::uint64_t length) {
+  ir::Kernel out = kernel;
+  out.ops[2].imm = length;
+  return out;
+}
+// 17 threads over 16 elements: valid in form, out of range (rule index-range).
+ir::Kernel widen_grid(const ir::Kernel& kernel, const DeviceInfo&) { return with_grid(kernel, 17); }
+ir::Kernel narrow_grid(const ir::Kernel& kernel, const DeviceInfo&) { return with_grid(kernel, 16); }
+ir::Kernel unchanged(const ir::Kernel& kernel, const DeviceInfo&) { return kernel; }
+// The load's index names the store after it (rule operand-order).
+ir::Kernel forward_operand(const ir::Kernel& kernel, const DeviceInfo&) {
+  ir::Kernel out = kernel;
+  out.ops[4].src[1] = 5;
+  return out;
+}
+int kernels_seen_out_of_order = 0;
+ir::Kernel reads_operands(const ir::Kernel& kernel, const DeviceInfo&) {
+  for (ir::ValueId id = 0; id < kernel.size(); ++id)
+    for (const ir::ValueId v : kernel[id].operands()) kernels_seen_out_of_order += v >= id;
+  return kernel;
+}
+
+}  // namespace
+
+TEST(CheckedPasses, TheErrorNamesThePassThatBrokeTheKernelAndShowsTheKernelBeforeIt) {
+  const ir::Kernel kernel = passes::test::parse_valid(kCopy16);
+  const std::vector<passes::Pass> list = {{"unchanged", unchanged}, {"widen_grid", widen_grid}, {"unchanged_too", unchanged}};
+  const auto result = passes::detail::run_passes_checked(kernel, list, passes::cpu_preset());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::Internal);
+  EXPECT_THAT(result.error().message, HasSubstr("pass 'widen_grid' produced an invalid kernel (a bug in the pass): "));
+  EXPECT_THAT(result.error().message, HasSubstr("rule index-range"));
+  EXPECT_THAT(result.error().message, HasSubstr("kernel before the pass:\n" + ir::print(kernel)));
+}
+
+// Between passes only the operands' order is checked (the whole kernel is
+// verified at the end): a pass that breaks it is named before the next
+// pass reads the kernel, in the first run and in the run that names it.
+TEST(CheckedPasses, APassThatBreaksOperandOrderIsNamedBeforeTheNextPassReadsTheKernel) {
+  const ir::Kernel kernel = passes::test::parse_valid(kCopy16);
+  kernels_seen_out_of_order = 0;
+  const std::vector<passes::Pass> list = {{"forward_operand", forward_operand}, {"reads_operands", reads_operands}};
+  const auto result = passes::detail::run_passes_checked(kernel, list, passes::cpu_preset());
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.error().message, HasSubstr("pass 'forward_operand' produced an invalid kernel"));
+  EXPECT_THAT(result.error().message, HasSubstr("rule operand-order"));
+  EXPECT_EQ(kernels_seen_out_of_order, 0);
+}
+
+// What is verified is the kernel the passes give: an invalid kernel between
+// two passes that a later pass makes valid again is no error.
+TEST(CheckedPasses, TheResultIsWhatIsVerified) {
+  const ir::Kernel kernel = passes::test::parse_valid(kCopy16);
+  const std::vector<passes::Pass> list = {{"widen_grid", widen_grid}, {"narrow_grid", narrow_grid}};
+  const auto result = passes::detail::run_passes_checked(kernel, list, passes::cpu_preset());
+  ASSERT_TRUE(result.ok()) << result.error().to_string();
+  EXPECT_EQ(*result, kernel);
+}
+
+// An input that fails verify is the caller's error (apply_sequence blames
+// the step that made it), whatever the passes do.
+TEST(CheckedPasses, AnInvalidInputIsAVerifyError) {
+  const ir::Kernel kernel = with_grid(passes::test::parse_valid(kCopy16), 17);
+  for (const std::vector<passes::Pass>& list :
+       {std::vector<passes::Pass>{{"unchanged", unchanged}}, std::vector<passes::Pass>{{"widen_grid", widen_grid}},
+        std::vector<passes::Pass>{{"forward_operand", forward_operand}}}) {
+    const auto result = passes::detail::run_passes_checked(kernel, list, passes::cpu_preset());
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().code, ErrorCode::Verify) << result.error().to_string();
+    EXPECT_THAT(result.error().message, HasSubstr("rule index-range"));
+  }
 }
 
 TEST(Registry, NamesAreUniqueAndConfigsRoundTripThroughText) {
