@@ -3,7 +3,6 @@
 #include "kiln/passes/pipeline.hpp"
 
 #include "always_on.hpp"
-#include "kiln/ir/hash.hpp"
 #include "kiln/ir/text.hpp"
 #include "kiln/ir/verify.hpp"
 
@@ -65,19 +64,18 @@ Result<ir::Kernel> run_stages(const ir::Kernel& kernel, std::initializer_list<St
                               const PassCheck& check) {
   ir::Kernel current = kernel;
   for (const Stage& stage : stages) {
-    std::uint64_t before = ir::hash(current);
     for (int round = 0; round < (stage.to_fixed_point ? kMaxNormalizeRounds : 1); ++round) {
+      std::optional<ir::Kernel> round_start;  // kept at the round's first change
       for (const Pass& pass : stage.passes) {
         ir::Kernel next = pass.run(current, device);
         if (next == current) continue;
         if (check)
           if (std::optional<Error> error = check(pass, current, next)) return std::move(*error);
+        if (!round_start) round_start = std::move(current);
         current = std::move(next);
       }
-      if (!stage.to_fixed_point) break;
-      const std::uint64_t after = ir::hash(current);
-      if (after == before) break;
-      before = after;
+      // A fixed point: no pass changed the kernel, or the round changed it back.
+      if (!round_start || *round_start == current) break;
     }
   }
   return current;
