@@ -255,9 +255,10 @@ Result<HeuristicSchedule> heuristic_schedule(const ir::Kernel& kernel, const Dev
   best.barriers = has_op(best.schedule.lowered, ir::OpKind::Barrier);
   // Every candidate lowered and priced on threads of their own (a row kernel
   // at n = 50257 has 279, each a recipe of up to 24 steps with the always-on
-  // passes after each: 2.8 s on one core here, most of a 3 s tuning's budget
-  // on the H200, where the tuner asks for this schedule before it measures
-  // anything); the space's lower and cost are thread-safe (the tuner's
+  // passes after each: 2.8 s on one core here, bench/lowering_bench; with
+  // one thread it once took most of a 3 s tuning's budget on the H200, where
+  // the tuner asks for this schedule before it measures anything); the
+  // space's lower and cost are thread-safe (the tuner's
   // compile pool lowers in parallel). Only what the ranking needs is kept,
   // and it is ranked in the candidates' order, as one thread would: the
   // winner is the same, and it is lowered once more at the end.
