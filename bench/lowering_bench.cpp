@@ -2,7 +2,8 @@
 // device: the heuristic schedule of the long row kernels on preset:h200
 // (every candidate recipe lowered and priced, on every hardware thread:
 // what `kiln run` and the tuner ask before anything is measured), one
-// optimize() of a 21-step recipe, and one ir::verify of its result.
+// optimize() of the 21-step recipe it picks for f32 softmax, and one
+// ir::verify of its result.
 //
 //   build/bin/lowering_bench [--benchmark_filter=Heuristic] [--benchmark_repetitions=3]
 //   taskset -c 0 build/bin/lowering_bench   (one core: the heuristic's threads share it)
@@ -28,18 +29,6 @@ using namespace kiln;
 // The longest rows: 5342 x 50257 (2^28 elements).
 constexpr kernels::KernelSize kLongRows{.m = 5342, .n = 50257};
 
-// The untuned pick for f32 softmax at kLongRows on preset:h200 (tests/tune/heuristic_schedule_test.cpp).
-constexpr const char* kSoftmaxRecipe =
-    "reciprocal_divide(); split_aligned(loop=2,factor=4); unroll(loop=4,factor=0); "
-    "split_aligned(loop=1,factor=4); unroll(loop=3,factor=0); unroll(loop=1,factor=0); "
-    "split_aligned(loop=0,factor=4); unroll(loop=2,factor=0); unroll(loop=0,factor=0); "
-    "tiled_reduce(loop=0,local=1024,branch=4,subgroup=32); "
-    "tiled_reduce(loop=1,local=1024,branch=4,subgroup=32); tiled_reduce(loop=2,local=1024,branch=4); "
-    "tiled_reduce(loop=3,local=1024,branch=4); tiled_reduce(loop=4,local=1024,branch=4); "
-    "peel_loop(loop=3,count=12); peel_loop(loop=1,count=12); peel_loop(loop=0,count=12); "
-    "row_cache(loop=0); unroll(loop=3,factor=0); unroll(loop=1,factor=0); unroll(loop=0,factor=0); "
-    "vectorize(lanes=4)";
-
 kernels::StandardKernel long_rows(const char* name, ir::DType dtype) {
   Result<kernels::StandardKernel> kernel = kernels::make_standard_kernel(name, kLongRows, dtype);
   if (!kernel.ok()) {
@@ -49,15 +38,21 @@ kernels::StandardKernel long_rows(const char* name, ir::DType dtype) {
   return std::move(kernel).value();
 }
 
-ir::Kernel optimized_softmax() {
+// The untuned pick for f32 softmax at kLongRows on preset:h200: 21 steps
+// (tests/tune/heuristic_schedule_test.cpp pins it).
+passes::OptSequence softmax_recipe() {
   const auto kernel = long_rows("softmax-rows", ir::DType::F32);
-  Result<ir::Kernel> out =
-      passes::optimize(kernel.kernel, passes::parse_sequence(kSoftmaxRecipe).value(), passes::h200_preset());
-  if (!out.ok()) {
-    std::fprintf(stderr, "lowering_bench: %s\n", out.error().to_string().c_str());
+  Result<tune::HeuristicSchedule> schedule = tune::heuristic_schedule(kernel.kernel, passes::h200_preset());
+  if (!schedule.ok()) {
+    std::fprintf(stderr, "lowering_bench: %s\n", schedule.error().to_string().c_str());
     std::exit(1);
   }
-  return std::move(out).value();
+  return schedule->sequence;
+}
+
+ir::Kernel optimized_softmax() {
+  const auto kernel = long_rows("softmax-rows", ir::DType::F32);
+  return passes::optimize(kernel.kernel, softmax_recipe(), passes::h200_preset()).value();
 }
 
 void BM_HeuristicSchedule(benchmark::State& state, const char* name, ir::DType dtype) {
@@ -77,7 +72,7 @@ void BM_HeuristicSchedule(benchmark::State& state, const char* name, ir::DType d
 
 void BM_OptimizeSoftmaxRecipe(benchmark::State& state) {
   const auto kernel = long_rows("softmax-rows", ir::DType::F32);
-  const passes::OptSequence recipe = passes::parse_sequence(kSoftmaxRecipe).value();
+  const passes::OptSequence recipe = softmax_recipe();
   const DeviceInfo device = passes::h200_preset();
   for (auto _ : state) benchmark::DoNotOptimize(passes::optimize(kernel.kernel, recipe, device));
 }
